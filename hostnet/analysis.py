@@ -1,0 +1,136 @@
+"""From parsed records to metrics: utilisation, throughput-per-core, CPU breakdown.
+
+Pure functions: no host, no raw text. Units are in the metric names.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Iterable
+
+import pandas as pd
+
+from .parsers.perf_report import SymbolSamples
+from .parsers.procstat import cpu_utilization
+from .taxonomy import CATEGORIES, IDLE, UNCLASSIFIED, USER, Taxonomy
+
+BREAKDOWN_ORDER = list(CATEGORIES) + [USER, UNCLASSIFIED]
+# Kernel threads do the stack's deferred work (softirq, NAPI threads, workqueues); the
+# idle task (swapper) runs softirqs that arrive while a CPU idles. Both count as ours.
+KERNEL_THREAD_COMM = re.compile(r"^(swapper|ksoftirqd|kworker|napi/|migration|rcu|cpuhp|idle_inject)")
+FOREIGN_LOAD_LIMIT_PCT = 10.0
+
+
+def side_utilization(before: dict, after: dict, cpus: Iterable[int]) -> dict[str, float]:
+    return cpu_utilization(before, after, list(cpus))
+
+
+def throughput_per_core(throughput_gbps: float, busy_pct: dict[str, float]) -> tuple[str, float]:
+    """(bottleneck side, Gbit/s per fully used core) — the paper's metric.
+
+    The bottleneck is the side that used more CPU; tpc = throughput / (its cores in use).
+    """
+    side = max(busy_pct, key=busy_pct.get)
+    used = busy_pct[side] / 100.0
+    return side, (throughput_gbps / used if used > 0 else float("nan"))
+
+
+def is_ours(comm: str, workload_comms: Iterable[str]) -> bool:
+    return comm in set(workload_comms) or bool(KERNEL_THREAD_COMM.match(comm))
+
+
+def breakdown(rows: Iterable[SymbolSamples], cpus: Iterable[int], taxonomy: Taxonomy,
+              workload_comms: Iterable[str]) -> dict:
+    """Category shares of one side's non-idle samples from the experiment's own processes.
+
+    Returns {"pct": {category: %}, "idle_samples", "busy_samples", "foreign_samples",
+    "top_symbols": [(symbol, category, %), ...]}. Foreign processes' samples (other users
+    of the machine) are counted apart, never attributed to a category.
+    """
+    cpus = set(cpus)
+    by_cat: dict[str, int] = defaultdict(int)
+    by_sym: dict[tuple[str, str], int] = defaultdict(int)
+    idle = foreign = 0
+    for r in rows:
+        if r.cpu not in cpus:
+            continue
+        cat = taxonomy.classify(r.symbol, r.kernel)
+        if cat == IDLE:
+            idle += r.samples
+        elif not is_ours(r.comm, workload_comms):
+            foreign += r.samples
+        else:
+            by_cat[cat] += r.samples
+            by_sym[(r.symbol, cat)] += r.samples
+    busy = sum(by_cat.values())
+    pct = {c: (100.0 * by_cat.get(c, 0) / busy if busy else float("nan")) for c in BREAKDOWN_ORDER}
+    top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:15]
+    return {"pct": pct, "idle_samples": idle, "busy_samples": busy, "foreign_samples": foreign,
+            "top_symbols": [(s, c, 100.0 * n / busy) for (s, c), n in top]}
+
+
+def foreign_load(before: dict, after: dict, our_pids: Iterable[int], clk_tck: int,
+                 window_s: float) -> dict:
+    """CPU used during the window by processes that are not part of the experiment.
+
+    before/after: {pid: (comm, ppid, ticks)}. Kernel threads (children of kthreadd) and the
+    processes hostnet started are ours. Returns % of one core and the top offenders.
+    """
+    ours = set(our_pids)
+    used: dict[str, float] = defaultdict(float)
+    for pid, (comm, ppid, ticks) in after.items():
+        if pid in ours or pid == 2 or ppid == 2:
+            continue
+        start = before.get(pid, (comm, ppid, 0))[2] if pid in before else 0
+        delta = ticks - start
+        if delta > 0:
+            used[comm] += delta
+    pct = {c: 100.0 * t / clk_tck / window_s for c, t in used.items()}
+    total = sum(pct.values())
+    top = sorted(pct.items(), key=lambda kv: -kv[1])[:5]
+    return {"foreign_cpu_pct": total, "top": top, "contaminated": total > FOREIGN_LOAD_LIMIT_PCT}
+
+
+def summarize(tidy: pd.DataFrame, by=("config", "side", "metric", "category")) -> pd.DataFrame:
+    """Median and range over repetitions: one row per (config, side, metric, category)."""
+    keys = [k for k in by if k in tidy.columns]
+    t = tidy.copy()
+    t["category"] = t["category"].fillna("")
+    g = t.groupby(keys, sort=False)["value"]
+    out = g.agg(median="median", min="min", max="max", n="count").reset_index()
+    return out
+
+
+def ladder_table(tidy: pd.DataFrame, order: Iterable[str]) -> pd.DataFrame:
+    """The single-flow table: throughput, per-side CPU, tpc, medians with ranges."""
+    s = summarize(tidy)
+    rows = []
+    for cfg in order:
+        part = s[s["config"] == cfg]
+        if part.empty:
+            continue
+
+        row = {"config": cfg}
+        for label, metric, side in (("throughput_gbps", "throughput_gbps", "both"),
+                                    ("sender_cpu_pct", "cpu_util_pct", "sender"),
+                                    ("receiver_cpu_pct", "cpu_util_pct", "receiver"),
+                                    ("tpc_gbps", "tpc_gbps", "both")):
+            m = _pick(part, metric, side)
+            row[label] = None if m is None else m["median"]
+            row[label + "_range"] = None if m is None else f"{m['min']:.1f}–{m['max']:.1f}"
+        n = _pick(part, "throughput_gbps", "both")
+        row["repetitions"] = 0 if n is None else int(n["n"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _pick(summary: pd.DataFrame, metric: str, side: str):
+    m = summary[(summary["metric"] == metric) & (summary["side"] == side)]
+    return m.iloc[0] if len(m) else None
+
+
+def top_categories(tidy: pd.DataFrame, config: str, side: str, n: int = 3) -> list[tuple[str, float]]:
+    s = summarize(tidy)
+    part = s[(s["config"] == config) & (s["side"] == side) & (s["metric"] == "breakdown_pct")]
+    part = part.sort_values("median", ascending=False).head(n)
+    return [(r.category, float(r.median)) for r in part.itertuples()]

@@ -1,0 +1,171 @@
+"""`hostnet`: testbed up|status|down, run, restore, figures, reproduce."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import analysis, config as stackconfig, store, testbed
+from .knobs import restore_journal
+from .hosts import LocalHost
+
+EXPERIMENTS = ("single-flow",)
+
+
+def _die(msg: str) -> None:
+    print(f"hostnet: {msg}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
+    if os.geteuid() != 0:
+        _die("live runs build network namespaces and need root; run as root")
+    local = LocalHost()
+    missing = [t for t in tools if not local.which(t)]
+    if missing:
+        _die(f"missing {', '.join(missing)}; run `make install` (Debian packages iperf3 linux-perf ethtool iproute2)")
+
+
+def cmd_testbed(args) -> int:
+    if args.action == "up":
+        _require_live(("ip",))
+        tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus)
+        print(f"testbed {tb.name} is up: sender {tb.sender.ip} ({tb.sender.host.name} ns "
+              f"{tb.sender.host.netns}, CPUs {tb.sender.cpus}) -> receiver {tb.receiver.ip} "
+              f"(ns {tb.receiver.host.netns}, CPUs {tb.receiver.cpus})")
+    elif args.action == "status":
+        rows = testbed.status()
+        if not rows:
+            print("no embedded testbed is up")
+        for r in rows:
+            print(json.dumps(r))
+    else:
+        problems = testbed.down(args.name)
+        if problems:
+            _die("teardown problems: " + "; ".join(problems))
+        print(f"testbed {args.name} is down; every journaled setting restored")
+    return 0
+
+
+def _print_summary(runs: list[Path]) -> None:
+    if not runs:
+        print("no run succeeded")
+        return
+    for run in runs:
+        m = store.load_manifest(run)
+        print(f"\n{m['config_label']} (repetition {m['repetition']}): status {m['status']}"
+              + ("  [CONTAMINATED: foreign load]" if m.get("contaminated") else ""))
+        if m["status"] != "ok":
+            print(f"  error: {m.get('error')}")
+            print(f"  run directory: {run}")
+            continue
+        import pandas as pd
+        t = pd.read_csv(run / "tidy.csv")
+
+        def v(metric, side, t=t):
+            return float(t[(t.metric == metric) & (t.side == side)].value.iloc[0])
+        print(f"  throughput        {v('throughput_gbps', 'both'):7.2f} Gbit/s")
+        print(f"  CPU sender        {v('cpu_util_pct', 'sender'):7.1f} %   receiver "
+              f"{v('cpu_util_pct', 'receiver'):6.1f} %  (bottleneck: {m['bottleneck']})")
+        print(f"  throughput/core   {v('tpc_gbps', 'both'):7.2f} Gbit/s")
+        for side in ("sender", "receiver"):
+            top = analysis.top_categories(t, m["config"]["name"], side, 3)
+            print(f"  top {side:<9}    " + ", ".join(f"{c} {p:.1f}%" for c, p in top))
+        print(f"  foreign load      {m['load'][next(iter(m['load']))]['foreign_cpu_pct']:7.1f} % of a core")
+        print(f"  run directory: {run}")
+    print("\nnote: perf samples on cpu-clock here; samples taken while interrupts were off land on "
+          "handle_softirqs/native_write_msr and inflate 'etc'.")
+
+
+def cmd_run(args) -> int:
+    from .sweep import run_configs
+    try:
+        for c in args.config:
+            stackconfig.get_config(c)
+        if args.duration <= 0 or args.warmup < 0 or args.repetitions < 1:
+            raise ValueError("duration must be > 0 s, warm-up >= 0 s and repetitions >= 1")
+    except ValueError as exc:
+        _die(str(exc))
+    _require_live()
+    campaign = args.campaign or store.new_campaign_id(args.experiment, "embedded")
+    kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
+                  runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
+                  perf_freq_hz=args.perf_freq, progress=not args.quiet)
+    if args.testbed:
+        runs = run_configs(testbed.attach(args.testbed), args.config, **kwargs)
+    else:
+        with testbed.embedded(f"r{os.getpid() % 10**7}") as tb:
+            runs = run_configs(tb, args.config, **kwargs)
+    _print_summary(runs)
+    return 0 if runs else 1
+
+
+def cmd_restore(args) -> int:
+    problems = restore_journal(testbed.state_dir() / f"{args.name}.journal")
+    if problems:
+        _die("; ".join(problems))
+    print(f"journal of {args.name} restored (or nothing to restore)")
+    return 0
+
+
+def cmd_figures(args) -> int:
+    from .notebooks import run_notebooks
+    if args.mode == "run":
+        _require_live()
+    out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
+                        quick=args.quick)
+    print(f"figures written; report: {out}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hostnet", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("testbed", help="build, inspect or remove the embedded testbed")
+    t.add_argument("action", choices=("up", "status", "down"))
+    t.add_argument("--name", default="default", help="1-8 lowercase letters/digits (default: default)")
+    t.add_argument("--sender-cpus", type=int, nargs="+", default=[0])
+    t.add_argument("--receiver-cpus", type=int, nargs="+", default=[1])
+    t.set_defaults(func=cmd_testbed)
+
+    r = sub.add_parser("run", help="run an experiment on the embedded testbed")
+    r.add_argument("experiment", choices=EXPERIMENTS)
+    r.add_argument("--config", nargs="+", default=["all-opts"], metavar="NAME",
+                   help=f"one or more of: {', '.join(stackconfig.CONFIGS)}")
+    r.add_argument("--duration", type=int, default=5, help="measured seconds per point")
+    r.add_argument("--warmup", type=int, default=2, help="seconds excluded before the window")
+    r.add_argument("--repetitions", type=int, default=1)
+    r.add_argument("--testbed", help="use a testbed already up (hostnet testbed up); default: a fresh one")
+    r.add_argument("--runs-dir", default="data/runs")
+    r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
+    r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("restore", help="restore every setting a crashed session journaled")
+    s.add_argument("--name", default="default")
+    s.set_defaults(func=cmd_restore)
+
+    f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")
+    f.add_argument("--mode", choices=("replay", "run"), default="replay")
+    f.add_argument("--duration", type=int, default=5)
+    f.add_argument("--repetitions", type=int, default=3)
+    f.add_argument("--quick", action="store_true", help="short points for a smoke run")
+    f.set_defaults(func=cmd_figures)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError) as exc:
+        _die(str(exc))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

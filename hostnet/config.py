@@ -1,0 +1,108 @@
+"""StackConfig: the whole set of host knob values one measurement point needs.
+
+A point's config is applied whole: every knob below is written for every point, so a
+result never depends on what ran before. `None` means "the value the host had before
+hostnet touched it" (the journal's prior), which is still written explicitly.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from .knobs import KNOBS, cpu_mask
+from .testbed import Testbed
+
+RFS_ENTRIES = 32768
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    name: str
+    tso: bool = False          # sender: TSO and GSO together (the paper's "TSO")
+    gro: bool = False          # receiver: GRO
+    mtu: int = 1500            # both ends
+    arfs: bool = False         # aRFS; on veth RFS is the software stand-in
+    tcp_rmem: str | None = None  # receiver net.ipv4.tcp_rmem "min default max" (bytes)
+    congestion_control: str = "cubic"  # the paper's default; this VM's default is bbr
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+    def label(self, testbed_kind: str = "embedded") -> str:
+        """The name shown in figures: on veth aRFS is RFS, and the label says so."""
+        if self.arfs and testbed_kind == "embedded":
+            return self.name.replace("all-opts", "all-opts (RFS for aRFS)").replace("+arfs", "+rfs")
+        return self.name
+
+
+LADDER = ("no-opts", "tsogro", "jumbo", "tsogro+jumbo", "all-opts")
+
+CONFIGS: dict[str, StackConfig] = {c.name: c for c in (
+    StackConfig("no-opts"),
+    StackConfig("tsogro", tso=True, gro=True),
+    StackConfig("jumbo", mtu=9000),
+    StackConfig("tsogro+jumbo", tso=True, gro=True, mtu=9000),
+    StackConfig("tsogro+arfs", tso=True, gro=True, arfs=True),
+    StackConfig("jumbo+arfs", mtu=9000, arfs=True),
+    StackConfig("all-opts", tso=True, gro=True, mtu=9000, arfs=True),
+)}
+
+CONGESTION_CONTROLS = ("cubic", "reno", "bbr", "dctcp")
+
+
+def get_config(name: str, **overrides) -> StackConfig:
+    if name not in CONFIGS:
+        raise ConfigError(f"unknown config {name!r}; choose one of: {', '.join(CONFIGS)}")
+    cfg = replace(CONFIGS[name], **overrides) if overrides else CONFIGS[name]
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: StackConfig) -> None:
+    if cfg.mtu not in range(68, 65536):
+        raise ConfigError(f"mtu {cfg.mtu} is out of range")
+    if cfg.congestion_control not in CONGESTION_CONTROLS:
+        raise ConfigError(f"congestion control {cfg.congestion_control!r}: one of {CONGESTION_CONTROLS}")
+    if cfg.tcp_rmem is not None:
+        parts = cfg.tcp_rmem.split()
+        if len(parts) != 3 or not all(p.isdigit() for p in parts) or sorted(map(int, parts)) != list(map(int, parts)):
+            raise ConfigError(f"tcp_rmem {cfg.tcp_rmem!r}: three increasing byte counts, e.g. '4096 131072 6291456'")
+
+
+def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str | None]]:
+    """(role or machine, knob, key, value) for every knob a point sets. Pure: no host touched."""
+    s, r = tb.sender, tb.receiver
+    onoff = {True: "on", False: "off"}
+    out: list[tuple[str, object, str, str | None]] = [
+        ("sender", KNOBS["offload.tso"], s.iface, onoff[cfg.tso]),
+        ("sender", KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
+        ("receiver", KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
+        ("sender", KNOBS["mtu"], s.iface, str(cfg.mtu)),
+        ("receiver", KNOBS["mtu"], r.iface, str(cfg.mtu)),
+        ("receiver", KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem),
+    ]
+    if tb.kind == "embedded":
+        # Each side's receive processing runs on its own CPUs (RPS), as IRQ affinity would
+        # place it on a NIC; without it veth runs the receiver's softirq on the sender's CPU.
+        for ep in (s, r):
+            out.append((ep.role, KNOBS["rps_cpus"], f"{ep.iface}/rx-0", cpu_mask(ep.cpus)))
+        out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)))
+        out.append(("machine:" + r.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                    str(RFS_ENTRIES) if cfg.arfs else None))
+    return out
+
+
+def apply(tb: Testbed, cfg: StackConfig) -> dict:
+    """Apply the whole config through the journal; returns what was written, for the manifest."""
+    validate(cfg)
+    applied = {}
+    for where, knob, key, value in settings(tb, cfg):
+        host = tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host
+        if value is None:
+            value = tb.journal.record(host, knob, key)
+        tb.journal.set(host, knob, key, value)
+        applied[f"{where}/{knob.name}/{key}"] = value
+    return applied

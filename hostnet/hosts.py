@@ -1,0 +1,204 @@
+"""The Host seam: the only place in hostnet where a command runs.
+
+Every command is an argv list. LocalHost runs it here, NetnsHost inside a network
+namespace (``ip netns exec``); an SSH host (fabric) implements the same methods.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+
+class HostError(RuntimeError):
+    """A command failed or a host cannot do what was asked."""
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def _check_argv(argv: Sequence[str]) -> list[str]:
+    if isinstance(argv, (str, bytes)) or not argv:
+        raise TypeError("commands are non-empty argv lists, never shell strings")
+    return [str(a) for a in argv]
+
+
+class Proc:
+    """A background command: stop it, wait for it, read what it wrote."""
+
+    def __init__(self, argv: list[str], popen: subprocess.Popen, out_path: Path, err_path: Path):
+        self.argv = argv
+        self._popen = popen
+        self._out_path = out_path
+        self._err_path = err_path
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        try:
+            return self._popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise HostError(f"{self.argv[0]} did not finish within {timeout} s") from exc
+
+    def stop(self, sig: int = signal.SIGINT, grace: float = 5.0) -> int:
+        """Signal the process group we created (by PID, never by name); escalate to SIGKILL."""
+        if self._popen.poll() is None:
+            for s, t in ((sig, grace), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(self._popen.pid, s)
+                except ProcessLookupError:
+                    break
+                try:
+                    self._popen.wait(timeout=t)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        return self._popen.wait()
+
+    def stdout(self) -> str:
+        return self._out_path.read_text(errors="replace")
+
+    def stderr(self) -> str:
+        return self._err_path.read_text(errors="replace")
+
+    def close(self) -> None:
+        self.stop()
+        for p in (self._out_path, self._err_path):
+            p.unlink(missing_ok=True)
+
+
+class Host:
+    """Interface every host implements; `name` appears in errors and manifests."""
+
+    name: str = "host"
+
+    def run(self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 120,
+            input: str | None = None) -> Result:
+        raise NotImplementedError
+
+    def start(self, argv: Sequence[str]) -> Proc:
+        raise NotImplementedError
+
+    def read_text(self, path: str) -> str:
+        raise NotImplementedError
+
+    def write_text(self, path: str, text: str) -> None:
+        raise NotImplementedError
+
+    def which(self, tool: str) -> str | None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": type(self).__name__}
+
+
+class LocalHost(Host):
+    """Commands run on this machine, in the namespace hostnet itself runs in."""
+
+    def __init__(self, name: str = "local", prefix: Sequence[str] = ()):
+        self.name = name
+        self._prefix = list(prefix)
+
+    def _full(self, argv: Sequence[str]) -> list[str]:
+        return self._prefix + _check_argv(argv)
+
+    def run(self, argv, *, check=True, timeout=120, input=None) -> Result:
+        full = self._full(argv)
+        try:
+            cp = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input,
+                                stdin=None if input is not None else subprocess.DEVNULL)
+        except FileNotFoundError as exc:
+            raise HostError(f"{self.name}: {full[0]} is not installed") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise HostError(f"{self.name}: {' '.join(full)} timed out after {timeout} s") from exc
+        res = Result(tuple(full), cp.returncode, cp.stdout, cp.stderr)
+        if check and not res.ok:
+            msg = (cp.stderr.strip() or cp.stdout.strip()).splitlines()
+            raise HostError(f"{self.name}: {' '.join(full)} exited {cp.returncode}: "
+                            f"{msg[-1] if msg else 'no output'}")
+        return res
+
+    def start(self, argv) -> Proc:
+        full = self._full(argv)
+        fd_out, out = tempfile.mkstemp(prefix="hostnet-out-")
+        fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
+        try:
+            popen = subprocess.Popen(full, stdout=fd_out, stderr=fd_err, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        except FileNotFoundError as exc:
+            raise HostError(f"{self.name}: {full[0]} is not installed") from exc
+        finally:
+            os.close(fd_out)
+            os.close(fd_err)
+        return Proc(full, popen, Path(out), Path(err))
+
+    def read_text(self, path: str) -> str:
+        if self._prefix:
+            return self.run(["cat", path]).stdout
+        try:
+            return Path(path).read_text()
+        except OSError as exc:
+            raise HostError(f"{self.name}: cannot read {path}: {exc.strerror}") from exc
+
+    def write_text(self, path: str, text: str) -> None:
+        if self._prefix:
+            self.run(["tee", path], input=text)
+            return
+        try:
+            Path(path).write_text(text)
+        except OSError as exc:
+            raise HostError(f"{self.name}: cannot write {path}: {exc.strerror}") from exc
+
+    def which(self, tool: str) -> str | None:
+        if self._prefix:
+            res = self.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False)
+            return res.stdout.strip() or None
+        return shutil.which(tool)
+
+
+class NetnsHost(LocalHost):
+    """A network namespace on this machine, seen as a host of its own.
+
+    ``ip netns exec`` also remounts /sys for the namespace, so sysfs paths of its
+    interfaces (rps_cpus, ...) and /proc/net are the namespace's own.
+    """
+
+    def __init__(self, netns: str, name: str | None = None):
+        super().__init__(name or netns, prefix=["ip", "netns", "exec", netns])
+        self.netns = netns
+
+    def describe(self) -> dict:
+        return {**super().describe(), "netns": self.netns}
+
+
+def host_from_description(desc: dict) -> Host:
+    """Rebuild a host from Host.describe(), e.g. to restore a journal after a crash."""
+    kind = desc.get("kind")
+    if kind == "LocalHost":
+        return LocalHost(desc.get("name", "local"))
+    if kind == "NetnsHost":
+        return NetnsHost(desc["netns"], desc.get("name"))
+    raise HostError(f"cannot rebuild a host of kind {kind!r}")
+
+
+def netns_exists(netns: str) -> bool:
+    return Path("/run/netns", netns).exists()

@@ -1,0 +1,46 @@
+"""Knob: one host setting that hostnet may change, with read-back verification."""
+from __future__ import annotations
+
+from ..hosts import Host, HostError
+
+
+class KnobError(RuntimeError):
+    """A knob cannot be read, written or verified on a host."""
+
+
+class Knob:
+    """A host setting addressed by a key (an interface, a queue, a sysctl name).
+
+    scope: "netns" (lives and dies with a network namespace), "device" (per interface)
+    or "global" (kernel-wide even on the embedded testbed; changed on the root namespace).
+    """
+
+    name = "knob"
+    scope = "netns"
+
+    def available(self, host: Host, key: str) -> tuple[bool, str]:
+        try:
+            self.read(host, key)
+        except (KnobError, HostError) as exc:
+            return False, str(exc)
+        return True, ""
+
+    def read(self, host: Host, key: str) -> str:
+        raise NotImplementedError
+
+    def _write(self, host: Host, key: str, value: str) -> None:
+        raise NotImplementedError
+
+    def normalize(self, value: str) -> str:
+        """Canonical text of a value, so a read-back compares equal to what was written."""
+        return " ".join(str(value).split())
+
+    def validate(self, key: str, value: str) -> None:
+        """Raise KnobError before anything is written when value is not acceptable."""
+
+    def write(self, host: Host, key: str, value: str) -> None:
+        self.validate(key, value)
+        self._write(host, key, value)
+        got = self.read(host, key)
+        if self.normalize(got) != self.normalize(value):
+            raise KnobError(f"{host.name}: {self.name}[{key}] reads back {got!r} after writing {value!r}")

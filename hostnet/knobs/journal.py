@@ -1,0 +1,81 @@
+"""The journal: prior values are on disk before the first write, and restore() undoes all.
+
+One JSON-lines file per testbed session. Each line is written and fsynced before the
+knob changes, so `hostnet restore` can undo a session that crashed or was killed.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..hosts import Host, HostError, host_from_description, netns_exists
+from .base import Knob, KnobError
+
+
+class Journal:
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._seen: dict[tuple, str] = {}
+        for entry in self.entries():
+            self._seen[(json.dumps(entry["host"], sort_keys=True), entry["knob"], entry["key"])] = entry["prior"]
+
+    def entries(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def prior(self, host: Host, knob: Knob, key: str) -> str | None:
+        return self._seen.get((json.dumps(host.describe(), sort_keys=True), knob.name, key))
+
+    def record(self, host: Host, knob: Knob, key: str) -> str:
+        """Persist the current value once, before hostnet first changes it."""
+        ident = (json.dumps(host.describe(), sort_keys=True), knob.name, key)
+        if ident not in self._seen:
+            prior = knob.read(host, key)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as fh:
+                fh.write(json.dumps({"host": host.describe(), "knob": knob.name, "key": key,
+                                     "prior": prior, "scope": getattr(knob, "scope", "")}) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._seen[ident] = prior
+        return self._seen[ident]
+
+    def set(self, host: Host, knob: Knob, key: str, value: str) -> None:
+        knob.validate(key, value)
+        self.record(host, knob, key)
+        knob.write(host, key, str(value))
+
+    def restore(self) -> list[str]:
+        return restore_journal(self.path)
+
+
+def restore_journal(path: str | os.PathLike) -> list[str]:
+    """Write every prior value back, newest change first. Returns problems (empty = clean).
+
+    Settings that lived in a namespace that no longer exists went away with it and
+    need no restoring. The journal file is removed only when everything was restored.
+    """
+    from . import KNOBS  # the registry imports this module
+
+    path = Path(path)
+    if not path.exists():
+        return []
+    problems = []
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for entry in reversed(entries):
+        desc = entry["host"]
+        if desc.get("kind") == "NetnsHost" and not netns_exists(desc["netns"]):
+            continue
+        knob = KNOBS.get(entry["knob"])
+        if knob is None:
+            problems.append(f"unknown knob {entry['knob']} in {path}")
+            continue
+        try:
+            knob.write(host_from_description(desc), entry["key"], entry["prior"])
+        except (KnobError, HostError) as exc:
+            problems.append(f"{entry['knob']}[{entry['key']}] on {desc.get('name')}: {exc}")
+    if not problems:
+        path.unlink()
+    return problems

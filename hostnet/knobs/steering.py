@@ -1,0 +1,59 @@
+"""Receive steering through sysfs: RPS CPU masks and RFS flow counts per rx queue.
+
+Keys are "IFACE/rx-N". On veth these are the software stand-in for the NIC's
+RSS/aRFS steering the paper used.
+"""
+from __future__ import annotations
+
+import re
+
+from ..hosts import Host
+from .base import Knob, KnobError
+
+_KEY = re.compile(r"^[\w.-]{1,15}/rx-\d+$")
+
+
+def cpu_mask(cpus) -> str:
+    """CPU list -> the hex mask sysfs expects ([1] -> "2")."""
+    mask = 0
+    for c in cpus:
+        mask |= 1 << int(c)
+    return format(mask, "x")
+
+
+class _QueueFile(Knob):
+    scope = "device"
+    filename = ""
+
+    def path(self, key: str) -> str:
+        if not _KEY.match(key):
+            raise KnobError(f"{self.name}: key must look like IFACE/rx-N, not {key!r}")
+        iface, queue = key.split("/")
+        return f"/sys/class/net/{iface}/queues/{queue}/{self.filename}"
+
+    def read(self, host: Host, key: str) -> str:
+        return host.read_text(self.path(key)).strip()
+
+    def _write(self, host: Host, key: str, value: str) -> None:
+        host.write_text(self.path(key), f"{value}\n")
+
+
+class RpsCpus(_QueueFile):
+    name = "rps_cpus"
+    filename = "rps_cpus"
+
+    def normalize(self, value: str) -> str:
+        return format(int(str(value).replace(",", "").strip() or "0", 16), "x")
+
+    def validate(self, key: str, value: str) -> None:
+        if not re.fullmatch(r"[0-9a-fA-F,]+", str(value)):
+            raise KnobError(f"rps_cpus: {value!r} is not a hex CPU mask")
+
+
+class RpsFlowCnt(_QueueFile):
+    name = "rps_flow_cnt"
+    filename = "rps_flow_cnt"
+
+    def validate(self, key: str, value: str) -> None:
+        if not str(value).isdigit():
+            raise KnobError(f"rps_flow_cnt: {value!r} is not a count")

@@ -1,0 +1,106 @@
+"""Altair figure builders in one theme; saved as SVG and PNG offline through vl-convert.
+
+Builders take tidy tables (or summaries of them) and never read raw tool output.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from .analysis import BREAKDOWN_ORDER, summarize
+
+CATEGORY_COLORS = {
+    "data_copy": "#4c78a8", "tcp/ip": "#f58518", "netdev": "#54a24b", "skb": "#e45756",
+    "mm": "#72b7b2", "lock": "#b279a2", "sched": "#eeca3b", "etc": "#9d755d",
+    "user": "#bab0ac", "unclassified": "#d3d3d3",
+}
+CPU_CLOCK_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU): time with interrupts off is billed "
+                    "to handle_softirqs/native_write_msr, inflating 'etc'")
+
+
+@alt.theme.register("hostnet", enable=True)
+def _theme() -> alt.theme.ThemeConfig:
+    return alt.theme.ThemeConfig({
+        "config": {
+            "font": "DejaVu Sans",
+            "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#555"},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridColor": "#eee"},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12},
+            "view": {"stroke": None},
+        }
+    })
+
+
+def _order(configs, present) -> list[str]:
+    return [c for c in configs if c in set(present)]
+
+
+def tpc_chart(tidy: pd.DataFrame, order, reference: pd.DataFrame | None = None,
+              testbed: str = "embedded veth testbed") -> alt.Chart:
+    """Fig. 3(a): throughput-per-core per config, median bar with min-max rule."""
+    s = summarize(tidy)
+    s = s[(s.metric == "tpc_gbps") & (s.side == "both")]
+    x = alt.X("config:N", sort=_order(order, s.config), title="configuration")
+    bars = alt.Chart(s).mark_bar(color="#4c78a8").encode(
+        x=x, y=alt.Y("median:Q", title="throughput per core (Gbit/s)"),
+        tooltip=["config", alt.Tooltip("median:Q", format=".1f"), "min", "max", "n"])
+    rules = alt.Chart(s).mark_rule(color="black").encode(x=x, y="min:Q", y2="max:Q")
+    layers = [bars, rules]
+    if reference is not None:
+        ref = reference[(reference.metric == "tpc_gbps") & reference.config.isin(s.config)]
+        layers.append(alt.Chart(ref).mark_tick(color="#e45756", thickness=3, size=30).encode(
+            x=x, y="value:Q", tooltip=["config", "value"]))
+    return alt.layer(*layers).properties(
+        width=380, height=260,
+        title=alt.Title("Fig. 3(a) analogue: throughput per core, single flow",
+                        subtitle=[*testbed.split("\n"), "bar = median, line = min–max over repetitions",
+                                  "red tick = paper (100G NIC testbed)" if reference is not None else ""]))
+
+
+def cpu_chart(tidy: pd.DataFrame, order, testbed: str = "embedded veth testbed") -> alt.Chart:
+    """Fig. 3(b): per-side CPU utilisation (% of one core) per config."""
+    s = summarize(tidy)
+    s = s[(s.metric == "cpu_util_pct") & s.side.isin(["sender", "receiver"])]
+    return alt.Chart(s).mark_bar().encode(
+        x=alt.X("config:N", sort=_order(order, s.config), title="configuration"),
+        xOffset=alt.XOffset("side:N", sort=["sender", "receiver"]),
+        y=alt.Y("median:Q", title="CPU utilisation (% of one core)"),
+        color=alt.Color("side:N", sort=["sender", "receiver"], title="side"),
+        tooltip=["config", "side", alt.Tooltip("median:Q", format=".1f"), "min", "max"],
+    ).properties(width=380, height=260, title=alt.Title(
+        "Fig. 3(b) analogue: CPU utilisation per side",
+        subtitle=[*testbed.split("\n"), "medians; /proc/stat, % of one core summed over the side's CPUs"]))
+
+
+def breakdown_chart(tidy: pd.DataFrame, order, side: str, figure: str,
+                    testbed: str = "embedded veth testbed", caveat: str = CPU_CLOCK_CAVEAT) -> alt.Chart:
+    """Fig. 3(c)/(d): one side's CPU breakdown by category, stacked to 100 %."""
+    s = summarize(tidy)
+    s = s[(s.metric == "breakdown_pct") & (s.side == side)].copy()
+    return alt.Chart(s).mark_bar().encode(
+        x=alt.X("config:N", sort=_order(order, s.config), title="configuration"),
+        y=alt.Y("median:Q", stack="normalize", title=f"{side} CPU (share of busy samples)",
+                axis=alt.Axis(format="%")),
+        color=alt.Color("category:N", sort=BREAKDOWN_ORDER, title="category",
+                        scale=alt.Scale(domain=BREAKDOWN_ORDER,
+                                        range=[CATEGORY_COLORS[c] for c in BREAKDOWN_ORDER])),
+        order=alt.Order("category_rank:Q"),
+        tooltip=["config", "category", alt.Tooltip("median:Q", format=".1f"), "min", "max"],
+    ).transform_calculate(
+        category_rank=f"indexof({BREAKDOWN_ORDER!r}, datum.category)"
+    ).properties(width=380, height=260, title=alt.Title(
+        f"Fig. 3({figure}) analogue: {side} CPU breakdown", subtitle=[*testbed.split("\n"), caveat]))
+
+
+def save(chart: alt.Chart, stem: str | Path) -> list[Path]:
+    """Write stem.svg and stem.png (offline, vl-convert)."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for ext in ("svg", "png"):
+        path = stem.with_suffix(f".{ext}")
+        chart.save(str(path), scale_factor=2) if ext == "png" else chart.save(str(path))
+        out.append(path)
+    return out

@@ -1,0 +1,118 @@
+"""Run directories: raw tool output + manifest.json + a tidy table, written atomically.
+
+Layout: <runs_dir>/<campaign>/<run_id>/
+  manifest.json   config, testbed, kernel, tool versions, hostnet version + git commit,
+                  window, status ("ok" | "failed"), error
+  raw/            every probe's and tool's output, verbatim
+  tidy.csv        long form: run_id, campaign, experiment, config, repetition, side,
+                  metric (unit in the name), category, value   (only when status is ok)
+A run is built in "<run_id>.partial" and renamed into place when complete, so a reader
+never sees a half-written run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__
+
+SCHEMA_VERSION = 1
+TIDY_COLUMNS = ["run_id", "campaign", "experiment", "config", "repetition", "side", "metric",
+                "category", "value"]
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def git_commit() -> str | None:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def new_campaign_id(experiment: str, testbed_kind: str) -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{experiment}-{testbed_kind}"
+
+
+class RunDir:
+    def __init__(self, runs_dir: str | os.PathLike, campaign: str, run_id: str):
+        self.final = Path(runs_dir) / campaign / run_id
+        if self.final.exists():
+            raise FileExistsError(f"run {self.final} already exists")
+        self.path = self.final.with_name(run_id + ".partial")
+        if self.path.exists():
+            shutil.rmtree(self.path)
+        (self.path / "raw").mkdir(parents=True)
+        self.manifest: dict = {"schema": SCHEMA_VERSION, "run_id": run_id, "campaign": campaign,
+                               "status": "running",
+                               "hostnet": {"version": __version__, "git_commit": git_commit()},
+                               "started": time.time()}
+
+    def write_raw(self, name: str, text: str) -> None:
+        _atomic_write(self.path / "raw" / name, text)
+
+    def finish(self, status: str, tidy: pd.DataFrame | None = None, error: str | None = None) -> Path:
+        self.manifest.update(status=status, ended=time.time(), error=error)
+        self.manifest["files"] = sorted(p.name for p in (self.path / "raw").iterdir())
+        if tidy is not None and status == "ok":
+            tidy[TIDY_COLUMNS].to_csv(self.path / "tidy.csv.tmp", index=False)
+            os.replace(self.path / "tidy.csv.tmp", self.path / "tidy.csv")
+        _atomic_write(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
+        os.replace(self.path, self.final)
+        return self.final
+
+
+def load_manifest(run: Path) -> dict:
+    manifest = json.loads((Path(run) / "manifest.json").read_text())
+    if manifest.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"{run}: manifest schema {manifest.get('schema')} (this hostnet reads {SCHEMA_VERSION})")
+    return manifest
+
+
+def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[Path]:
+    base = Path(runs_dir)
+    campaigns = [base / campaign] if campaign else sorted(p for p in base.iterdir() if p.is_dir())
+    runs = []
+    for c in campaigns:
+        if not c.is_dir():
+            raise FileNotFoundError(f"no campaign {c}")
+        for run in sorted(c.iterdir()):
+            if run.suffix == ".partial" or not (run / "manifest.json").exists():
+                continue
+            if experiment and load_manifest(run).get("experiment") != experiment:
+                continue
+            runs.append(run)
+    return runs
+
+
+def latest_campaign(runs_dir, experiment: str) -> str:
+    found = sorted({r.parent.name for r in list_runs(runs_dir, experiment=experiment)})
+    if not found:
+        raise FileNotFoundError(f"no {experiment} runs under {runs_dir}")
+    return found[-1]
+
+
+def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = None) -> pd.DataFrame:
+    """Concatenate the tidy tables of every successful run (failed runs have none)."""
+    frames = [pd.read_csv(r / "tidy.csv") for r in list_runs(runs_dir, campaign, experiment)
+              if (r / "tidy.csv").exists()]
+    if not frames:
+        return pd.DataFrame(columns=TIDY_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[dict]:
+    return [load_manifest(r) for r in list_runs(runs_dir, campaign, experiment)]

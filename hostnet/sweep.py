@@ -1,0 +1,39 @@
+"""Points x repetitions in shuffled order, so slow drift on a shared machine spreads
+evenly over configs instead of biasing whichever ran last."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from . import config as stackconfig
+from .runner import RunFailed, preflight, run_point
+from .testbed import Testbed
+from .workloads import LongFlow
+
+
+def plan(configs, repetitions: int, seed: int = 0) -> list[tuple[str, int]]:
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be >= 1, got {repetitions}")
+    points = [(c, rep) for rep in range(repetitions) for c in configs]
+    random.Random(seed).shuffle(points)
+    return points
+
+
+def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetitions: int,
+                runs_dir, campaign: str, experiment: str = "single-flow", seed: int = 0,
+                perf_freq_hz: int = 999, progress: bool = True) -> list[Path]:
+    """Run every (config, repetition); a failed point is recorded and the sweep goes on."""
+    cfgs = {c: stackconfig.get_config(c) for c in configs}  # validate all before touching hosts
+    workload = LongFlow(duration_s, warmup_s)
+    versions = preflight(tb)
+    done: list[Path] = []
+    for name, rep in tqdm(plan(configs, repetitions, seed), disable=not progress, desc=campaign):
+        try:
+            done.append(run_point(tb, cfgs[name], workload, runs_dir=runs_dir, campaign=campaign,
+                                  repetition=rep, experiment=experiment, perf_freq_hz=perf_freq_hz,
+                                  versions=versions))
+        except RunFailed as exc:
+            tqdm.write(f"point {name} rep {rep} failed: {exc}")
+    return done

@@ -1,0 +1,59 @@
+"""Kernel symbol -> CPU category, from versioned regex data per kernel series."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+CATEGORIES = ("data_copy", "tcp/ip", "netdev", "skb", "mm", "lock", "sched", "etc")
+IDLE, UNCLASSIFIED, USER = "idle", "unclassified", "user"
+_SUFFIX = re.compile(r"(\.(isra|part|constprop|cold|lto_priv|llvm)(\.\d+)?)+$")
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    version: str
+    rules: tuple[tuple[re.Pattern, str], ...]
+
+    def classify(self, symbol: str, kernel: bool = True) -> str:
+        """Category of one sampled symbol. User-space samples are "user" (the application)."""
+        if not kernel:
+            return USER
+        name = _SUFFIX.sub("", symbol)
+        for pattern, category in self.rules:
+            if pattern.match(name):
+                return category
+        return UNCLASSIFIED
+
+
+def parse_taxonomy(text: str, source: str = "taxonomy") -> Taxonomy:
+    version, rules = "unversioned", []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("# version:"):
+            version = line.split(":", 1)[1].strip()
+        if not line.strip() or line.startswith("#") or line.startswith("pattern\t"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < 2 or parts[1] not in CATEGORIES + (IDLE,):
+            raise ValueError(f"{source}:{n}: expected 'regex<TAB>category<TAB>why', category in {CATEGORIES}")
+        try:
+            rules.append((re.compile(parts[0]), parts[1]))
+        except re.error as exc:
+            raise ValueError(f"{source}:{n}: bad regex: {exc}") from exc
+    return Taxonomy(version, tuple(rules))
+
+
+def series_for(kernel_release: str) -> str:
+    """'6.18.44-fc' -> 'linux-6'. Only the 6.x series has data so far."""
+    major = kernel_release.split(".", 1)[0]
+    return f"linux-{major}"
+
+
+@lru_cache(maxsize=None)
+def load(series: str = "linux-6") -> Taxonomy:
+    try:
+        text = resources.files(__package__).joinpath(f"{series}.tsv").read_text()
+    except FileNotFoundError as exc:
+        raise ValueError(f"no taxonomy for kernel series {series!r}; add hostnet/taxonomy/{series}.tsv") from exc
+    return parse_taxonomy(text, f"{series}.tsv")

@@ -1,0 +1,227 @@
+"""Testbeds: named roles (sender, receiver) mapped to hosts, interfaces, data IPs and CPUs.
+
+The embedded testbed is two network namespaces joined by a veth pair on this machine,
+addressed in the benchmarking range 198.18.0.0/15. Its state (and the knob journal)
+lives under STATE_DIR so `hostnet testbed status/down` and `hostnet restore` work from
+another process, and it is torn down on success, exception, SIGINT and SIGTERM.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .hosts import Host, HostError, LocalHost, NetnsHost, netns_exists
+from .knobs import Journal, restore_journal
+
+NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
+SUBNET_PREFIX = "198.18.0"
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
+
+
+class TestbedError(RuntimeError):
+    __test__ = False  # not a pytest test class despite the name
+
+
+@dataclass
+class Endpoint:
+    role: str
+    host: Host
+    iface: str
+    ip: str
+    cpus: list[int]
+    machine: str  # which physical machine runs this role (probes run once per machine)
+
+    def describe(self) -> dict:
+        return {"role": self.role, "host": self.host.describe(), "iface": self.iface, "ip": self.ip,
+                "cpus": self.cpus, "machine": self.machine}
+
+
+@dataclass
+class Testbed:
+    __test__ = False
+    name: str
+    kind: str
+    endpoints: dict[str, Endpoint]
+    machines: dict[str, Host]
+    journal: Journal
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sender(self) -> Endpoint:
+        return self.endpoints["sender"]
+
+    @property
+    def receiver(self) -> Endpoint:
+        return self.endpoints["receiver"]
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind,
+                "endpoints": {r: e.describe() for r, e in self.endpoints.items()},
+                "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes}
+
+
+@dataclass
+class EmbeddedLayout:
+    """Names and addresses of one embedded testbed; unique per testbed name."""
+
+    name: str
+    sender_cpus: list[int] = field(default_factory=lambda: [0])
+    receiver_cpus: list[int] = field(default_factory=lambda: [1])
+
+    def __post_init__(self):
+        if not NAME_RE.match(self.name):
+            raise TestbedError(f"testbed name {self.name!r}: use 1-8 lowercase letters or digits")
+
+    @property
+    def netns(self) -> dict[str, str]:
+        return {"sender": f"hostnet-{self.name}-snd", "receiver": f"hostnet-{self.name}-rcv"}
+
+    @property
+    def ifaces(self) -> dict[str, str]:
+        return {"sender": f"hn{self.name}s", "receiver": f"hn{self.name}r"}
+
+    @property
+    def ips(self) -> dict[str, str]:
+        return {"sender": f"{SUBNET_PREFIX}.1", "receiver": f"{SUBNET_PREFIX}.2"}
+
+
+def _state_file(name: str) -> Path:
+    return state_dir() / f"{name}.json"
+
+
+def _journal_file(name: str) -> Path:
+    return state_dir() / f"{name}.journal"
+
+
+def _build(layout: EmbeddedLayout) -> Testbed:
+    local = LocalHost("root-ns")
+    cpus = {"sender": layout.sender_cpus, "receiver": layout.receiver_cpus}
+    endpoints = {
+        role: Endpoint(role, NetnsHost(layout.netns[role], name=role), layout.ifaces[role],
+                       layout.ips[role], cpus[role], machine="local")
+        for role in ("sender", "receiver")}
+    return Testbed(layout.name, "embedded", endpoints, {"local": local},
+                   Journal(_journal_file(layout.name)),
+                   notes=["veth pair between two network namespaces on one machine; "
+                          "RPS on each veth rx queue stands in for NIC IRQ steering"])
+
+
+def check_cpus(layout: EmbeddedLayout) -> None:
+    n = os.cpu_count() or 1
+    for cpu in layout.sender_cpus + layout.receiver_cpus:
+        if cpu >= n:
+            raise TestbedError(f"CPU {cpu} does not exist (this machine has {n})")
+    if set(layout.sender_cpus) & set(layout.receiver_cpus):
+        raise TestbedError("sender and receiver CPUs overlap; give each side its own CPUs")
+
+
+def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,)) -> Testbed:
+    """Create the namespaces and veth pair. Refuses a name already in use."""
+    layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus))
+    check_cpus(layout)
+    if os.geteuid() != 0:
+        raise TestbedError("the embedded testbed needs root (network namespaces); run as root")
+    if _state_file(name).exists() or any(netns_exists(n) for n in layout.netns.values()):
+        raise TestbedError(f"testbed {name!r} is already up; use it, or `hostnet testbed down {name}`")
+    local = LocalHost("root-ns")
+    if not local.which("ip"):
+        raise TestbedError("iproute2 (ip) is not installed; run `make install`")
+    state_dir().mkdir(parents=True, exist_ok=True)
+    _state_file(name).write_text(json.dumps({"layout": asdict(layout)}, indent=2))
+    try:
+        s, r = layout.ifaces["sender"], layout.ifaces["receiver"]
+        for ns in layout.netns.values():
+            local.run(["ip", "netns", "add", ns])
+        local.run(["ip", "link", "add", s, "type", "veth", "peer", "name", r])
+        for role in ("sender", "receiver"):
+            ns, iface = layout.netns[role], layout.ifaces[role]
+            local.run(["ip", "link", "set", iface, "netns", ns])
+            local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
+            local.run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            local.run(["ip", "-n", ns, "link", "set", iface, "up"])
+    except BaseException:
+        down(name)
+        raise
+    return _build(layout)
+
+
+def attach(name: str = "default") -> Testbed:
+    """The testbed `up` created, from another process."""
+    path = _state_file(name)
+    if not path.exists():
+        raise TestbedError(f"no testbed {name!r} is up; run `hostnet testbed up --name {name}`")
+    layout = EmbeddedLayout(**json.loads(path.read_text())["layout"])
+    missing = [n for n in layout.netns.values() if not netns_exists(n)]
+    if missing:
+        raise TestbedError(f"testbed {name!r} is broken (missing {', '.join(missing)}); "
+                           f"run `hostnet testbed down {name}`")
+    return _build(layout)
+
+
+def down(name: str = "default") -> list[str]:
+    """Restore journaled knobs, delete the namespaces (and with them the veth pair)."""
+    problems = restore_journal(_journal_file(name))
+    path = _state_file(name)
+    layout = (EmbeddedLayout(**json.loads(path.read_text())["layout"]) if path.exists()
+              else EmbeddedLayout(name))
+    local = LocalHost("root-ns")
+    for ns in layout.netns.values():
+        if netns_exists(ns):
+            try:
+                local.run(["ip", "netns", "del", ns])
+            except HostError as exc:
+                problems.append(str(exc))
+    if not problems:
+        path.unlink(missing_ok=True)
+    return problems
+
+
+def status() -> list[dict]:
+    rows = []
+    for path in sorted(state_dir().glob("*.json")):
+        layout = EmbeddedLayout(**json.loads(path.read_text())["layout"])
+        journal = _journal_file(layout.name)
+        rows.append({
+            "name": layout.name,
+            "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
+            "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
+            "journaled_changes": len(Journal(journal).entries()) if journal.exists() else 0,
+        })
+    return rows
+
+
+@contextlib.contextmanager
+def raise_on_sigterm():
+    """Turn SIGTERM into SystemExit so `finally` blocks tear things down (SIGINT already raises)."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def embedded(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,)):
+    """An embedded testbed for the duration of a with-block, always torn down."""
+    with raise_on_sigterm():
+        tb = up(name, sender_cpus, receiver_cpus)
+        try:
+            yield tb
+        finally:
+            problems = down(name)
+            if problems:
+                raise TestbedError("teardown left problems: " + "; ".join(problems))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hostnet drives. Idempotent: apt runs only when something
+# is missing. Needs root (the embedded testbed needs root anyway).
+set -euo pipefail
+
+PACKAGES=(
+  iproute2      # ip netns, veth
+  ethtool       # offloads
+  iperf3        # long flows
+  linux-perf    # perf record/report (cpu-clock sampling)
+  sysstat       # mpstat, an independent CPU-accounting cross-check
+  procps        # sysctl, pgrep for humans
+  nftables      # loss injection (used by later experiments)
+  python3 python3-venv python3-pip
+  git make
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-system: all Debian packages present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-system: missing ${missing[*]}; run as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "install-system: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,61 @@
+import json
+
+import pandas as pd
+import pytest
+
+from hostnet import store
+from hostnet.workloads import LongFlow
+
+
+def test_iperf3_argv_pinned_with_warmup_and_cc():
+    w = LongFlow(5, 2, "cubic")
+    assert w.client_argv("198.18.0.2", 0) == ["iperf3", "-c", "198.18.0.2", "-p", "5201", "-t", "5",
+                                             "-O", "2", "-A", "0", "-C", "cubic", "-J"]
+    assert w.server_argv("198.18.0.2", 1) == ["iperf3", "-s", "-1", "-B", "198.18.0.2", "-p", "5201", "-A", "1"]
+    assert w.total_s() == 7
+
+
+@pytest.mark.parametrize("d,wu", [(0, 1), (-1, 1), (2.5, 1), (2, -1)])
+def test_bad_durations(d, wu):
+    with pytest.raises(ValueError):
+        LongFlow(d, wu)
+
+
+def _row(**kw):
+    base = {"run_id": "r", "campaign": "c", "experiment": "single-flow", "config": "tsogro",
+            "repetition": 0, "side": "both", "metric": "throughput_gbps", "category": "", "value": 1.0}
+    return {**base, **kw}
+
+
+def test_run_dir_ok_and_failed(tmp_path):
+    ok = store.RunDir(tmp_path, "c", "r1")
+    ok.manifest["experiment"] = "single-flow"
+    ok.write_raw("tool.txt", "raw output")
+    assert ok.path.name == "r1.partial"
+    final = ok.finish("ok", pd.DataFrame([_row(run_id="r1")]))
+    assert final == tmp_path / "c" / "r1" and not ok.path.exists()
+    assert (final / "raw" / "tool.txt").read_text() == "raw output"
+    m = store.load_manifest(final)
+    assert m["status"] == "ok" and m["schema"] == store.SCHEMA_VERSION and m["files"] == ["tool.txt"]
+
+    bad = store.RunDir(tmp_path, "c", "r2")
+    bad.manifest["experiment"] = "single-flow"
+    final2 = bad.finish("failed", pd.DataFrame([_row(run_id="r2")]), error="iperf3 error: refused")
+    assert not (final2 / "tidy.csv").exists()
+    assert json.loads((final2 / "manifest.json").read_text())["error"] == "iperf3 error: refused"
+
+    (tmp_path / "c" / "r3.partial").mkdir()  # a run that died mid-way is invisible
+    assert [r.name for r in store.list_runs(tmp_path, "c")] == ["r1", "r2"]
+    tidy = store.load_tidy(tmp_path, "c", "single-flow")
+    assert list(tidy.run_id) == ["r1"]
+    assert store.latest_campaign(tmp_path, "single-flow") == "c"
+    with pytest.raises(FileExistsError):
+        store.RunDir(tmp_path, "c", "r1")
+
+
+def test_manifest_schema_is_checked(tmp_path):
+    run = tmp_path / "c" / "r"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"schema": 99}))
+    with pytest.raises(ValueError, match="schema 99"):
+        store.load_manifest(run)
