@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from . import analysis, config as stackconfig, store, testbed
-from .knobs import restore_journal
 from .hosts import LocalHost
 
 EXPERIMENTS = ("single-flow",)
@@ -31,7 +30,7 @@ def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
 def cmd_testbed(args) -> int:
     if args.action == "up":
         _require_live(("ip",))
-        tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus)
+        tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True)
         print(f"testbed {tb.name} is up: sender {tb.sender.ip} ({tb.sender.host.name} ns "
               f"{tb.sender.host.netns}, CPUs {tb.sender.cpus}) -> receiver {tb.receiver.ip} "
               f"(ns {tb.receiver.host.netns}, CPUs {tb.receiver.cpus})")
@@ -103,10 +102,21 @@ def cmd_run(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    problems = restore_journal(testbed.state_dir() / f"{args.name}.journal")
-    if problems:
-        _die("; ".join(problems))
-    print(f"journal of {args.name} restored (or nothing to restore)")
+    """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
+    names = [args.name] if args.name else testbed.stale()
+    if not names:
+        print("nothing to restore: no testbed was left behind by a dead session")
+        return 0
+    failed = []
+    for name in names:
+        problems = testbed.restore(name)
+        if problems:
+            failed.append(f"{name}: " + "; ".join(problems))
+        else:
+            kept = " (persistent testbed kept up)" if testbed.is_persistent(name) else ""
+            print(f"restored {name}: processes stopped, journaled settings put back{kept}")
+    if failed:
+        _die(" | ".join(failed))
     return 0
 
 
@@ -145,8 +155,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("restore", help="restore every setting a crashed session journaled")
-    s.add_argument("--name", default="default")
+    s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
+                                        "namespaces (default: every testbed whose controller is dead)")
+    s.add_argument("--name", help="only this testbed (also a persistent one, whose namespaces are kept)")
     s.set_defaults(func=cmd_restore)
 
     f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")

@@ -98,11 +98,19 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
 def apply(tb: Testbed, cfg: StackConfig) -> dict:
     """Apply the whole config through the journal; returns what was written, for the manifest."""
     validate(cfg)
+    plan = [(_host(tb, where), where, knob, key, value) for where, knob, key, value in settings(tb, cfg)]
+    for host, _, knob, key, value in plan:  # every value is checked before anything is written
+        if value is not None:
+            knob.validate(key, value)
+    # Every prior is on disk before the first write, so a crash mid-way loses nothing.
+    priors = {(where, knob.name, key): tb.journal.record(host, knob, key) for host, where, knob, key, _ in plan}
     applied = {}
-    for where, knob, key, value in settings(tb, cfg):
-        host = tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host
-        if value is None:
-            value = tb.journal.record(host, knob, key)
+    for host, where, knob, key, value in plan:
+        value = priors[(where, knob.name, key)] if value is None else value
         tb.journal.set(host, knob, key, value)
         applied[f"{where}/{knob.name}/{key}"] = value
     return applied
+
+
+def _host(tb: Testbed, where: str):
+    return tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host

@@ -111,12 +111,61 @@ class Host:
         return {"name": self.name, "kind": type(self).__name__}
 
 
+def process_start_ticks(pid: int) -> int | None:
+    """Start time of a process (clock ticks since boot): tells a PID apart from a reused one."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2:].split()[19])
+
+
+class ProcessRegistry:
+    """An on-disk list of the processes hostnet started, so a later `hostnet restore` can stop
+    them after the controller was killed (they run in their own sessions and outlive it)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def add(self, pid: int) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a") as fh:
+            fh.write(f"{pid} {process_start_ticks(pid)}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def alive(self) -> list[int]:
+        """Registered processes still running (same PID and same start time)."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text().split("\n"):
+            if line.strip():
+                pid, ticks = line.split()
+                if ticks != "None" and process_start_ticks(int(pid)) == int(ticks):
+                    out.append(int(pid))
+        return out
+
+    def kill_all(self) -> list[int]:
+        killed = []
+        for pid in self.alive():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        self.path.unlink(missing_ok=True)
+        return killed
+
+
 class LocalHost(Host):
     """Commands run on this machine, in the namespace hostnet itself runs in."""
 
-    def __init__(self, name: str = "local", prefix: Sequence[str] = ()):
+    def __init__(self, name: str = "local", prefix: Sequence[str] = (),
+                 registry: ProcessRegistry | None = None):
         self.name = name
         self._prefix = list(prefix)
+        self.registry = registry
 
     def _full(self, argv: Sequence[str]) -> list[str]:
         return self._prefix + _check_argv(argv)
@@ -149,6 +198,8 @@ class LocalHost(Host):
         finally:
             os.close(fd_out)
             os.close(fd_err)
+        if self.registry is not None:
+            self.registry.add(popen.pid)
         return Proc(full, popen, Path(out), Path(err))
 
     def read_text(self, path: str) -> str:
@@ -182,8 +233,8 @@ class NetnsHost(LocalHost):
     interfaces (rps_cpus, ...) and /proc/net are the namespace's own.
     """
 
-    def __init__(self, netns: str, name: str | None = None):
-        super().__init__(name or netns, prefix=["ip", "netns", "exec", netns])
+    def __init__(self, netns: str, name: str | None = None, registry: ProcessRegistry | None = None):
+        super().__init__(name or netns, prefix=["ip", "netns", "exec", netns], registry=registry)
         self.netns = netns
 
     def describe(self) -> dict:

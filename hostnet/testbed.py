@@ -15,7 +15,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .hosts import Host, HostError, LocalHost, NetnsHost, netns_exists
+from .hosts import Host, HostError, LocalHost, NetnsHost, ProcessRegistry, netns_exists, process_start_ticks
 from .knobs import Journal, restore_journal
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
@@ -101,11 +101,16 @@ def _journal_file(name: str) -> Path:
     return state_dir() / f"{name}.journal"
 
 
+def _registry(name: str) -> ProcessRegistry:
+    return ProcessRegistry(state_dir() / f"{name}.pids")
+
+
 def _build(layout: EmbeddedLayout) -> Testbed:
-    local = LocalHost("root-ns")
+    reg = _registry(layout.name)
+    local = LocalHost("root-ns", registry=reg)
     cpus = {"sender": layout.sender_cpus, "receiver": layout.receiver_cpus}
     endpoints = {
-        role: Endpoint(role, NetnsHost(layout.netns[role], name=role), layout.ifaces[role],
+        role: Endpoint(role, NetnsHost(layout.netns[role], name=role, registry=reg), layout.ifaces[role],
                        layout.ips[role], cpus[role], machine="local")
         for role in ("sender", "receiver")}
     return Testbed(layout.name, "embedded", endpoints, {"local": local},
@@ -123,8 +128,12 @@ def check_cpus(layout: EmbeddedLayout) -> None:
         raise TestbedError("sender and receiver CPUs overlap; give each side its own CPUs")
 
 
-def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,)) -> Testbed:
-    """Create the namespaces and veth pair. Refuses a name already in use."""
+def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: bool = False) -> Testbed:
+    """Create the namespaces and veth pair. Refuses a name already in use.
+
+    persistent: brought up by `hostnet testbed up`, meant to outlive this process; it is only
+    removed by `hostnet testbed down` (a restore keeps its namespaces).
+    """
     layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus))
     check_cpus(layout)
     if os.geteuid() != 0:
@@ -135,7 +144,12 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,)) -> Testbed:
     if not local.which("ip"):
         raise TestbedError("iproute2 (ip) is not installed; run `make install`")
     state_dir().mkdir(parents=True, exist_ok=True)
-    _state_file(name).write_text(json.dumps({"layout": asdict(layout)}, indent=2))
+    # The owner (this process, identified by PID and start time) lets `hostnet restore` tell a
+    # testbed whose controller died from one that is still in use.
+    pid = os.getpid()
+    _state_file(name).write_text(json.dumps(
+        {"layout": asdict(layout), "persistent": persistent,
+         "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
     try:
         s, r = layout.ifaces["sender"], layout.ifaces["receiver"]
         for ns in layout.netns.values():
@@ -166,13 +180,38 @@ def attach(name: str = "default") -> Testbed:
     return _build(layout)
 
 
-def down(name: str = "default") -> list[str]:
-    """Restore journaled knobs, delete the namespaces (and with them the veth pair)."""
-    problems = restore_journal(_journal_file(name))
+def is_persistent(name: str) -> bool:
+    path = _state_file(name)
+    return path.exists() and bool(json.loads(path.read_text()).get("persistent"))
+
+
+def restore(name: str) -> list[str]:
+    """Undo what a dead controller left: a persistent testbed keeps its namespaces."""
+    return down(name, keep_namespaces=is_persistent(name))
+
+
+def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
+    """Stop our processes, restore journaled knobs, delete the namespaces (and the veth pair).
+
+    Safe to call after the controller was SIGKILLed: processes are found through the on-disk
+    registry and through the namespaces themselves (everything inside them is ours).
+    """
     path = _state_file(name)
     layout = (EmbeddedLayout(**json.loads(path.read_text())["layout"]) if path.exists()
               else EmbeddedLayout(name))
     local = LocalHost("root-ns")
+    _registry(name).kill_all()
+    for ns in layout.netns.values():
+        if netns_exists(ns):
+            pids = local.run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+    problems = restore_journal(_journal_file(name))
+    if keep_namespaces:
+        return problems
     for ns in layout.netns.values():
         if netns_exists(ns):
             try:
@@ -184,13 +223,31 @@ def down(name: str = "default") -> list[str]:
     return problems
 
 
+def owner_alive(name: str) -> bool:
+    """Is the process that brought this testbed up still running?"""
+    path = _state_file(name)
+    if not path.exists():
+        return False
+    owner = json.loads(path.read_text()).get("owner") or {}
+    pid = owner.get("pid")
+    return pid is not None and process_start_ticks(pid) == owner.get("start_ticks")
+
+
+def stale() -> list[str]:
+    """Testbeds whose controller died (crash, SIGKILL) and that nobody will tear down."""
+    if not state_dir().exists():
+        return []
+    names = {p.stem for p in state_dir().glob("*.json")} | {p.stem for p in state_dir().glob("*.journal")}
+    return sorted(n for n in names if not owner_alive(n) and not is_persistent(n))
+
+
 def status() -> list[dict]:
     rows = []
     for path in sorted(state_dir().glob("*.json")):
         layout = EmbeddedLayout(**json.loads(path.read_text())["layout"])
         journal = _journal_file(layout.name)
         rows.append({
-            "name": layout.name,
+            "name": layout.name, "owner_alive": owner_alive(layout.name),
             "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
             "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
             "journaled_changes": len(Journal(journal).entries()) if journal.exists() else 0,

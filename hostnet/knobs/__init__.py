@@ -1,15 +1,23 @@
 """Host knobs: every change to host state goes through here and is journaled."""
+from .arfs import NtupleRule
 from .base import Knob, KnobError
-from .ethtool import Offload, parse_features
+from .ethtool import FEATURES, Offload, parse_features
 from .journal import Journal, restore_journal
 from .link import Mtu
+from .loss import NftLoss
+from .nic import Channels, RingSize
+from .platform import DdioWays, Iommu
 from .steering import RpsCpus, RpsFlowCnt, cpu_mask
-from .sysctl import Sysctl
+from .steering_extra import IrqAffinity, Irqbalance, XpsCpus, queue_irqs
+from .sysctl import CongestionControl, Sysctl
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
-    Offload("tso"), Offload("gso"), Offload("gro"), Offload("lro"), Mtu(), RpsCpus(), RpsFlowCnt(),
-    Sysctl(),
+    *(Offload(flag) for flag in FEATURES), Mtu(),
+    RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
+    RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
+    Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(),
 )}
 
-__all__ = ["Knob", "KnobError", "Offload", "Mtu", "RpsCpus", "RpsFlowCnt", "Sysctl", "Journal",
-           "restore_journal", "KNOBS", "cpu_mask", "parse_features"]
+__all__ = ["Knob", "KnobError", "Offload", "Mtu", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
+           "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
+           "Iommu", "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]

@@ -13,6 +13,7 @@ FEATURES = {
     "rx": "rx-checksumming",
     "tx": "tx-checksumming",
     "sg": "scatter-gather",
+    "ntuple": "ntuple-filters",
 }
 
 

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from ..hosts import Host, HostError, host_from_description, netns_exists
 from .base import Knob, KnobError
+from .guard import device_of, management_interfaces, refuse_management
 
 
 class Journal:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._seen: dict[tuple, str] = {}
+        self._mgmt: dict[str, set[str]] = {}
         for entry in self.entries():
             self._seen[(json.dumps(entry["host"], sort_keys=True), entry["knob"], entry["key"])] = entry["prior"]
 
@@ -28,8 +30,18 @@ class Journal:
     def prior(self, host: Host, knob: Knob, key: str) -> str | None:
         return self._seen.get((json.dumps(host.describe(), sort_keys=True), knob.name, key))
 
+    def guard(self, host: Host, knob: Knob, key: str) -> None:
+        """Refuse device settings on the interface that carries management traffic."""
+        if knob.scope != "device":
+            return
+        ident = json.dumps(host.describe(), sort_keys=True)
+        if ident not in self._mgmt:
+            self._mgmt[ident] = management_interfaces(host)
+        refuse_management(host, device_of(key), self._mgmt[ident])
+
     def record(self, host: Host, knob: Knob, key: str) -> str:
         """Persist the current value once, before hostnet first changes it."""
+        self.guard(host, knob, key)
         ident = (json.dumps(host.describe(), sort_keys=True), knob.name, key)
         if ident not in self._seen:
             prior = knob.read(host, key)
@@ -75,7 +87,8 @@ def restore_journal(path: str | os.PathLike) -> list[str]:
         try:
             knob.write(host_from_description(desc), entry["key"], entry["prior"])
         except (KnobError, HostError) as exc:
-            problems.append(f"{entry['knob']}[{entry['key']}] on {desc.get('name')}: {exc}")
+            problems.append(f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
+                            f"{entry['prior']!r}: {exc}")
     if not problems:
         path.unlink()
     return problems

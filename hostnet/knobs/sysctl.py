@@ -1,6 +1,8 @@
 """Kernel sysctls, each knowing whether it is per network namespace or global."""
 from __future__ import annotations
 
+import re
+
 from ..hosts import Host, HostError
 from .base import Knob, KnobError
 
@@ -35,5 +37,59 @@ class Sysctl(Knob):
         except HostError as exc:
             raise KnobError(f"{host.name}: sysctl {key} is not available ({exc})") from exc
 
+    def validate(self, key: str, value: str) -> None:
+        _validate_sysctl(key, value)
+
     def _write(self, host: Host, key: str, value: str) -> None:
         host.write_text(sysctl_path(key), f"{value}\n")
+
+
+_TRIPLE = re.compile(r"^\d+\s+\d+\s+\d+$")
+_INT = re.compile(r"^\d+$")
+# Value shapes of the sysctls the study sets; others only need to be one line of plain words.
+SHAPES = {
+    "net.ipv4.tcp_rmem": _TRIPLE, "net.ipv4.tcp_wmem": _TRIPLE, "net.ipv4.tcp_mem": _TRIPLE,
+    "net.core.rmem_max": _INT, "net.core.wmem_max": _INT, "net.core.rmem_default": _INT,
+    "net.core.wmem_default": _INT, "net.core.netdev_budget": _INT, "net.core.netdev_budget_usecs": _INT,
+    "net.core.netdev_max_backlog": _INT, "net.core.busy_poll": _INT, "net.core.busy_read": _INT,
+    "net.core.rps_sock_flow_entries": _INT,
+    "net.ipv4.tcp_congestion_control": re.compile(r"^[a-z0-9_]{1,16}$"),
+}
+_PLAIN = re.compile(r"^[\w .,:-]*$")
+
+
+def _validate_sysctl(key: str, value: str) -> None:
+    sysctl_path(key)
+    shape = SHAPES.get(key, _PLAIN)
+    if not shape.match(str(value)):
+        raise KnobError(f"sysctl {key}: {value!r} has the wrong form")
+    if shape is _TRIPLE and sorted(map(int, str(value).split())) != list(map(int, str(value).split())):
+        raise KnobError(f"sysctl {key}: {value!r} must be min <= default <= max")
+
+
+
+class CongestionControl(Sysctl):
+    """The namespace's default TCP congestion control, loading its module when one exists.
+
+    A child namespace may only pick an algorithm in the global tcp_allowed_congestion_control
+    list; journal that list on the root namespace first (config.apply does).
+    """
+
+    name = "congestion_control"
+
+    def available_algorithms(self, host: Host) -> list[str]:
+        return self.read(host, "net.ipv4.tcp_available_congestion_control").split()
+
+    def validate(self, key: str, value: str) -> None:
+        if key != "net.ipv4.tcp_congestion_control":
+            raise KnobError(f"congestion_control: key must be net.ipv4.tcp_congestion_control, not {key!r}")
+        _validate_sysctl(key, value)
+
+    def _write(self, host: Host, key: str, value: str) -> None:
+        if value not in self.available_algorithms(host):
+            if host.which("modprobe"):
+                host.run(["modprobe", f"tcp_{value}"], check=False)
+            if value not in self.available_algorithms(host):
+                raise KnobError(f"{host.name}: congestion control {value} is unsupported by this kernel "
+                                f"(available: {' '.join(self.available_algorithms(host))})")
+        super()._write(host, key, value)
