@@ -99,7 +99,7 @@ def apply(tb: Testbed, cfg: StackConfig) -> dict:
     """Apply the whole config through the journal; returns what was written, for the manifest."""
     validate(cfg)
     plan = [(_host(tb, where), where, knob, key, value) for where, knob, key, value in settings(tb, cfg)]
-    for host, _, knob, key, value in plan:  # every value is checked before anything is written
+    for _h, _w, knob, key, value in plan:  # every value is checked before anything is written
         if value is not None:
             knob.validate(key, value)
     # Every prior is on disk before the first write, so a crash mid-way loses nothing.

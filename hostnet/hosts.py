@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -111,6 +112,15 @@ class Host:
         return {"name": self.name, "kind": type(self).__name__}
 
 
+def _running(pid: int) -> bool:
+    """Exists and is not a zombie (an orphan's zombie waits for init to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
 def process_start_ticks(pid: int) -> int | None:
     """Start time of a process (clock ticks since boot): tells a PID apart from a reused one."""
     try:
@@ -120,41 +130,43 @@ def process_start_ticks(pid: int) -> int | None:
     return int(text[text.rindex(")") + 2:].split()[19])
 
 
-class ProcessRegistry:
-    """An on-disk list of the processes hostnet started, so a later `hostnet restore` can stop
-    them after the controller was killed (they run in their own sessions and outlive it)."""
+class ProcessTag:
+    """Marks every process hostnet starts for a testbed with an environment variable, so a
+    later `hostnet restore` finds and stops them after the controller was killed (they run in
+    their own sessions and outlive it). The mark is set at exec: no window where a started
+    process is unknown, and PIDs reused by other processes are never matched."""
 
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
+    VAR = "HOSTNET_OWNER"
 
-    def add(self, pid: int) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a") as fh:
-            fh.write(f"{pid} {process_start_ticks(pid)}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+    def __init__(self, tag: str):
+        self.tag = tag
+        self._needle = f"{self.VAR}={tag}".encode() + b"\0"
 
-    def alive(self) -> list[int]:
-        """Registered processes still running (same PID and same start time)."""
-        if not self.path.exists():
-            return []
-        out = []
-        for line in self.path.read_text().split("\n"):
-            if line.strip():
-                pid, ticks = line.split()
-                if ticks != "None" and process_start_ticks(int(pid)) == int(ticks):
-                    out.append(int(pid))
-        return out
+    def env(self) -> dict[str, str]:
+        return {**os.environ, self.VAR: self.tag}
 
-    def kill_all(self) -> list[int]:
+    def running(self) -> list[int]:
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                try:
+                    if self._needle in (entry / "environ").read_bytes() and _running(int(entry.name)):
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        return pids
+
+    def kill_all(self, wait_s: float = 5.0) -> list[int]:
         killed = []
-        for pid in self.alive():
+        for pid in self.running():
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
             except ProcessLookupError:
                 pass
-        self.path.unlink(missing_ok=True)
+        deadline = time.monotonic() + wait_s
+        while any(_running(pid) for pid in killed) and time.monotonic() < deadline:
+            time.sleep(0.05)
         return killed
 
 
@@ -162,10 +174,10 @@ class LocalHost(Host):
     """Commands run on this machine, in the namespace hostnet itself runs in."""
 
     def __init__(self, name: str = "local", prefix: Sequence[str] = (),
-                 registry: ProcessRegistry | None = None):
+                 tag: ProcessTag | None = None):
         self.name = name
         self._prefix = list(prefix)
-        self.registry = registry
+        self.tag = tag
 
     def _full(self, argv: Sequence[str]) -> list[str]:
         return self._prefix + _check_argv(argv)
@@ -192,14 +204,12 @@ class LocalHost(Host):
         fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
         try:
             popen = subprocess.Popen(full, stdout=fd_out, stderr=fd_err, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
+                                     start_new_session=True, env=self.tag.env() if self.tag else None)
         except FileNotFoundError as exc:
             raise HostError(f"{self.name}: {full[0]} is not installed") from exc
         finally:
             os.close(fd_out)
             os.close(fd_err)
-        if self.registry is not None:
-            self.registry.add(popen.pid)
         return Proc(full, popen, Path(out), Path(err))
 
     def read_text(self, path: str) -> str:
@@ -233,8 +243,8 @@ class NetnsHost(LocalHost):
     interfaces (rps_cpus, ...) and /proc/net are the namespace's own.
     """
 
-    def __init__(self, netns: str, name: str | None = None, registry: ProcessRegistry | None = None):
-        super().__init__(name or netns, prefix=["ip", "netns", "exec", netns], registry=registry)
+    def __init__(self, netns: str, name: str | None = None, tag: ProcessTag | None = None):
+        super().__init__(name or netns, prefix=["ip", "netns", "exec", netns], tag=tag)
         self.netns = netns
 
     def describe(self) -> dict:

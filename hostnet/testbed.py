@@ -15,7 +15,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .hosts import Host, HostError, LocalHost, NetnsHost, ProcessRegistry, netns_exists, process_start_ticks
+from .hosts import Host, HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
 from .knobs import Journal, restore_journal
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
@@ -101,16 +101,17 @@ def _journal_file(name: str) -> Path:
     return state_dir() / f"{name}.journal"
 
 
-def _registry(name: str) -> ProcessRegistry:
-    return ProcessRegistry(state_dir() / f"{name}.pids")
+def _tag(name: str) -> ProcessTag:
+    # The state directory is part of the tag: two test runs with their own state never collide.
+    return ProcessTag(f"{state_dir()}/{name}")
 
 
 def _build(layout: EmbeddedLayout) -> Testbed:
-    reg = _registry(layout.name)
-    local = LocalHost("root-ns", registry=reg)
+    tag = _tag(layout.name)
+    local = LocalHost("root-ns", tag=tag)
     cpus = {"sender": layout.sender_cpus, "receiver": layout.receiver_cpus}
     endpoints = {
-        role: Endpoint(role, NetnsHost(layout.netns[role], name=role, registry=reg), layout.ifaces[role],
+        role: Endpoint(role, NetnsHost(layout.netns[role], name=role, tag=tag), layout.ifaces[role],
                        layout.ips[role], cpus[role], machine="local")
         for role in ("sender", "receiver")}
     return Testbed(layout.name, "embedded", endpoints, {"local": local},
@@ -147,9 +148,10 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     # The owner (this process, identified by PID and start time) lets `hostnet restore` tell a
     # testbed whose controller died from one that is still in use.
     pid = os.getpid()
-    _state_file(name).write_text(json.dumps(
-        {"layout": asdict(layout), "persistent": persistent,
-         "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
+    tmp = _state_file(name).with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"layout": asdict(layout), "persistent": persistent,
+                               "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
+    os.replace(tmp, _state_file(name))  # a reader never sees half a state file
     try:
         s, r = layout.ifaces["sender"], layout.ifaces["receiver"]
         for ns in layout.netns.values():
@@ -193,14 +195,14 @@ def restore(name: str) -> list[str]:
 def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
     """Stop our processes, restore journaled knobs, delete the namespaces (and the veth pair).
 
-    Safe to call after the controller was SIGKILLed: processes are found through the on-disk
-    registry and through the namespaces themselves (everything inside them is ours).
+    Safe to call after the controller was SIGKILLed: processes are found by the mark they carry
+    in their environment and through the namespaces themselves (everything inside them is ours).
     """
     path = _state_file(name)
     layout = (EmbeddedLayout(**json.loads(path.read_text())["layout"]) if path.exists()
               else EmbeddedLayout(name))
     local = LocalHost("root-ns")
-    _registry(name).kill_all()
+    _tag(name).kill_all()
     for ns in layout.netns.values():
         if netns_exists(ns):
             pids = local.run(["ip", "netns", "pids", ns], check=False).stdout.split()
@@ -212,6 +214,10 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
     problems = restore_journal(_journal_file(name))
     if keep_namespaces:
         return problems
+    # A controller killed between creating the veth pair and moving it leaves it in the root namespace.
+    for iface in layout.ifaces.values():
+        if Path("/sys/class/net", iface).exists():
+            local.run(["ip", "link", "del", iface], check=False)
     for ns in layout.netns.values():
         if netns_exists(ns):
             try:

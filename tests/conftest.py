@@ -72,3 +72,19 @@ def state_dir(tmp_path, monkeypatch):
     d = tmp_path / "state"
     monkeypatch.setenv("HOSTNET_STATE_DIR", str(d))
     return d
+
+
+_SUMMARY: list[str] = []
+
+
+@pytest.fixture
+def summary_line():
+    """Lines a test wants shown at the end of the run (e.g. fault-injection counts)."""
+    return _SUMMARY.append
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _SUMMARY:
+        terminalreporter.section("hostnet measurements")
+        for line in _SUMMARY:
+            terminalreporter.write_line(line)

@@ -40,7 +40,10 @@ class Knob:
 
     def write(self, host: Host, key: str, value: str) -> None:
         self.validate(key, value)
-        self._write(host, key, value)
+        try:
+            self._write(host, key, value)
+        except HostError as exc:
+            raise KnobError(f"{host.name}: cannot set {self.name}[{key}] to {value!r}: {exc}") from exc
         got = self.read(host, key)
         if self.normalize(got) != self.normalize(value):
             raise KnobError(f"{host.name}: {self.name}[{key}] reads back {got!r} after writing {value!r}")

@@ -14,6 +14,22 @@ from .base import Knob, KnobError
 from .guard import device_of, management_interfaces, refuse_management
 
 
+def read_entries(path: Path) -> list[dict]:
+    """Journal lines; a torn last line (the process died while writing it, before the knob
+    was changed, since each line is fsynced first) is ignored."""
+    if not path.exists():
+        return []
+    lines = [line for line in path.read_text().split("\n") if line.strip()]
+    entries = []
+    for i, line in enumerate(lines):
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i != len(lines) - 1:
+                raise
+    return entries
+
+
 class Journal:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -23,9 +39,7 @@ class Journal:
             self._seen[(json.dumps(entry["host"], sort_keys=True), entry["knob"], entry["key"])] = entry["prior"]
 
     def entries(self) -> list[dict]:
-        if not self.path.exists():
-            return []
-        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+        return read_entries(self.path)
 
     def prior(self, host: Host, knob: Knob, key: str) -> str | None:
         return self._seen.get((json.dumps(host.describe(), sort_keys=True), knob.name, key))
@@ -75,7 +89,7 @@ def restore_journal(path: str | os.PathLike) -> list[str]:
     if not path.exists():
         return []
     problems = []
-    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    entries = read_entries(path)
     for entry in reversed(entries):
         desc = entry["host"]
         if desc.get("kind") == "NetnsHost" and not netns_exists(desc["netns"]):

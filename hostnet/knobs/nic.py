@@ -54,8 +54,9 @@ class _EthtoolQueues(Knob):
 
     def read(self, host: Host, key: str) -> str:
         cur = self._sections(host, key).get("current", {})
-        if self.field not in cur:
-            raise KnobError(f"{host.name}: {key} reports no {self.what} {self.field}")
+        if _count(cur.get(self.field, "")) is None:  # absent or "n/a"
+            raise KnobError(f"{host.name}: {key} has no {self.what} {self.field} "
+                            f"({cur.get(self.field, 'not reported')})")
         return cur[self.field]
 
     def validate(self, key: str, value: str) -> None:

@@ -61,7 +61,7 @@ _PLAIN = re.compile(r"^[\w .,:-]*$")
 def _validate_sysctl(key: str, value: str) -> None:
     sysctl_path(key)
     shape = SHAPES.get(key, _PLAIN)
-    if not shape.match(str(value)):
+    if not shape.fullmatch(str(value)):
         raise KnobError(f"sysctl {key}: {value!r} has the wrong form")
     if shape is _TRIPLE and sorted(map(int, str(value).split())) != list(map(int, str(value).split())):
         raise KnobError(f"sysctl {key}: {value!r} must be min <= default <= max")
