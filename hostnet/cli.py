@@ -93,7 +93,14 @@ def cmd_run(args) -> int:
                   runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
                   perf_freq_hz=args.perf_freq, progress=not args.quiet)
     if args.testbed:
-        runs = run_configs(testbed.attach(args.testbed), args.config, **kwargs)
+        tb = testbed.attach(args.testbed)
+        with testbed.raise_on_sigterm():
+            try:
+                runs = run_configs(tb, args.config, **kwargs)
+            finally:  # the testbed stays up; the settings this run changed do not
+                problems = tb.journal.restore()
+                if problems:
+                    print("hostnet: could not restore: " + "; ".join(problems), file=sys.stderr)
     else:
         with testbed.embedded(f"r{os.getpid() % 10**7}") as tb:
             runs = run_configs(tb, args.config, **kwargs)

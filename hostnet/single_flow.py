@@ -36,7 +36,11 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
     kwargs = dict(duration_s=duration, warmup_s=warmup, repetitions=repetitions, runs_dir=runs_dir,
                   campaign=campaign, experiment=EXPERIMENT, perf_freq_hz=perf_freq_hz)
     if testbed_name:
-        run_configs(testbed.attach(testbed_name), list(configs), **kwargs)
+        tb = testbed.attach(testbed_name)
+        try:
+            run_configs(tb, list(configs), **kwargs)
+        finally:  # the testbed stays up; the settings this campaign changed do not
+            tb.journal.restore()
     else:
         with testbed.embedded(f"nb{os.getpid() % 10**6}") as tb:
             run_configs(tb, list(configs), **kwargs)

@@ -137,3 +137,26 @@ def test_cli_run_prints_summary_and_cleans_up(state_dir, tmp_path):
     assert json.loads((Path(run_dir) / "manifest.json").read_text())["status"] == "ok"
     assert not [n for n in LocalHost().run(["ip", "netns", "list"]).stdout.split() if n.startswith("hostnet-r")]
     assert list(state_dir.glob("*.json")) == []
+
+
+def test_run_on_a_persistent_testbed_restores_its_settings(state_dir, tmp_path):
+    env = {**os.environ, "HOSTNET_STATE_DIR": str(state_dir)}
+    name = _name("ps")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "hostnet.cli", *args], capture_output=True, text=True,
+                              timeout=120, cwd=REPO, env=env)
+    assert cli("testbed", "up", "--name", name).returncode == 0
+    try:
+        tb = testbed.attach(name)
+        mtu_before = KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface)
+        out = cli("run", "single-flow", "--config", "all-opts", "--duration", "1", "--warmup", "0",
+                  "--testbed", name, "--runs-dir", str(tmp_path), "--quiet")
+        assert out.returncode == 0, out.stderr
+        assert KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface) == mtu_before
+        assert testbed.stale() == []  # persistent: not mistaken for a crashed session's leftovers
+        assert "persistent testbed kept up" in cli("restore", "--name", name).stdout
+        assert netns_exists(testbed.EmbeddedLayout(name).netns["sender"])
+    finally:
+        assert cli("testbed", "down", "--name", name).returncode == 0
+    assert not netns_exists(testbed.EmbeddedLayout(name).netns["sender"])
