@@ -80,6 +80,8 @@ def test_ntuple_rules_are_created_and_deleted_on_restore(tmp_path):
     assert j.entries()[0]["prior"] == "absent"
     NtupleRule().write(host, "eth1/7", j.entries()[0]["prior"])  # what restore does
     assert ["ethtool", "-N", "eth1", "delete", "7"] in host.commands and not state["present"]
+    veth = ethtool_returning("", rc=1, err=fixture_text("ethtool_n_veth.txt"))
+    assert NtupleRule().read(veth, "veth0/1") == "absent"
     for bad in ("flow-type tcp4 dst-ip 1.2.3.999", "dst-port 5201", "flow-type tcp4 action 1; reboot"):
         with pytest.raises(KnobError):
             NtupleRule().validate("eth1/7", bad)
