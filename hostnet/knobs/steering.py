@@ -10,7 +10,6 @@ import re
 from ..hosts import Host
 from .base import Knob, KnobError
 
-_KEY = re.compile(r"^[\w.-]{1,15}/rx-\d+$")
 
 
 def cpu_mask(cpus) -> str:
@@ -22,12 +21,15 @@ def cpu_mask(cpus) -> str:
 
 
 class _QueueFile(Knob):
+    """A file per queue under /sys/class/net/IFACE/queues/; key "IFACE/rx-N" (or tx-N)."""
+
     scope = "device"
     filename = ""
+    direction = "rx"
 
     def path(self, key: str) -> str:
-        if not _KEY.match(key):
-            raise KnobError(f"{self.name}: key must look like IFACE/rx-N, not {key!r}")
+        if not re.fullmatch(rf"[\w.-]{{1,15}}/{self.direction}-\d+", key):
+            raise KnobError(f"{self.name}: key must look like IFACE/{self.direction}-N, not {key!r}")
         iface, queue = key.split("/")
         return f"/sys/class/net/{iface}/queues/{queue}/{self.filename}"
 

@@ -8,7 +8,6 @@ from .base import Knob, KnobError
 from .steering import RpsCpus
 
 _CPU_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-_TX_KEY = re.compile(r"^[\w.-]{1,15}/tx-\d+$")
 
 
 class XpsCpus(RpsCpus):
@@ -16,12 +15,7 @@ class XpsCpus(RpsCpus):
 
     name = "xps_cpus"
     filename = "xps_cpus"
-
-    def path(self, key: str) -> str:
-        if not _TX_KEY.match(key):
-            raise KnobError(f"{self.name}: key must look like IFACE/tx-N, not {key!r}")
-        iface, queue = key.split("/")
-        return f"/sys/class/net/{iface}/queues/{queue}/xps_cpus"
+    direction = "tx"
 
 
 def parse_cpu_list(text: str) -> list[int]:
