@@ -10,7 +10,9 @@ from pathlib import Path
 from . import analysis, config as stackconfig, store, testbed
 from .hosts import LocalHost
 
-EXPERIMENTS = ("single-flow",)
+# experiment name -> traffic pattern
+EXPERIMENTS = {"single-flow": "single", "one-to-one": "one-to-one", "incast": "incast", "outcast": "outcast",
+               "all-to-all": "all-to-all"}
 
 
 def _die(msg: str) -> None:
@@ -30,10 +32,11 @@ def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
 def cmd_testbed(args) -> int:
     if args.action == "up":
         _require_live(("ip",))
-        tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True)
-        print(f"testbed {tb.name} is up: sender {tb.sender.ip} ({tb.sender.host.name} ns "
-              f"{tb.sender.host.netns}, CPUs {tb.sender.cpus}) -> receiver {tb.receiver.ip} "
-              f"(ns {tb.receiver.host.netns}, CPUs {tb.receiver.cpus})")
+        tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
+                        n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh)
+        print(f"testbed {tb.name} is up ({'; '.join(tb.notes)}):")
+        for e in tb.endpoints.values():
+            print(f"  {e.role:<10} {e.ip:<13} {e.iface:<14} CPUs {e.cpus}  via {e.host.describe()['kind']}")
     elif args.action == "status":
         rows = testbed.status()
         if not rows:
@@ -60,12 +63,14 @@ def _print_summary(runs: list[Path]) -> None:
             print(f"  error: {m.get('error')}")
             print(f"  run directory: {run}")
             continue
-        import pandas as pd
-        t = pd.read_csv(run / "tidy.csv")
+        t = store.read_tidy(run)
 
         def v(metric, side, t=t):
             return float(t[(t.metric == metric) & (t.side == side)].value.iloc[0])
-        print(f"  throughput        {v('throughput_gbps', 'both'):7.2f} Gbit/s")
+        print(f"  throughput        {v('throughput_gbps', 'both'):7.2f} Gbit/s  ({m['cores']})")
+        flows = t[t.metric == "flow_throughput_gbps"]
+        if len(flows) > 1:
+            print("  per flow          " + ", ".join(f"#{r.flow} {r.value:.2f}" for r in flows.itertuples()))
         print(f"  CPU sender        {v('cpu_util_pct', 'sender'):7.1f} %   receiver "
               f"{v('cpu_util_pct', 'receiver'):6.1f} %  (bottleneck: {m['bottleneck']})")
         print(f"  throughput/core   {v('tpc_gbps', 'both'):7.2f} Gbit/s")
@@ -87,11 +92,14 @@ def cmd_run(args) -> int:
             raise ValueError("duration must be > 0 s, warm-up >= 0 s and repetitions >= 1")
     except ValueError as exc:
         _die(str(exc))
-    _require_live()
+    pattern = EXPERIMENTS[args.experiment]
+    if pattern == "single" and args.flows != 1:
+        _die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
+    _require_live(("ip", "iperf3", "perf", "ethtool") + (("sshd", "nc") if args.ssh else ()))
     campaign = args.campaign or store.new_campaign_id(args.experiment, "embedded")
     kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
                   runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
-                  perf_freq_hz=args.perf_freq, progress=not args.quiet)
+                  perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows)
     if args.testbed:
         tb = testbed.attach(args.testbed)
         with testbed.raise_on_sigterm():
@@ -102,7 +110,8 @@ def cmd_run(args) -> int:
                 if problems:
                     print("hostnet: could not restore: " + "; ".join(problems), file=sys.stderr)
     else:
-        with testbed.embedded(f"r{os.getpid() % 10**7}") as tb:
+        with testbed.embedded(f"r{os.getpid() % 10**7}", n_senders=args.senders, n_receivers=args.receivers,
+                              ssh=args.ssh) as tb:
             runs = run_configs(tb, args.config, **kwargs)
     _print_summary(runs)
     return 0 if runs else 1
@@ -146,10 +155,17 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--name", default="default", help="1-8 lowercase letters/digits (default: default)")
     t.add_argument("--sender-cpus", type=int, nargs="+", default=[0])
     t.add_argument("--receiver-cpus", type=int, nargs="+", default=[1])
+    t.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
+    t.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
+    t.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
     t.set_defaults(func=cmd_testbed)
 
     r = sub.add_parser("run", help="run an experiment on the embedded testbed")
-    r.add_argument("experiment", choices=EXPERIMENTS)
+    r.add_argument("experiment", choices=list(EXPERIMENTS), help="the traffic pattern (the paper's Fig. 2)")
+    r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")
+    r.add_argument("--senders", type=int, default=1, help="sender namespaces of a fresh testbed (bridge when > 1)")
+    r.add_argument("--receivers", type=int, default=1, help="receiver namespaces of a fresh testbed")
+    r.add_argument("--ssh", action="store_true", help="drive a fresh testbed's endpoints over SSH (sshd per namespace)")
     r.add_argument("--config", nargs="+", default=["all-opts"], metavar="NAME",
                    help=f"one or more of: {', '.join(stackconfig.CONFIGS)}")
     r.add_argument("--duration", type=int, default=5, help="measured seconds per point")

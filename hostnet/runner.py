@@ -6,6 +6,7 @@ import platform
 import time
 import traceback
 import uuid
+from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
@@ -20,15 +21,20 @@ from .parsers.procstat import parse_proc_stat
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .store import RunDir
 from .testbed import Testbed
-from .workloads import LongFlow
+from .workloads import Flow, LongFlows, cores_note
 
 REQUIRED_TOOLS = {"roles": ["iperf3"], "machines": ["perf"]}
 # Time between stopping the probes and the end of iperf3's run, and after its warm-up,
-# so the window lies inside the steady state of the flow.
+# so the window lies inside the steady state of the flows.
 EDGE_S = 0.25
+READY_TIMEOUT_S = 10.0
 
 
 class PreflightError(RuntimeError):
+    pass
+
+
+class RunFailed(RuntimeError):
     pass
 
 
@@ -53,126 +59,170 @@ def preflight(tb: Testbed) -> dict:
     return versions
 
 
-def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlow, *, runs_dir,
+def plan_flows(tb: Testbed, workload: LongFlows) -> list[Flow]:
+    return workload.flows([(e.role, e.cpus) for e in tb.senders], [(e.role, e.cpus) for e in tb.receivers])
+
+
+def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
+    """{side: {machine: CPUs}}: the cores each side's applications and receive processing use."""
+    out: dict[str, dict[str, set[int]]] = {"sender": defaultdict(set), "receiver": defaultdict(set)}
+    for f in flows:
+        out["sender"][tb.endpoints[f.sender].machine].add(f.sender_cpu)
+        out["receiver"][tb.endpoints[f.receiver].machine].add(f.receiver_cpu)
+    return out
+
+
+def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
+    """Every server listens before any client starts (a client racing its server fails)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    pending = {f.index: f for f in flows}
+    while pending:
+        for f in list(pending.values()):
+            ep = tb.endpoints[f.receiver]
+            res = ep.host.run(["ss", "-Hltn", f"src {ep.ip}:{f.port}"], check=False)
+            if res.stdout.strip():
+                del pending[f.index]
+            elif servers[f.index].poll() is not None:
+                raise HostError(f"iperf3 server for flow {f.index} exited at start: "
+                                f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
+        if pending and time.monotonic() > deadline:
+            raise HostError(f"iperf3 servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
+        if pending:
+            time.sleep(0.05)
+
+
+def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows, *, runs_dir,
               campaign: str, repetition: int = 0, experiment: str = "single-flow",
               perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None) -> Path:
-    """Apply cfg whole, run the workload, probe one shared window, write one run directory.
+    """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
 
     Any failure still leaves a run directory, with status "failed" and the tool's error.
     """
     versions = versions or preflight(tb)
-    run_id = f"{cfg.name.replace('+', '_')}-r{repetition}-{uuid.uuid4().hex[:6]}"
+    flows = plan_flows(tb, workload)
+    cpus = side_cpus(tb, flows)
+    run_id = f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
     rd = RunDir(runs_dir, campaign, run_id)
     rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind),
                        repetition=repetition, workload=workload.describe(), testbed=tb.describe(),
+                       flows=[f.__dict__ for f in flows], cores=cores_note(flows),
+                       side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
                        versions=versions, controller=platform.node(),
                        probes={"perf": {"event": "cpu-clock", "freq_hz": perf_freq_hz,
                                         "mode": "timer (no hardware PMU assumed)"}})
-    procs = []
+    servers: dict[int, object] = {}
+    clients: dict[int, object] = {}
     try:
         rd.manifest["applied"] = stackconfig.apply(tb, cfg)
-        s, r = tb.sender, tb.receiver
-        server = r.host.start(workload.server_argv(r.ip, r.cpus[0]))
-        procs.append(server)
-        time.sleep(0.3)
-        if server.poll() is not None:
-            raise HostError(f"iperf3 server exited at start: {server.stderr().strip() or server.stdout().strip()}")
-        client = s.host.start(workload.client_argv(r.ip, s.cpus[0]))
-        procs.append(client)
+        for f in flows:
+            ep = tb.endpoints[f.receiver]
+            servers[f.index] = ep.host.start(workload.server_argv(f, ep.ip))
+        _wait_listening(tb, flows, servers)
         t0 = time.time()
+        for f in flows:
+            clients[f.index] = tb.endpoints[f.sender].host.start(workload.client_argv(f, tb.endpoints[f.receiver].ip))
         probes = {m: (ProcStatProbe(), LoadProbe(), PerfProbe(perf_freq_hz)) for m in tb.machines}
-        time.sleep(workload.warmup_s + EDGE_S)
+        time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
         win_start = time.time()
         for m, ps in probes.items():
             for p in ps:
                 p.start(tb.machines[m])
-        perf_started = time.time()
         time.sleep(max(0.0, t0 + workload.total_s() - EDGE_S - time.time()))
-        raw: dict[str, dict[str, str]] = {}
         win_end = time.time()
+        raw: dict[str, dict[str, str]] = {}
         for m, ps in probes.items():
             raw[m] = {}
             for p in ps:
                 raw[m].update(p.stop(tb.machines[m]))
-        client.wait(timeout=workload.total_s() + 30)
-        server.wait(timeout=10)
+        for i, c in clients.items():
+            c.wait(timeout=workload.total_s() + 30)
+            servers[i].wait(timeout=10)
         rd.manifest["window"] = {"start": win_start, "end": win_end, "seconds": win_end - win_start,
-                                 "perf_started": perf_started, "client_started": t0}
-        rd.write_raw("iperf3_client.json", client.stdout())
-        rd.write_raw("iperf3_client.stderr.txt", client.stderr())
-        rd.write_raw("iperf3_server.txt", server.stdout() + server.stderr())
+                                 "clients_started": t0}
+        for f in flows:
+            rd.write_raw(f"iperf3_client_{f.index}.json", clients[f.index].stdout())
+            rd.write_raw(f"iperf3_client_{f.index}.stderr.txt", clients[f.index].stderr())
+            rd.write_raw(f"iperf3_server_{f.index}.txt", servers[f.index].stdout() + servers[f.index].stderr())
         for m, files in raw.items():
             for name, text in files.items():
                 rd.write_raw(f"{m}.{name}", text)
-        our_pids = [p.pid for p in procs] + [os.getpid()] + [
+        our_pids = [os.getpid()] + [p.pid for p in (*servers.values(), *clients.values())] + [
             pid for ps in probes.values() for p in ps for pid in getattr(p, "pids", [])]
-        tidy = _analyse(tb, cfg, rd, raw, our_pids, kernel=next(iter(versions.values()))["kernel"])
+        kernel = next(iter(versions.values()))["kernel"]
+        tidy = _analyse(cfg, rd, flows, cpus, raw, our_pids, kernel)
         return rd.finish("ok", tidy)
     except BaseException as exc:  # failed points still leave a readable run directory
         rd.manifest["traceback"] = traceback.format_exc()
-        for i, p in enumerate(procs):
-            p.stop()
-            rd.write_raw(f"proc{i}.output.txt", " ".join(p.argv) + "\n" + p.stdout() + p.stderr())
+        for name, group in (("server", servers), ("client", clients)):
+            for i, p in group.items():
+                p.stop()
+                rd.write_raw(f"{name}{i}.output.txt", " ".join(p.argv) + "\n" + p.stdout() + p.stderr())
         path = rd.finish("failed", error=f"{type(exc).__name__}: {exc}")
         if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError)):
             raise RunFailed(f"{exc} (run directory: {path})") from exc
         raise
     finally:
-        for p in procs:
+        for p in (*servers.values(), *clients.values()):
             p.close()
 
 
-class RunFailed(RuntimeError):
-    pass
-
-
-def _analyse(tb: Testbed, cfg, rd: RunDir, raw: dict, our_pids, kernel: str) -> pd.DataFrame:
-    ip = parse_iperf3((rd.path / "raw" / "iperf3_client.json").read_text())
-    gbps = ip.received_bps / 1e9
+def _analyse(cfg, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict, our_pids, kernel: str) -> pd.DataFrame:
     tax = taxonomy.load(taxonomy.series_for(kernel))
     rows = []
     m = rd.manifest
 
-    def add(side, metric, value, category=""):
+    def add(side, metric, value, category="", flow=""):
         rows.append({"run_id": m["run_id"], "campaign": m["campaign"], "experiment": m["experiment"],
                      "config": cfg.name, "repetition": m["repetition"], "side": side, "metric": metric,
-                     "category": category, "value": value})
+                     "category": category, "flow": flow, "value": value})
 
-    add("both", "throughput_gbps", gbps)
-    add("sender", "retransmits_count", ip.retransmits)
-    add("sender", "tool_cpu_pct", ip.sender_cpu_pct)
-    add("receiver", "tool_cpu_pct", ip.receiver_cpu_pct)
-    busy = {}
-    load_notes = {}
-    for role, ep in tb.endpoints.items():
-        files = raw[ep.machine]
-        before = parse_proc_stat(files["proc_stat_before.txt"], "proc_stat_before.txt")
-        after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
-        util = analysis.side_utilization(before, after, ep.cpus)
-        busy[role] = util["busy_pct"]
-        add(role, "cpu_util_pct", util["busy_pct"])
+    total = retrans = 0.0
+    for f in flows:
+        name = f"iperf3_client_{f.index}.json"
+        ip = parse_iperf3((rd.path / "raw" / name).read_text(), name)
+        total += ip.received_bps / 1e9
+        retrans += ip.retransmits or 0
+        add("flow", "flow_throughput_gbps", ip.received_bps / 1e9, flow=str(f.index))
+        add("flow", "flow_retransmits_count", ip.retransmits, flow=str(f.index))
+    add("both", "throughput_gbps", total)
+    add("both", "flow_count", len(flows))
+    add("sender", "retransmits_count", retrans)
+    busy: dict[str, float] = {}
+    for side, machines in cpus.items():
+        util: dict[str, float] = defaultdict(float)
+        records = []
+        for machine, cpu_set in machines.items():
+            files = raw[machine]
+            before = parse_proc_stat(files["proc_stat_before.txt"], "proc_stat_before.txt")
+            after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
+            for k, v in analysis.side_utilization(before, after, cpu_set).items():
+                util[k] += v
+            records += [(r, cpu_set) for r in parse_perf_report(files["perf_report.txt"])]
+        busy[side] = util["busy_pct"]
+        add(side, "cpu_util_pct", util["busy_pct"])
+        add(side, "cores_count", sum(len(c) for c in machines.values()))
         for f in ("user", "system", "softirq", "irq"):
-            add(role, f"cpu_{f}_pct", util[f"{f}_pct"])
-        bd = analysis.breakdown(parse_perf_report(files["perf_report.txt"]), ep.cpus, tax, ["iperf3"])
+            add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
+        # perf rows of this side's CPUs on each of its machines
+        mine = [r for r, cpu_set in records if r.cpu in cpu_set]
+        bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, ["iperf3"])
         for cat, pct in bd["pct"].items():
-            add(role, "breakdown_pct", pct, cat)
-        add(role, "perf_busy_samples_count", bd["busy_samples"])
-        add(role, "perf_foreign_samples_count", bd["foreign_samples"])
-        m.setdefault("top_symbols", {})[role] = bd["top_symbols"]
+            add(side, "breakdown_pct", pct, cat)
+        add(side, "perf_busy_samples_count", bd["busy_samples"])
+        add(side, "perf_foreign_samples_count", bd["foreign_samples"])
+        m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
+    load_notes = {}
     for machine, files in raw.items():
         load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]),
                                      parse_snapshot(files["pids_after.txt"]), our_pids,
-                                     int(files["clk_tck.txt"].strip() or 100), m_window(m))
+                                     int(files["clk_tck.txt"].strip() or 100), float(m["window"]["seconds"]))
         load_notes[machine] = load
         add("machine:" + machine, "foreign_cpu_pct", load["foreign_cpu_pct"])
     m["load"] = load_notes
     m["contaminated"] = any(v["contaminated"] for v in load_notes.values())
-    side, tpc = analysis.throughput_per_core(gbps, busy)
+    side, tpc = analysis.throughput_per_core(total, busy)
     m["bottleneck"] = side
     m["taxonomy"] = tax.version
     add("both", "tpc_gbps", tpc)
     return pd.DataFrame(rows)
 
-
-def m_window(manifest: dict) -> float:
-    return float(manifest["window"]["seconds"])

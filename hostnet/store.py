@@ -5,7 +5,9 @@ Layout: <runs_dir>/<campaign>/<run_id>/
                   window, status ("ok" | "failed"), error
   raw/            every probe's and tool's output, verbatim
   tidy.csv        long form: run_id, campaign, experiment, config, repetition, side,
-                  metric (unit in the name), category, value   (only when status is ok)
+                  metric (unit in the name), category, flow, value   (only when status is ok)
+Schema history: 1 = one flow per run (no "flow" column); 2 = flows (per-flow rows, side "flow").
+Older runs are upgraded on load, never rewritten.
 A run is built in "<run_id>.partial" and renamed into place when complete, so a reader
 never sees a half-written run.
 """
@@ -22,9 +24,9 @@ import pandas as pd
 
 from . import __version__
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TIDY_COLUMNS = ["run_id", "campaign", "experiment", "config", "repetition", "side", "metric",
-                "category", "value"]
+                "category", "flow", "value"]
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -75,11 +77,30 @@ class RunDir:
         return self.final
 
 
-def load_manifest(run: Path) -> dict:
-    manifest = json.loads((Path(run) / "manifest.json").read_text())
-    if manifest.get("schema") != SCHEMA_VERSION:
-        raise ValueError(f"{run}: manifest schema {manifest.get('schema')} (this hostnet reads {SCHEMA_VERSION})")
+def upgrade_manifest(manifest: dict) -> dict:
+    """Bring an older manifest to SCHEMA_VERSION (in memory)."""
+    if manifest.get("schema") == 1:
+        wl = manifest.get("workload", {})
+        manifest = {**manifest, "schema": 2,
+                    "workload": {**wl, "kind": "long_flows", "pattern": "single", "n": 1},
+                    "flows": [{"index": 0, "sender": "sender", "receiver": "receiver", "port": wl.get("port")}]}
     return manifest
+
+
+def load_manifest(run: Path) -> dict:
+    manifest = upgrade_manifest(json.loads((Path(run) / "manifest.json").read_text()))
+    if manifest.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"{run}: manifest schema {manifest.get('schema')} (this hostnet reads up to {SCHEMA_VERSION})")
+    return manifest
+
+
+def read_tidy(run: Path) -> pd.DataFrame:
+    """A run's tidy table; schema-1 tables get an empty flow column."""
+    t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
+                    na_values={"value": [""]})
+    if "flow" not in t.columns:
+        t["flow"] = ""
+    return t[TIDY_COLUMNS]
 
 
 def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[Path]:
@@ -107,8 +128,7 @@ def latest_campaign(runs_dir, experiment: str) -> str:
 
 def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = None) -> pd.DataFrame:
     """Concatenate the tidy tables of every successful run (failed runs have none)."""
-    frames = [pd.read_csv(r / "tidy.csv") for r in list_runs(runs_dir, campaign, experiment)
-              if (r / "tidy.csv").exists()]
+    frames = [read_tidy(r) for r in list_runs(runs_dir, campaign, experiment) if (r / "tidy.csv").exists()]
     if not frames:
         return pd.DataFrame(columns=TIDY_COLUMNS)
     return pd.concat(frames, ignore_index=True)

@@ -10,7 +10,7 @@ from tqdm.auto import tqdm
 from . import config as stackconfig
 from .runner import RunFailed, preflight, run_point
 from .testbed import Testbed
-from .workloads import LongFlow
+from .workloads import LongFlows
 
 
 def plan(configs, repetitions: int, seed: int = 0) -> list[tuple[str, int]]:
@@ -23,10 +23,11 @@ def plan(configs, repetitions: int, seed: int = 0) -> list[tuple[str, int]]:
 
 def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetitions: int,
                 runs_dir, campaign: str, experiment: str = "single-flow", seed: int = 0,
-                perf_freq_hz: int = 999, progress: bool = True) -> list[Path]:
+                perf_freq_hz: int = 999, progress: bool = True, pattern: str = "single",
+                flows: int = 1) -> list[Path]:
     """Run every (config, repetition); a failed point is recorded and the sweep goes on."""
     cfgs = {c: stackconfig.get_config(c) for c in configs}  # validate all before touching hosts
-    workload = LongFlow(duration_s, warmup_s)
+    workload = LongFlows(duration_s, warmup_s, pattern=pattern, n=flows)
     versions = preflight(tb)
     done: list[Path] = []
     for name, rep in tqdm(plan(configs, repetitions, seed), disable=not progress, desc=campaign):

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +56,14 @@ class Testbed:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def senders(self) -> list[Endpoint]:
+        return [e for r, e in self.endpoints.items() if role_kind(r) == "sender"]
+
+    @property
+    def receivers(self) -> list[Endpoint]:
+        return [e for r, e in self.endpoints.items() if role_kind(r) == "receiver"]
+
+    @property
     def sender(self) -> Endpoint:
         return self.endpoints["sender"]
 
@@ -68,29 +77,70 @@ class Testbed:
                 "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes}
 
 
+def role_name(kind: str, index: int) -> str:
+    """"sender", "sender1", "sender2", ... (index 0 keeps the plain name)."""
+    return kind if index == 0 else f"{kind}{index}"
+
+
+def role_kind(role: str) -> str:
+    return role.rstrip("0123456789")
+
+
 @dataclass
 class EmbeddedLayout:
-    """Names and addresses of one embedded testbed; unique per testbed name."""
+    """Names and addresses of one embedded testbed; unique per testbed name.
+
+    One sender and one receiver are joined by a veth pair; more hosts hang off a bridge in a
+    namespace of its own (a switch). Sender i is 198.18.0.(1+2i), receiver j 198.18.0.(2+2j).
+    """
 
     name: str
     sender_cpus: list[int] = field(default_factory=lambda: [0])
     receiver_cpus: list[int] = field(default_factory=lambda: [1])
+    n_senders: int = 1
+    n_receivers: int = 1
+    ssh: bool = False
 
     def __post_init__(self):
         if not NAME_RE.match(self.name):
             raise TestbedError(f"testbed name {self.name!r}: use 1-8 lowercase letters or digits")
+        if not (1 <= self.n_senders <= 9 and 1 <= self.n_receivers <= 9):
+            raise TestbedError("an embedded testbed has 1-9 senders and 1-9 receivers")
+
+    @property
+    def roles(self) -> list[str]:
+        return ([role_name("sender", i) for i in range(self.n_senders)]
+                + [role_name("receiver", j) for j in range(self.n_receivers)])
+
+    @property
+    def bridged(self) -> bool:
+        return self.n_senders + self.n_receivers > 2
+
+    def _index(self, role: str) -> int:
+        return int(role[len(role_kind(role)):] or 0)
 
     @property
     def netns(self) -> dict[str, str]:
-        return {"sender": f"hostnet-{self.name}-snd", "receiver": f"hostnet-{self.name}-rcv"}
+        short = {"sender": "snd", "receiver": "rcv"}
+        out = {r: f"hostnet-{self.name}-{short[role_kind(r)]}{r[len(role_kind(r)):]}" for r in self.roles}
+        if self.bridged:
+            out["switch"] = f"hostnet-{self.name}-sw"
+        return out
 
     @property
     def ifaces(self) -> dict[str, str]:
-        return {"sender": f"hn{self.name}s", "receiver": f"hn{self.name}r"}
+        return {r: f"hn{self.name}{role_kind(r)[0]}{r[len(role_kind(r)):]}" for r in self.roles}
+
+    def switch_port(self, role: str) -> str:
+        return self.ifaces[role] + "b"
 
     @property
     def ips(self) -> dict[str, str]:
-        return {"sender": f"{SUBNET_PREFIX}.1", "receiver": f"{SUBNET_PREFIX}.2"}
+        return {r: f"{SUBNET_PREFIX}.{(1 if role_kind(r) == 'sender' else 2) + 2 * self._index(r)}"
+                for r in self.roles}
+
+    def cpus(self, role: str) -> list[int]:
+        return self.sender_cpus if role_kind(role) == "sender" else self.receiver_cpus
 
 
 def _state_file(name: str) -> Path:
@@ -109,15 +159,25 @@ def _tag(name: str) -> ProcessTag:
 def _build(layout: EmbeddedLayout) -> Testbed:
     tag = _tag(layout.name)
     local = LocalHost("root-ns", tag=tag)
-    cpus = {"sender": layout.sender_cpus, "receiver": layout.receiver_cpus}
-    endpoints = {
-        role: Endpoint(role, NetnsHost(layout.netns[role], name=role, tag=tag), layout.ifaces[role],
-                       layout.ips[role], cpus[role], machine="local")
-        for role in ("sender", "receiver")}
-    return Testbed(layout.name, "embedded", endpoints, {"local": local},
-                   Journal(_journal_file(layout.name)),
-                   notes=["veth pair between two network namespaces on one machine; "
-                          "RPS on each veth rx queue stands in for NIC IRQ steering"])
+    endpoints = {}
+    for role in layout.roles:
+        if layout.ssh:
+            from .sshd import ssh_host
+            host = ssh_host(_ssh_dir(layout.name), layout.netns[role], layout.ips[role], role, tag)
+        else:
+            host = NetnsHost(layout.netns[role], name=role, tag=tag)
+        endpoints[role] = Endpoint(role, host, layout.ifaces[role], layout.ips[role], layout.cpus(role),
+                                   machine="local")
+    notes = ["network namespaces on one machine joined by " + ("a bridge (its own namespace)" if layout.bridged
+             else "a veth pair") + "; RPS on each veth rx queue stands in for NIC IRQ steering"]
+    if layout.ssh:
+        notes.append("endpoints are driven over SSH (an sshd in each namespace)")
+    return Testbed(layout.name, "embedded", endpoints, {"local": local}, Journal(_journal_file(layout.name)),
+                   notes=notes)
+
+
+def _ssh_dir(name: str) -> Path:
+    return state_dir() / f"{name}-ssh"
 
 
 def check_cpus(layout: EmbeddedLayout) -> None:
@@ -129,21 +189,25 @@ def check_cpus(layout: EmbeddedLayout) -> None:
         raise TestbedError("sender and receiver CPUs overlap; give each side its own CPUs")
 
 
-def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: bool = False) -> Testbed:
-    """Create the namespaces and veth pair. Refuses a name already in use.
+def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: bool = False,
+       n_senders: int = 1, n_receivers: int = 1, ssh: bool = False) -> Testbed:
+    """Create the namespaces and links. Refuses a name already in use.
 
     persistent: brought up by `hostnet testbed up`, meant to outlive this process; it is only
     removed by `hostnet testbed down` (a restore keeps its namespaces).
+    ssh: run an sshd in every endpoint namespace and drive the endpoints through SshHost, as
+    real servers would be.
     """
-    layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus))
+    layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus), n_senders, n_receivers, ssh)
     check_cpus(layout)
     if os.geteuid() != 0:
         raise TestbedError("the embedded testbed needs root (network namespaces); run as root")
     if _state_file(name).exists() or any(netns_exists(n) for n in layout.netns.values()):
         raise TestbedError(f"testbed {name!r} is already up; use it, or `hostnet testbed down {name}`")
-    local = LocalHost("root-ns")
-    if not local.which("ip"):
-        raise TestbedError("iproute2 (ip) is not installed; run `make install`")
+    local = LocalHost("root-ns", tag=_tag(name))
+    for tool in ("ip",) + (("sshd", "ssh-keygen", "nc") if ssh else ()):
+        if not (local.which(tool) or Path("/usr/sbin", tool).exists()):
+            raise TestbedError(f"{tool} is not installed; run `make install`")
     state_dir().mkdir(parents=True, exist_ok=True)
     # The owner (this process, identified by PID and start time) lets `hostnet restore` tell a
     # testbed whose controller died from one that is still in use.
@@ -153,20 +217,38 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
                                "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
     os.replace(tmp, _state_file(name))  # a reader never sees half a state file
     try:
-        s, r = layout.ifaces["sender"], layout.ifaces["receiver"]
-        for ns in layout.netns.values():
-            local.run(["ip", "netns", "add", ns])
-        local.run(["ip", "link", "add", s, "type", "veth", "peer", "name", r])
-        for role in ("sender", "receiver"):
-            ns, iface = layout.netns[role], layout.ifaces[role]
-            local.run(["ip", "link", "set", iface, "netns", ns])
-            local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
-            local.run(["ip", "-n", ns, "link", "set", "lo", "up"])
-            local.run(["ip", "-n", ns, "link", "set", iface, "up"])
+        _create_links(local, layout)
+        if ssh:
+            from .sshd import start_sshds
+            start_sshds(local, _ssh_dir(name), {r: (layout.netns[r], layout.ips[r]) for r in layout.roles})
     except BaseException:
         down(name)
         raise
     return _build(layout)
+
+
+def _create_links(local: LocalHost, layout: EmbeddedLayout) -> None:
+    for ns in layout.netns.values():
+        local.run(["ip", "netns", "add", ns])
+        local.run(["ip", "-n", ns, "link", "set", "lo", "up"])
+    if layout.bridged:
+        sw = layout.netns["switch"]
+        local.run(["ip", "-n", sw, "link", "add", "br0", "type", "bridge"])
+        local.run(["ip", "-n", sw, "link", "set", "br0", "up"])
+        for role in layout.roles:
+            iface, port = layout.ifaces[role], layout.switch_port(role)
+            local.run(["ip", "link", "add", iface, "type", "veth", "peer", "name", port])
+            local.run(["ip", "link", "set", port, "netns", sw])
+            local.run(["ip", "-n", sw, "link", "set", port, "master", "br0"])
+            local.run(["ip", "-n", sw, "link", "set", port, "up"])
+    else:
+        local.run(["ip", "link", "add", layout.ifaces["sender"], "type", "veth", "peer", "name",
+                   layout.ifaces["receiver"]])
+    for role in layout.roles:
+        ns, iface = layout.netns[role], layout.ifaces[role]
+        local.run(["ip", "link", "set", iface, "netns", ns])
+        local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
+        local.run(["ip", "-n", ns, "link", "set", iface, "up"])
 
 
 def attach(name: str = "default") -> Testbed:
@@ -214,8 +296,8 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
     problems = restore_journal(_journal_file(name))
     if keep_namespaces:
         return problems
-    # A controller killed between creating the veth pair and moving it leaves it in the root namespace.
-    for iface in layout.ifaces.values():
+    # A controller killed between creating a veth pair and moving it leaves it in the root namespace.
+    for iface in list(layout.ifaces.values()) + [layout.switch_port(r) for r in layout.roles]:
         if Path("/sys/class/net", iface).exists():
             local.run(["ip", "link", "del", iface], check=False)
     for ns in layout.netns.values():
@@ -226,6 +308,7 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
                 problems.append(str(exc))
     if not problems:
         path.unlink(missing_ok=True)
+        shutil.rmtree(_ssh_dir(name), ignore_errors=True)
     return problems
 
 
@@ -256,6 +339,7 @@ def status() -> list[dict]:
             "name": layout.name, "owner_alive": owner_alive(layout.name),
             "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
             "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
+            "ssh": layout.ssh,
             "journaled_changes": len(Journal(journal).entries()) if journal.exists() else 0,
         })
     return rows
@@ -278,10 +362,10 @@ def raise_on_sigterm():
 
 
 @contextlib.contextmanager
-def embedded(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,)):
+def embedded(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), **kwargs):
     """An embedded testbed for the duration of a with-block, always torn down."""
     with raise_on_sigterm():
-        tb = up(name, sender_cpus, receiver_cpus)
+        tb = up(name, sender_cpus, receiver_cpus, **kwargs)
         try:
             yield tb
         finally:

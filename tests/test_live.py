@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from conftest import REPO, live_ready
@@ -68,7 +67,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     assert m["status"] == "ok", m.get("error")
     assert m["window"]["seconds"] == pytest.approx(2 - 2 * runner.EDGE_S, abs=0.6)
     assert m["hostnet"]["version"] and m["versions"]["local"]["kernel"]
-    t = pd.read_csv(path / "tidy.csv")
+    t = store.read_tidy(path)
     gbps = t[t.metric == "throughput_gbps"].value.iloc[0]
     assert gbps > 0.5
     util = t[t.metric == "cpu_util_pct"].set_index("side").value
@@ -78,7 +77,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
         part = bd[bd.side == side]
         assert part.value.sum() == pytest.approx(100.0)
         assert part.set_index("category").value["unclassified"] < 10.0
-    assert "iperf3_client.json" in m["files"] and "local.perf_report.txt" in m["files"]
+    assert "iperf3_client_0.json" in m["files"] and "local.perf_report.txt" in m["files"]
 
 
 def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):

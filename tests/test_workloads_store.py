@@ -9,9 +9,10 @@ from hostnet.workloads import LongFlow
 
 def test_iperf3_argv_pinned_with_warmup_and_cc():
     w = LongFlow(5, 2, "cubic")
-    assert w.client_argv("198.18.0.2", 0) == ["iperf3", "-c", "198.18.0.2", "-p", "5201", "-t", "5",
+    [f] = w.flows([("sender", [0])], [("receiver", [1])])
+    assert w.client_argv(f, "198.18.0.2") == ["iperf3", "-c", "198.18.0.2", "-p", "5201", "-t", "5",
                                              "-O", "2", "-A", "0", "-C", "cubic", "-J"]
-    assert w.server_argv("198.18.0.2", 1) == ["iperf3", "-s", "-1", "-B", "198.18.0.2", "-p", "5201", "-A", "1"]
+    assert w.server_argv(f, "198.18.0.2") == ["iperf3", "-s", "-1", "-B", "198.18.0.2", "-p", "5201", "-A", "1"]
     assert w.total_s() == 7
 
 
@@ -23,7 +24,7 @@ def test_bad_durations(d, wu):
 
 def _row(**kw):
     base = {"run_id": "r", "campaign": "c", "experiment": "single-flow", "config": "tsogro",
-            "repetition": 0, "side": "both", "metric": "throughput_gbps", "category": "", "value": 1.0}
+            "repetition": 0, "side": "both", "metric": "throughput_gbps", "category": "", "flow": "", "value": 1.0}
     return {**base, **kw}
 
 

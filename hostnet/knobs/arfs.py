@@ -10,16 +10,16 @@ import ipaddress
 import re
 
 from ..hosts import Host
-from .base import Knob, KnobError
+from .base import is_count, Knob, KnobError
 
-_KEY = re.compile(r"^([\w.-]{1,15})/(\d+)$")
+_KEY = re.compile(r"^([A-Za-z0-9_.-]{1,15})/([0-9]+)$")
 _FIELDS = {
     "flow-type": lambda v: v in ("tcp4", "udp4", "tcp6", "udp6"),
     "src-ip": lambda v: bool(ipaddress.ip_address(v)),
     "dst-ip": lambda v: bool(ipaddress.ip_address(v)),
-    "src-port": lambda v: v.isdigit() and int(v) < 65536,
-    "dst-port": lambda v: v.isdigit() and int(v) < 65536,
-    "action": lambda v: re.fullmatch(r"-?\d+", v) is not None,
+    "src-port": lambda v: is_count(v) and int(v) < 65536,
+    "dst-port": lambda v: is_count(v) and int(v) < 65536,
+    "action": lambda v: re.fullmatch(r"-?[0-9]+", v) is not None,
 }
 
 

@@ -1,7 +1,14 @@
 """Knob: one host setting that hostnet may change, with read-back verification."""
 from __future__ import annotations
 
+import re
+
 from ..hosts import Host, HostError
+
+
+def is_count(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts '²' and other characters int() refuses."""
+    return re.fullmatch(r"[0-9]+", text) is not None
 
 
 class KnobError(RuntimeError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from ..hosts import Host
-from .base import Knob, KnobError
+from .base import is_count, Knob, KnobError
 
 
 class Mtu(Knob):
@@ -16,7 +16,7 @@ class Mtu(Knob):
         return str(info[0]["mtu"])
 
     def validate(self, key: str, value: str) -> None:
-        if not str(value).isdigit() or not 68 <= int(value) <= 65535:
+        if not is_count(str(value)) or not 68 <= int(value) <= 65535:
             raise KnobError(f"mtu: {value!r} is not an MTU between 68 and 65535")
 
     def _write(self, host: Host, key: str, value: str) -> None:

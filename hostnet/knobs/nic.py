@@ -27,7 +27,7 @@ def parse_ethtool_sections(text: str) -> dict[str, dict[str, str]]:
 
 
 def _count(value: str) -> int | None:
-    return int(value) if re.fullmatch(r"\d+", value or "") else None
+    return int(value) if re.fullmatch(r"[0-9]+", value or "") else None
 
 
 class _EthtoolQueues(Knob):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ..hosts import Host
-from .base import Knob, KnobError
+from .base import is_count, Knob, KnobError
 
 
 
@@ -28,7 +28,7 @@ class _QueueFile(Knob):
     direction = "rx"
 
     def path(self, key: str) -> str:
-        if not re.fullmatch(rf"[\w.-]{{1,15}}/{self.direction}-\d+", key):
+        if not re.fullmatch(rf"[A-Za-z0-9_.-]{{1,15}}/{self.direction}-[0-9]+", key):
             raise KnobError(f"{self.name}: key must look like IFACE/{self.direction}-N, not {key!r}")
         iface, queue = key.split("/")
         return f"/sys/class/net/{iface}/queues/{queue}/{self.filename}"
@@ -57,5 +57,5 @@ class RpsFlowCnt(_QueueFile):
     filename = "rps_flow_cnt"
 
     def validate(self, key: str, value: str) -> None:
-        if not str(value).isdigit():
+        if not is_count(str(value)):
             raise KnobError(f"rps_flow_cnt: {value!r} is not a count")

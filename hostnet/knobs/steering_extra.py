@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 
 from ..hosts import Host, HostError
-from .base import Knob, KnobError
+from .base import is_count, Knob, KnobError
 from .steering import RpsCpus
 
-_CPU_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_CPU_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
 
 
 class XpsCpus(RpsCpus):
@@ -32,10 +32,10 @@ def parse_cpu_list(text: str) -> list[int]:
 
 def queue_irqs(host: Host, iface: str) -> list[int]:
     """The MSI(-X) interrupts of a NIC; empty for virtual devices such as veth."""
-    if not re.fullmatch(r"[\w.-]{1,15}", iface):
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", iface):
         raise KnobError(f"not an interface name: {iface!r}")
     res = host.run(["ls", f"/sys/class/net/{iface}/device/msi_irqs"], check=False)
-    return sorted(int(x) for x in res.stdout.split() if x.isdigit()) if res.returncode == 0 else []
+    return sorted(int(x) for x in res.stdout.split() if is_count(x)) if res.returncode == 0 else []
 
 
 class IrqAffinity(Knob):
@@ -45,7 +45,7 @@ class IrqAffinity(Knob):
     scope = "global"
 
     def _path(self, key: str) -> str:
-        if not str(key).isdigit():
+        if not is_count(str(key)):
             raise KnobError(f"irq_affinity: key must be an IRQ number, not {key!r}")
         return f"/proc/irq/{key}/smp_affinity_list"
 

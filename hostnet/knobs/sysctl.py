@@ -44,8 +44,8 @@ class Sysctl(Knob):
         host.write_text(sysctl_path(key), f"{value}\n")
 
 
-_TRIPLE = re.compile(r"^\d+\s+\d+\s+\d+$")
-_INT = re.compile(r"^\d+$")
+_TRIPLE = re.compile(r"^[0-9]+\s+[0-9]+\s+[0-9]+$")
+_INT = re.compile(r"^[0-9]+$")
 # Value shapes of the sysctls the study sets; others only need to be one line of plain words.
 SHAPES = {
     "net.ipv4.tcp_rmem": _TRIPLE, "net.ipv4.tcp_wmem": _TRIPLE, "net.ipv4.tcp_mem": _TRIPLE,
@@ -55,7 +55,7 @@ SHAPES = {
     "net.core.rps_sock_flow_entries": _INT,
     "net.ipv4.tcp_congestion_control": re.compile(r"^[a-z0-9_]{1,16}$"),
 }
-_PLAIN = re.compile(r"^[\w .,:-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_ .,:-]*$")
 
 
 def _validate_sysctl(key: str, value: str) -> None:
