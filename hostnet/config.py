@@ -73,24 +73,31 @@ def validate(cfg: StackConfig) -> None:
 
 
 def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str | None]]:
-    """(role or machine, knob, key, value) for every knob a point sets. Pure: no host touched."""
-    s, r = tb.sender, tb.receiver
+    """(role, "switch" or "machine:NAME"; knob; key; value) for every knob a point sets.
+
+    Pure: no host touched. Every sender gets the sender-side settings, every receiver the
+    receiver-side ones; a bridged embedded testbed's switch ports follow the MTU.
+    """
     onoff = {True: "on", False: "off"}
-    out: list[tuple[str, object, str, str | None]] = [
-        ("sender", KNOBS["offload.tso"], s.iface, onoff[cfg.tso]),
-        ("sender", KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
-        ("receiver", KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
-        ("sender", KNOBS["mtu"], s.iface, str(cfg.mtu)),
-        ("receiver", KNOBS["mtu"], r.iface, str(cfg.mtu)),
-        ("receiver", KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem),
-    ]
+    out: list[tuple[str, object, str, str | None]] = []
+    for s in tb.senders:
+        out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[cfg.tso]),
+                (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
+                (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
+    for r in tb.receivers:
+        out += [(r.role, KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
+                (r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
+                (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
+    if tb.switch is not None:
+        out += [("switch", KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":
         # Each side's receive processing runs on its own CPUs (RPS), as IRQ affinity would
         # place it on a NIC; without it veth runs the receiver's softirq on the sender's CPU.
-        for ep in (s, r):
+        for ep in tb.senders + tb.receivers:
             out.append((ep.role, KNOBS["rps_cpus"], f"{ep.iface}/rx-0", cpu_mask(ep.cpus)))
-        out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)))
-        out.append(("machine:" + r.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+        for r in tb.receivers:
+            out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)))
+        out.append(("machine:" + tb.receiver.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
                     str(RFS_ENTRIES) if cfg.arfs else None))
     return out
 
@@ -113,4 +120,6 @@ def apply(tb: Testbed, cfg: StackConfig) -> dict:
 
 
 def _host(tb: Testbed, where: str):
+    if where == "switch":
+        return tb.switch
     return tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host

@@ -258,6 +258,12 @@ def host_from_description(desc: dict) -> Host:
         return LocalHost(desc.get("name", "local"))
     if kind == "NetnsHost":
         return NetnsHost(desc["netns"], desc.get("name"))
+    if kind == "SshHost":
+        from .ssh import SshHost
+        return SshHost(desc["address"], user=desc["user"], port=desc["port"], name=desc.get("name"),
+                       key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
+                       proxy_command=desc.get("proxy_command"), sudo=desc.get("sudo"),
+                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False))
     raise HostError(f"cannot rebuild a host of kind {kind!r}")
 
 

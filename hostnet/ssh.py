@@ -186,7 +186,9 @@ class SshHost(Host):
 
     def write_text(self, path: str, text: str) -> None:
         if not self._sftp_ok(path):
-            self.run(["tee", path], input=text)
+            # One write() call: a sysctl or sysfs file takes each write as a whole new value, and
+            # stdin streamed over SSH would arrive in pieces.
+            self.run(["sh", "-c", 'printf %s "$1" > "$2"', "sh", text, path])
             return
         import paramiko
         try:
@@ -200,8 +202,11 @@ class SshHost(Host):
         return res.stdout.strip() or None
 
     def describe(self) -> dict:
+        """Enough to reconnect (e.g. for `hostnet restore`); never a password."""
         return {"name": self.name, "kind": "SshHost", "address": self.address, "user": self.user,
-                "port": self.port}
+                "port": self.port, "key_filename": self.key_filename, "known_hosts": self.known_hosts,
+                "proxy_command": self.proxy_command, "sudo": self.sudo,
+                "insecure_accept_unknown_keys": self.insecure}
 
 
 class _Stdin:

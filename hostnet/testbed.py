@@ -54,6 +54,8 @@ class Testbed:
     machines: dict[str, Host]
     journal: Journal
     notes: list[str] = field(default_factory=list)
+    switch: Host | None = None          # the bridge's namespace on a bridged embedded testbed
+    switch_ports: list[str] = field(default_factory=list)
 
     @property
     def senders(self) -> list[Endpoint]:
@@ -156,6 +158,10 @@ def _tag(name: str) -> ProcessTag:
     return ProcessTag(f"{state_dir()}/{name}")
 
 
+def _infra_tag(name: str) -> ProcessTag:
+    return ProcessTag(f"{state_dir()}/{name}/infra")
+
+
 def _build(layout: EmbeddedLayout) -> Testbed:
     tag = _tag(layout.name)
     local = LocalHost("root-ns", tag=tag)
@@ -172,8 +178,10 @@ def _build(layout: EmbeddedLayout) -> Testbed:
              else "a veth pair") + "; RPS on each veth rx queue stands in for NIC IRQ steering"]
     if layout.ssh:
         notes.append("endpoints are driven over SSH (an sshd in each namespace)")
+    switch = NetnsHost(layout.netns["switch"], name="switch", tag=tag) if layout.bridged else None
     return Testbed(layout.name, "embedded", endpoints, {"local": local}, Journal(_journal_file(layout.name)),
-                   notes=notes)
+                   notes=notes, switch=switch,
+                   switch_ports=[layout.switch_port(r) for r in layout.roles] if layout.bridged else [])
 
 
 def _ssh_dir(name: str) -> Path:
@@ -220,7 +228,9 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
         _create_links(local, layout)
         if ssh:
             from .sshd import start_sshds
-            start_sshds(local, _ssh_dir(name), {r: (layout.netns[r], layout.ips[r]) for r in layout.roles})
+            # The sshds are infrastructure: a restore that keeps the testbed must not stop them.
+            start_sshds(LocalHost("root-ns", tag=_infra_tag(name)), _ssh_dir(name),
+                        {r: (layout.netns[r], layout.ips[r]) for r in layout.roles})
     except BaseException:
         down(name)
         raise
@@ -284,18 +294,20 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
     layout = (EmbeddedLayout(**json.loads(path.read_text())["layout"]) if path.exists()
               else EmbeddedLayout(name))
     local = LocalHost("root-ns")
+    # Settings first, while an SSH testbed's sshds still run; then every process of ours.
+    problems = restore_journal(_journal_file(name))
     _tag(name).kill_all()
+    if keep_namespaces:
+        return problems
+    _infra_tag(name).kill_all()
+    # Whatever else runs inside our namespaces is ours too (e.g. a child that lost its mark).
     for ns in layout.netns.values():
         if netns_exists(ns):
-            pids = local.run(["ip", "netns", "pids", ns], check=False).stdout.split()
-            for pid in pids:
+            for pid in local.run(["ip", "netns", "pids", ns], check=False).stdout.split():
                 try:
                     os.kill(int(pid), signal.SIGKILL)
                 except (ProcessLookupError, ValueError):
                     pass
-    problems = restore_journal(_journal_file(name))
-    if keep_namespaces:
-        return problems
     # A controller killed between creating a veth pair and moving it leaves it in the root namespace.
     for iface in list(layout.ifaces.values()) + [layout.switch_port(r) for r in layout.roles]:
         if Path("/sys/class/net", iface).exists():

@@ -98,7 +98,7 @@ def test_ladder_forwards_and_backwards_sees_the_same_state(state_dir):
 
 
 def _host(tb, where):
-    return tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host
+    return sc._host(tb, where)
 
 
 def test_management_interface_of_root_namespace_is_refused(state_dir):

@@ -1,0 +1,43 @@
+"""Traffic patterns on the embedded testbed, through SshHost as on real servers."""
+import os
+
+import pytest
+
+from conftest import live_ready
+from hostnet import config as sc, runner, store, testbed
+from hostnet.workloads import LongFlows
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
+
+
+def _check(path, expected_flows):
+    m = store.load_manifest(path)
+    assert m["status"] == "ok", m.get("error")
+    t = store.read_tidy(path)
+    flows = t[t.metric == "flow_throughput_gbps"]
+    assert len(flows) == expected_flows == len(m["flows"])
+    assert (flows.value > 0.05).all(), flows  # every flow carried data
+    total = t[t.metric == "throughput_gbps"].value.iloc[0]
+    assert total == pytest.approx(flows.value.sum())
+    assert t[t.metric == "tpc_gbps"].value.iloc[0] > 0
+    return m, t
+
+
+@pytest.mark.parametrize("pattern,n,flows", [("incast", 2, 2), ("all-to-all", 2, 4)])
+def test_patterns_through_ssh(state_dir, tmp_path, pattern, n, flows):
+    with testbed.embedded(f"p{pattern[0]}{os.getpid() % 10000}", ssh=True) as tb:
+        assert tb.sender.host.describe()["kind"] == "SshHost"
+        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlows(2, 1, pattern=pattern, n=n),
+                                runs_dir=tmp_path, campaign=pattern, experiment=pattern)
+    m, _ = _check(path, flows)
+    assert m["testbed"]["endpoints"]["sender"]["host"]["kind"] == "SshHost"
+
+
+def test_incast_from_two_sender_hosts_over_a_bridge(state_dir, tmp_path):
+    with testbed.embedded(f"br{os.getpid() % 10000}", n_senders=2) as tb:
+        assert len(tb.senders) == 2 and tb.switch is not None
+        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlows(2, 1, pattern="incast", n=2),
+                                runs_dir=tmp_path, campaign="br", experiment="incast")
+    m, _ = _check(path, 2)
+    assert {f["sender"] for f in m["flows"]} == {"sender", "sender1"}
+    assert m["applied"]["switch/mtu/" + tb.switch_ports[0]] == "9000"
