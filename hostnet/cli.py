@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from . import analysis, config as stackconfig, store, testbed
-from .hosts import LocalHost
+from .capabilities import MissingCapability
+from .hosts import HostError, LocalHost
+from .runner import PreflightError
 
 # experiment name -> traffic pattern
 EXPERIMENTS = {"single-flow": "single", "one-to-one": "one-to-one", "incast": "incast", "outcast": "outcast",
@@ -29,7 +31,31 @@ def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
         _die(f"missing {', '.join(missing)}; run `make install` (Debian packages iperf3 linux-perf ethtool iproute2)")
 
 
+def _check(args) -> int:
+    from . import capabilities
+    if args.file:
+        from .servers import from_yaml
+        tb = from_yaml(args.file)
+        print(capabilities.table({e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}))
+        return 0
+    _require_live(("ip",))
+
+    def show(tb):
+        caps = {e.role: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
+        caps["root namespace"] = capabilities.detect(tb.machines["local"])
+        print(f"testbed {tb.name}: {'; '.join(tb.notes)}")
+        print(capabilities.table(caps))
+    if args.name in {r["name"] for r in testbed.status()}:
+        show(testbed.attach(args.name))
+    else:  # nothing up under that name: check a temporary one
+        with testbed.embedded(f"c{os.getpid() % 10**7}", ssh=args.ssh) as tb:
+            show(tb)
+    return 0
+
+
 def cmd_testbed(args) -> int:
+    if args.action == "check":
+        return _check(args)
     if args.action == "up":
         _require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
@@ -87,7 +113,7 @@ def cmd_run(args) -> int:
     from .sweep import run_configs
     try:
         for c in args.config:
-            stackconfig.get_config(c)
+            stackconfig.get_config(c, congestion_control=args.cc)
         if args.duration <= 0 or args.warmup < 0 or args.repetitions < 1:
             raise ValueError("duration must be > 0 s, warm-up >= 0 s and repetitions >= 1")
     except ValueError as exc:
@@ -99,7 +125,8 @@ def cmd_run(args) -> int:
     campaign = args.campaign or store.new_campaign_id(args.experiment, "embedded")
     kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
                   runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
-                  perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows)
+                  perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows,
+                  congestion_control=args.cc)
     if args.testbed:
         tb = testbed.attach(args.testbed)
         with testbed.raise_on_sigterm():
@@ -151,7 +178,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("testbed", help="build, inspect or remove the embedded testbed")
-    t.add_argument("action", choices=("up", "status", "down"))
+    t.add_argument("action", choices=("up", "status", "down", "check"))
+    t.add_argument("file", nargs="?", help="check: a testbed.yaml of real servers (default: the embedded testbed)")
     t.add_argument("--name", default="default", help="1-8 lowercase letters/digits (default: default)")
     t.add_argument("--sender-cpus", type=int, nargs="+", default=[0])
     t.add_argument("--receiver-cpus", type=int, nargs="+", default=[1])
@@ -175,6 +203,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--runs-dir", default="data/runs")
     r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
     r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
+    r.add_argument("--cc", default="cubic", help="TCP congestion control (the paper's default: cubic)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
@@ -196,7 +225,8 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError) as exc:
+    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError,
+            MissingCapability, HostError) as exc:
         _die(str(exc))
     return 1
 

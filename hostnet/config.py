@@ -88,6 +88,13 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
         out += [(r.role, KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
                 (r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
+    if tb.kind != "embedded":
+        # aRFS on a NIC: ntuple filters, plus the RFS tables the driver fills from.
+        for r in tb.receivers:
+            out += [(r.role, KNOBS["offload.ntuple"], r.iface, onoff[cfg.arfs]),
+                    (r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)),
+                    ("machine:" + r.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                     str(RFS_ENTRIES) if cfg.arfs else None)]
     if tb.switch is not None:
         out += [("switch", KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":

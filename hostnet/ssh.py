@@ -74,7 +74,8 @@ class SshHost(Host):
                  insecure_accept_unknown_keys: bool = False, proxy_command: str | None = None,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                  command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S, tag: ProcessTag | None = None,
-                 management_interfaces: Sequence[str] = (), sudo: bool | None = None):
+                 management_interfaces: Sequence[str] = (), sudo: bool | None = None,
+                 tool_paths: dict[str, str] | None = None):
         self.address, self.user, self.port = address, user, int(port)
         self.name = name or f"{user}@{address}"
         self.key_filename = key_filename
@@ -85,6 +86,7 @@ class SshHost(Host):
         self.tag = tag
         self.management_interfaces = list(management_interfaces)
         self.sudo = (user != "root") if sudo is None else sudo
+        self.tool_paths = dict(tool_paths or {})
         self._conn = None
 
     # -- connection -------------------------------------------------------------------------
@@ -129,6 +131,8 @@ class SshHost(Host):
 
     def _wrap(self, argv: Sequence[str], env: dict | None = None) -> str:
         argv = _check_argv(argv)
+        if argv[0] in self.tool_paths:  # testbed.yaml may say where a tool lives on this host
+            argv = [self.tool_paths[argv[0]], *argv[1:]]
         if env:
             argv = ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
         if self.sudo:
@@ -197,7 +201,18 @@ class SshHost(Host):
         except (OSError, paramiko.SSHException) as exc:
             raise HostError(f"{self.name}: cannot write {path}: {exc}") from exc
 
+    def connection_interfaces(self) -> list[str]:
+        """The interface(s) holding the address this SSH session arrived on: management."""
+        conn = self.run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False).stdout.split()
+        if len(conn) < 3:
+            return []
+        import json
+        addrs = json.loads(self.run(["ip", "-j", "addr"], check=False).stdout or "[]")
+        return [a["ifname"] for a in addrs for i in a.get("addr_info", []) if i.get("local") == conn[2]]
+
     def which(self, tool: str) -> str | None:
+        if tool in self.tool_paths:
+            return self.tool_paths[tool]
         res = self.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False)
         return res.stdout.strip() or None
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from . import config as stackconfig
-from .runner import RunFailed, preflight, run_point
+from .capabilities import point_requirements
+from .runner import PreflightError, RunFailed, preflight, run_point
 from .testbed import Testbed
 from .workloads import LongFlows
 
@@ -24,11 +25,15 @@ def plan(configs, repetitions: int, seed: int = 0) -> list[tuple[str, int]]:
 def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetitions: int,
                 runs_dir, campaign: str, experiment: str = "single-flow", seed: int = 0,
                 perf_freq_hz: int = 999, progress: bool = True, pattern: str = "single",
-                flows: int = 1) -> list[Path]:
+                flows: int = 1, congestion_control: str = "cubic") -> list[Path]:
     """Run every (config, repetition); a failed point is recorded and the sweep goes on."""
-    cfgs = {c: stackconfig.get_config(c) for c in configs}  # validate all before touching hosts
-    workload = LongFlows(duration_s, warmup_s, pattern=pattern, n=flows)
+    # validate all before touching hosts
+    cfgs = {c: stackconfig.get_config(c, congestion_control=congestion_control) for c in configs}
+    workload = LongFlows(duration_s, warmup_s, congestion_control, pattern=pattern, n=flows)
     versions = preflight(tb)
+    problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
+    if problems:  # refused before any host setting changes
+        raise PreflightError("; ".join(dict.fromkeys(problems)))
     done: list[Path] = []
     for name, rep in tqdm(plan(configs, repetitions, seed), disable=not progress, desc=campaign):
         try:

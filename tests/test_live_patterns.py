@@ -41,3 +41,31 @@ def test_incast_from_two_sender_hosts_over_a_bridge(state_dir, tmp_path):
     m, _ = _check(path, 2)
     assert {f["sender"] for f in m["flows"]} == {"sender", "sender1"}
     assert m["applied"]["switch/mtu/" + tb.switch_ports[0]] == "9000"
+
+
+def _cli(state_dir, *args):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    return subprocess.run([sys.executable, "-m", "hostnet.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO, env={**os.environ, "HOSTNET_STATE_DIR": str(state_dir)})
+
+
+def test_testbed_check_prints_capabilities_through_ssh(state_dir):
+    out = _cli(state_dir, "testbed", "check", "--ssh")
+    assert out.returncode == 0, out.stderr
+    for row in ("reachable", "hw_perf_counters", "ntuple_arfs", "ring_max", "ddio", "iommu", "netem", "tool:iperf3"):
+        assert row in out.stdout
+    assert "over SSH" in out.stdout
+    assert testbed.status() == []
+
+
+def test_point_needing_a_missing_capability_is_refused_up_front(state_dir, tmp_path):
+    available = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
+    if "dctcp" in available:
+        pytest.skip("this kernel has dctcp")
+    out = _cli(state_dir, "run", "incast", "--flows", "2", "--cc", "dctcp", "--duration", "1",
+               "--runs-dir", str(tmp_path))
+    assert out.returncode == 2 and "lacks congestion control dctcp" in out.stderr
+    assert not list(tmp_path.rglob("manifest.json"))  # refused before any point ran

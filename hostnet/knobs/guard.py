@@ -10,10 +10,15 @@ from .base import KnobError
 def management_interfaces(host: Host) -> set[str]:
     """Interfaces carrying a default route in the host's namespace (IPv4 and IPv6).
 
-    A host may add its own (an SSH host adds the one carrying the connection) via
-    a `management_interfaces` attribute.
+    An SSH host adds the interface its session arrived on (connection_interfaces), and any
+    host may list more in a `management_interfaces` attribute.
     """
     found = set(getattr(host, "management_interfaces", ()) or ())
+    if hasattr(host, "connection_interfaces"):
+        try:
+            found |= set(host.connection_interfaces())
+        except HostError:
+            pass
     for family in ("-4", "-6"):
         try:
             res = host.run(["ip", "-j", family, "route", "show", "default"], check=False)
