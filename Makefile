@@ -5,12 +5,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install system test test-unit reproduce figures lint clean
+.PHONY: install system netperf test test-unit reproduce figures lint clean
 
-install: system $(STAMP)
+install: system netperf $(STAMP)
 
 system:
 	bash scripts/install-system.sh
+
+# netperf lives in Debian's non-free component: its own apt source file, nothing else changed.
+netperf:
+	bash scripts/install-netperf.sh
 
 # Reinstalled only when the dependency list changes.
 $(STAMP): pyproject.toml

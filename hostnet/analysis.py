@@ -73,15 +73,22 @@ def foreign_load(before: dict, after: dict, our_pids: Iterable[int], clk_tck: in
                  window_s: float) -> dict:
     """CPU used during the window by processes that are not part of the experiment.
 
-    before/after: {pid: (comm, ppid, ticks)}. Kernel threads (children of kthreadd) and the
-    processes hostnet started are ours. Returns % of one core and the top offenders.
+    before/after: {pid: (comm, ppid, ticks)}. Kernel threads (children of kthreadd), the
+    processes hostnet started and their descendants (e.g. netserver's per-test children) are
+    ours. Returns % of one core and the top offenders.
     """
-    ours = set(our_pids)
+    ours = set(our_pids) | {2}
+    parents = {pid: ppid for snap in (before, after) for pid, (_, ppid, _) in snap.items()}
+    changed = True
+    while changed:  # close over descendants
+        grown = {pid for pid, ppid in parents.items() if ppid in ours} - ours
+        ours |= grown
+        changed = bool(grown)
     used: dict[str, float] = defaultdict(float)
     for pid, (comm, ppid, ticks) in after.items():
-        if pid in ours or pid == 2 or ppid == 2:
+        if pid in ours:
             continue
-        start = before.get(pid, (comm, ppid, 0))[2] if pid in before else 0
+        start = before[pid][2] if pid in before else 0
         delta = ticks - start
         if delta > 0:
             used[comm] += delta

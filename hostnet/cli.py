@@ -97,6 +97,11 @@ def _print_summary(runs: list[Path]) -> None:
         flows = t[t.metric == "flow_throughput_gbps"]
         if len(flows) > 1:
             print("  per flow          " + ", ".join(f"#{r.flow} {r.value:.2f}" for r in flows.itertuples()))
+        rpc = t[t.metric == "transactions_per_s"]
+        if len(rpc):
+            p99 = t[t.metric == "flow_latency_p99_usec"].value
+            print(f"  RPCs              {rpc.value.iloc[0]:9.0f} /s ({m['workload']['tool']}, "
+                  f"{m['workload']['size_bytes']} B), p99 latency {p99.max():.0f} us (worst flow)")
         print(f"  CPU sender        {v('cpu_util_pct', 'sender'):7.1f} %   receiver "
               f"{v('cpu_util_pct', 'receiver'):6.1f} %  (bottleneck: {m['bottleneck']})")
         print(f"  throughput/core   {v('tpc_gbps', 'both'):7.2f} Gbit/s")
@@ -121,12 +126,16 @@ def cmd_run(args) -> int:
     pattern = EXPERIMENTS[args.experiment]
     if pattern == "single" and args.flows != 1:
         _die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
-    _require_live(("ip", "iperf3", "perf", "ethtool") + (("sshd", "nc") if args.ssh else ()))
+    tools = ("sockperf",) if args.rpc_size and args.rpc_tool != "netperf" else (
+        ("netperf",) if args.rpc_size else ("iperf3",))
+    if args.rpc_size and args.rpc_tool == "auto":
+        tools = ()  # chosen by capability once the testbed is up
+    _require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
     campaign = args.campaign or store.new_campaign_id(args.experiment, "embedded")
     kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
                   runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
                   perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows,
-                  congestion_control=args.cc)
+                  congestion_control=args.cc, rpc_size=args.rpc_size, rpc_tool_name=args.rpc_tool)
     if args.testbed:
         tb = testbed.attach(args.testbed)
         with testbed.raise_on_sigterm():
@@ -204,6 +213,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
     r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
     r.add_argument("--cc", default="cubic", help="TCP congestion control (the paper's default: cubic)")
+    r.add_argument("--rpc-size", type=int, metavar="BYTES",
+                   help="short flows: ping-pong RPCs of this request/response size instead of long flows")
+    r.add_argument("--rpc-tool", choices=("auto", "netperf", "sockperf"), default="auto",
+                   help="auto: netperf where installed (make install-netperf), else sockperf")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 

@@ -14,16 +14,15 @@ import pandas as pd
 from . import analysis, config as stackconfig, taxonomy
 from .hosts import HostError
 from .parsers import ParseError
-from .parsers.iperf3 import parse_iperf3
 from .parsers.perf_report import parse_perf_report
 from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .store import RunDir
 from .testbed import Testbed
-from .workloads import Flow, LongFlows, cores_note
+from .workloads import Flow, LongFlows, RpcFlows, cores_note
 
-REQUIRED_TOOLS = {"roles": ["iperf3"], "machines": ["perf"]}
+REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own tool
 # Time between stopping the probes and the end of iperf3's run, and after its warm-up,
 # so the window lies inside the steady state of the flows.
 EDGE_S = 0.25
@@ -38,13 +37,13 @@ class RunFailed(RuntimeError):
     pass
 
 
-def preflight(tb: Testbed) -> dict:
+def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
     """Refuse before any host is touched: root, tools present. Returns tool versions."""
     if tb.kind == "embedded" and os.geteuid() != 0:
         raise PreflightError("a live run on the embedded testbed needs root; run as root (sudo)")
     versions = {}
     for ep in tb.endpoints.values():
-        for tool in REQUIRED_TOOLS["roles"]:
+        for tool in REQUIRED_TOOLS["roles"] + list(tools):
             if not ep.host.which(tool):
                 raise PreflightError(f"{tool} is missing on {ep.host.name}; run `make install`")
     for name, host in tb.machines.items():
@@ -53,13 +52,22 @@ def preflight(tb: Testbed) -> dict:
                 raise PreflightError(f"{tool} is missing on {name}; run `make install` (Debian: linux-perf)")
         versions[name] = {
             "perf": host.run(["perf", "--version"], check=False).stdout.strip(),
-            "iperf3": host.run(["iperf3", "--version"], check=False).stdout.splitlines()[0:1],
+            **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
+               for t in tools},
             "kernel": host.run(["uname", "-r"]).stdout.strip(),
         }
     return versions
 
 
-def plan_flows(tb: Testbed, workload: LongFlows) -> list[Flow]:
+def rpc_tool(tb: Testbed, wanted: str = "auto") -> str:
+    """netperf (the paper's tool) where every endpoint has it, else sockperf."""
+    if wanted != "auto":
+        return wanted
+    return "netperf" if all(e.host.which("netperf") and e.host.which("netserver")
+                            for e in tb.endpoints.values()) else "sockperf"
+
+
+def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows) -> list[Flow]:
     return workload.flows([(e.role, e.cpus) for e in tb.senders], [(e.role, e.cpus) for e in tb.receivers])
 
 
@@ -83,22 +91,22 @@ def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
             if res.stdout.strip():
                 del pending[f.index]
             elif servers[f.index].poll() is not None:
-                raise HostError(f"iperf3 server for flow {f.index} exited at start: "
+                raise HostError(f"server for flow {f.index} exited at start: "
                                 f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
         if pending and time.monotonic() > deadline:
-            raise HostError(f"iperf3 servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
+            raise HostError(f"servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
         if pending:
             time.sleep(0.05)
 
 
-def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows, *, runs_dir,
+def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows, *, runs_dir,
               campaign: str, repetition: int = 0, experiment: str = "single-flow",
               perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None) -> Path:
     """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
 
     Any failure still leaves a run directory, with status "failed" and the tool's error.
     """
-    versions = versions or preflight(tb)
+    versions = versions or preflight(tb, (workload.tool,))
     flows = plan_flows(tb, workload)
     cpus = side_cpus(tb, flows)
     run_id = f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
@@ -136,20 +144,24 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows, *,
                 raw[m].update(p.stop(tb.machines[m]))
         for i, c in clients.items():
             c.wait(timeout=workload.total_s() + 30)
-            servers[i].wait(timeout=10)
+            if workload.server_exits:
+                servers[i].wait(timeout=10)
+            else:
+                servers[i].stop()
         rd.manifest["window"] = {"start": win_start, "end": win_end, "seconds": win_end - win_start,
                                  "clients_started": t0}
         for f in flows:
-            rd.write_raw(f"iperf3_client_{f.index}.json", clients[f.index].stdout())
-            rd.write_raw(f"iperf3_client_{f.index}.stderr.txt", clients[f.index].stderr())
-            rd.write_raw(f"iperf3_server_{f.index}.txt", servers[f.index].stdout() + servers[f.index].stderr())
+            rd.write_raw(_client_file(workload, f), clients[f.index].stdout() + (
+                clients[f.index].stderr() if workload.tool != "iperf3" else ""))
+            rd.write_raw(f"{workload.tool}_client_{f.index}.stderr.txt", clients[f.index].stderr())
+            rd.write_raw(f"{workload.tool}_server_{f.index}.txt", servers[f.index].stdout() + servers[f.index].stderr())
         for m, files in raw.items():
             for name, text in files.items():
                 rd.write_raw(f"{m}.{name}", text)
         our_pids = [os.getpid()] + [p.pid for p in (*servers.values(), *clients.values())] + [
             pid for ps in probes.values() for p in ps for pid in getattr(p, "pids", [])]
         kernel = next(iter(versions.values()))["kernel"]
-        tidy = _analyse(cfg, rd, flows, cpus, raw, our_pids, kernel)
+        tidy = _analyse(cfg, workload, rd, flows, cpus, raw, our_pids, kernel)
         return rd.finish("ok", tidy)
     except BaseException as exc:  # failed points still leave a readable run directory
         rd.manifest["traceback"] = traceback.format_exc()
@@ -166,7 +178,12 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows, *,
             p.close()
 
 
-def _analyse(cfg, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict, our_pids, kernel: str) -> pd.DataFrame:
+def _client_file(workload, flow: Flow) -> str:
+    return f"{workload.tool}_client_{flow.index}.{workload.client_suffix}"
+
+
+def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict, our_pids,
+             kernel: str) -> pd.DataFrame:
     tax = taxonomy.load(taxonomy.series_for(kernel))
     rows = []
     m = rd.manifest
@@ -176,17 +193,17 @@ def _analyse(cfg, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict, our_pids
                      "config": cfg.name, "repetition": m["repetition"], "side": side, "metric": metric,
                      "category": category, "flow": flow, "value": value})
 
-    total = retrans = 0.0
+    sums: dict[str, float] = defaultdict(float)
     for f in flows:
-        name = f"iperf3_client_{f.index}.json"
-        ip = parse_iperf3((rd.path / "raw" / name).read_text(), name)
-        total += ip.received_bps / 1e9
-        retrans += ip.retransmits or 0
-        add("flow", "flow_throughput_gbps", ip.received_bps / 1e9, flow=str(f.index))
-        add("flow", "flow_retransmits_count", ip.retransmits, flow=str(f.index))
-    add("both", "throughput_gbps", total)
+        name = _client_file(workload, f)
+        for metric, value in workload.parse_client((rd.path / "raw" / name).read_text(), name).items():
+            add("flow", f"flow_{metric}", value, flow=str(f.index))
+            if not metric.startswith("latency_"):
+                sums[metric] += value
+    total = sums["throughput_gbps"]
+    for metric, value in sums.items():
+        add("sender" if metric == "retransmits_count" else "both", metric, value)
     add("both", "flow_count", len(flows))
-    add("sender", "retransmits_count", retrans)
     busy: dict[str, float] = {}
     for side, machines in cpus.items():
         util: dict[str, float] = defaultdict(float)

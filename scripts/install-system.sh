@@ -7,6 +7,8 @@ PACKAGES=(
   iproute2      # ip netns, veth
   ethtool       # offloads
   iperf3        # long flows
+  sockperf      # RPC ping-pong (netperf, the paper's tool, comes from install-netperf.sh)
+  openssh-server netcat-openbsd  # sshd per namespace: the SSH path exercised on one machine
   linux-perf    # perf record/report (cpu-clock sampling)
   sysstat       # mpstat, an independent CPU-accounting cross-check
   procps        # sysctl, pgrep for humans

@@ -60,3 +60,10 @@ def test_summarize_median_and_range():
     s = analysis.summarize(_tidy([("a", 0, 1.0), ("a", 1, 5.0), ("a", 2, 2.0)]))
     row = s.iloc[0]
     assert (row["median"], row["min"], row["max"], row["n"]) == (2.0, 1.0, 5.0, 3)
+
+
+def test_descendants_of_our_processes_are_ours():
+    before = {10: ("netserver", 1, 0), 11: ("netserver", 10, 0), 12: ("cc1", 1, 0)}
+    after = {10: ("netserver", 1, 5), 11: ("netserver", 10, 300), 12: ("cc1", 1, 100), 13: ("sh", 11, 40)}
+    out = analysis.foreign_load(before, after, [10], 100, 5.0)
+    assert out["foreign_cpu_pct"] == pytest.approx(20.0) and out["top"][0][0] == "cc1"

@@ -69,3 +69,23 @@ def test_point_needing_a_missing_capability_is_refused_up_front(state_dir, tmp_p
                "--runs-dir", str(tmp_path))
     assert out.returncode == 2 and "lacks congestion control dctcp" in out.stderr
     assert not list(tmp_path.rglob("manifest.json"))  # refused before any point ran
+
+
+@pytest.mark.parametrize("tool", ["sockperf", "netperf"])
+def test_rpc_incast(state_dir, tmp_path, tool):
+    import shutil
+
+    from hostnet.workloads import RpcFlows
+    if not shutil.which(tool):
+        pytest.fail(f"{tool} is not installed: `make install` installs it")
+    with testbed.embedded(f"rp{tool[0]}{os.getpid() % 10000}") as tb:
+        path = runner.run_point(tb, sc.get_config("tsogro"),
+                                RpcFlows(2, 1, pattern="incast", n=2, size_bytes=16384, tool=tool),
+                                runs_dir=tmp_path, campaign="rpc", experiment="incast")
+    m = store.load_manifest(path)
+    assert m["status"] == "ok", m.get("error")
+    t = store.read_tidy(path)
+    tps = t[t.metric == "flow_transactions_per_s"]
+    assert len(tps) == 2 and (tps.value > 100).all()
+    assert len(t[t.metric == "flow_latency_p99_usec"]) == 2
+    assert not m["contaminated"] or "netserver" not in str(m["load"])  # its children are ours
