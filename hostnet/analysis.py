@@ -78,14 +78,14 @@ def foreign_load(before: dict, after: dict, our_pids: Iterable[int], clk_tck: in
     ours. Returns % of one core and the top offenders.
     """
     ours = set(our_pids) | {2}
-    parents = {pid: ppid for snap in (before, after) for pid, (_, ppid, _) in snap.items()}
+    parents = {pid: entry[1] for snap in (before, after) for pid, entry in snap.items()}
     changed = True
     while changed:  # close over descendants
         grown = {pid for pid, ppid in parents.items() if ppid in ours} - ours
         ours |= grown
         changed = bool(grown)
     used: dict[str, float] = defaultdict(float)
-    for pid, (comm, ppid, ticks) in after.items():
+    for pid, (comm, _, ticks) in after.items():
         if pid in ours:
             continue
         start = before[pid][2] if pid in before else 0

@@ -155,6 +155,13 @@ def cmd_run(args) -> int:
 
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
+    if args.file:
+        from .servers import restore as restore_servers
+        problems = restore_servers(args.file)
+        if problems:
+            _die("; ".join(problems))
+        print(f"restored {args.file}: hostnet's processes stopped, journaled settings put back")
+        return 0
     names = [args.name] if args.name else testbed.stale()
     if not names:
         print("nothing to restore: no testbed was left behind by a dead session")
@@ -223,6 +230,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
                                         "namespaces (default: every testbed whose controller is dead)")
     s.add_argument("--name", help="only this testbed (also a persistent one, whose namespaces are kept)")
+    s.add_argument("--file", help="a testbed.yaml of real servers: stop hostnet's processes there, restore settings")
     s.set_defaults(func=cmd_restore)
 
     f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")

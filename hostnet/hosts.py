@@ -156,6 +156,18 @@ class ProcessTag:
                     continue
         return pids
 
+    # Finds marked processes on any host through its shell (a fixed script; the tag is an argument).
+    _FIND = ('for p in /proc/[0-9]*; do tr "\\0" "\\n" < "$p/environ" 2>/dev/null | grep -qxF "$1" '
+             '&& echo "${p#/proc/}"; done; true')
+
+    def kill_on(self, host: "Host") -> list[int]:
+        """Stop marked processes on a (remote) host, e.g. after the controller died mid-run."""
+        pids = [int(p) for p in host.run(["sh", "-c", self._FIND, "sh", f"{self.VAR}={self.tag}"]).stdout.split()
+                if p.isdigit()]
+        if pids:
+            host.run(["kill", "-KILL", *map(str, pids)], check=False)
+        return pids
+
     def kill_all(self, wait_s: float = 5.0) -> list[int]:
         killed = []
         for pid in self.running():

@@ -127,3 +127,16 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
             machines.setdefault(h, host)
     return Testbed(doc["name"], "servers", endpoints, machines, Journal(state_dir() / f"{doc['name']}.journal"),
                    notes=[f"servers from {path}"])
+
+
+def restore(path: str | os.PathLike) -> list[str]:
+    """After a crash on real servers: stop hostnet's processes on every host, put settings back."""
+    from .knobs import restore_journal
+    tb = from_yaml(path)
+    problems = []
+    for name, host in tb.machines.items():
+        try:
+            ProcessTag(f"{state_dir()}/{tb.name}").kill_on(host)
+        except Exception as exc:  # one unreachable host must not stop the others' restore
+            problems.append(f"{name}: {exc}")
+    return problems + restore_journal(state_dir() / f"{tb.name}.journal")

@@ -23,6 +23,8 @@ DEFAULT_COMMAND_TIMEOUT_S = 120
 # Background start: detach into its own session, remember the PID, send output to files.
 # The script is constant; the command arrives as separate, quoted arguments.
 _START = 'base=$1; shift; setsid "$@" >"$base.out" 2>"$base.err" </dev/null & echo $!'
+# Running = exists and is not a zombie (an orphan waits for init to reap it).
+_RUNNING = 'test -d "/proc/$1" && ! grep -q "^State:[[:space:]]*Z" "/proc/$1/status"'
 
 
 class RemoteProc:
@@ -34,7 +36,7 @@ class RemoteProc:
 
     def poll(self) -> int | None:
         if self._rc is None:
-            alive = self.host.run(["kill", "-0", str(self.pid)], check=False).returncode == 0
+            alive = self.host.run(["sh", "-c", _RUNNING, "sh", str(self.pid)], check=False).returncode == 0
             if not alive:
                 self._rc = 0  # the exit status of a detached process is not kept; output tells
         return self._rc
@@ -75,7 +77,7 @@ class SshHost(Host):
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                  command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S, tag: ProcessTag | None = None,
                  management_interfaces: Sequence[str] = (), sudo: bool | None = None,
-                 tool_paths: dict[str, str] | None = None):
+                 tool_paths: dict[str, str] | None = None, guard_connection_interface: bool = True):
         self.address, self.user, self.port = address, user, int(port)
         self.name = name or f"{user}@{address}"
         self.key_filename = key_filename
@@ -87,6 +89,7 @@ class SshHost(Host):
         self.management_interfaces = list(management_interfaces)
         self.sudo = (user != "root") if sudo is None else sudo
         self.tool_paths = dict(tool_paths or {})
+        self.guard_connection_interface = guard_connection_interface
         self._conn = None
 
     # -- connection -------------------------------------------------------------------------
@@ -203,6 +206,8 @@ class SshHost(Host):
 
     def connection_interfaces(self) -> list[str]:
         """The interface(s) holding the address this SSH session arrived on: management."""
+        if not self.guard_connection_interface:
+            return []
         conn = self.run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False).stdout.split()
         if len(conn) < 3:
             return []

@@ -35,9 +35,11 @@ def proxy_command(netns: str) -> str:
 
 
 def ssh_host(d: Path, netns: str, ip: str, role: str, tag: ProcessTag | None) -> SshHost:
+    # SSH rides the namespace's only (data) interface on purpose: hostnet created that namespace,
+    # so the management-interface guard, meant for real servers, does not apply to it.
     return SshHost(ip, user="root", name=f"{role}@ssh", key_filename=str(d / "client_ed25519"),
                    known_hosts=str(d / "known_hosts"), proxy_command=proxy_command(netns), tag=tag,
-                   connect_timeout=10)
+                   connect_timeout=10, guard_connection_interface=False)
 
 
 def start_sshds(local: LocalHost, d: Path, endpoints: dict[str, tuple[str, str]], timeout_s: float = 15) -> None:

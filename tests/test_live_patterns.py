@@ -23,6 +23,15 @@ def _check(path, expected_flows):
     return m, t
 
 
+@pytest.mark.parametrize("pattern,n,flows", [("one-to-one", 2, 2), ("outcast", 2, 2)])
+def test_patterns_through_netns(state_dir, tmp_path, pattern, n, flows):
+    with testbed.embedded(f"q{pattern[0]}{os.getpid() % 10000}") as tb:
+        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlows(2, 1, pattern=pattern, n=n),
+                                runs_dir=tmp_path, campaign=pattern, experiment=pattern)
+    m, _ = _check(path, flows)
+    assert "2 flows on 1 sender and 1 receiver" in m["cores"]  # 2 cores: the flows share them, and say so
+
+
 @pytest.mark.parametrize("pattern,n,flows", [("incast", 2, 2), ("all-to-all", 2, 4)])
 def test_patterns_through_ssh(state_dir, tmp_path, pattern, n, flows):
     with testbed.embedded(f"p{pattern[0]}{os.getpid() % 10000}", ssh=True) as tb:

@@ -69,12 +69,26 @@ def test_background_process_is_stopped_and_reaped(sshbed):
     assert proc.poll() is None
     assert host.run(["kill", "-0", str(proc.pid)], check=False).returncode == 0
     proc.stop()
-    assert host.run(["kill", "-0", str(proc.pid)], check=False).returncode != 0
+    assert proc.poll() is not None  # gone (at most a zombie waiting for init to reap it)
+    state = host.run(["sh", "-c", 'cat "/proc/$1/status" 2>/dev/null | grep ^State || echo gone', "sh",
+                      str(proc.pid)]).stdout
+    assert "gone" in state or "Z" in state
     proc.close()
     echo = host.start(["sh", "-c", "echo out; echo err >&2"])
     echo.wait(10)
     assert echo.stdout() == "out\n" and echo.stderr() == "err\n"
     echo.close()
+
+
+def test_ssh_connection_interface_is_found(sshbed, tmp_path):
+    h = sshbed.receiver.host
+    guarded = SshHost(h.address, key_filename=h.key_filename, known_hosts=h.known_hosts,
+                      proxy_command=h.proxy_command)
+    try:
+        assert guarded.connection_interfaces() == [sshbed.receiver.iface]
+    finally:
+        guarded.close()
+    assert h.connection_interfaces() == []  # the embedded testbed's own namespaces opt out
 
 
 def test_unknown_host_key_is_refused(sshbed, tmp_path):
@@ -101,3 +115,16 @@ def test_unreachable_host_fails_within_its_timeout(sshbed):
 def test_missing_tool_is_one_clear_line(sshbed):
     with pytest.raises(HostError, match="no-such-tool-xyz is not installed"):
         sshbed.receiver.host.run(["no-such-tool-xyz"])
+
+
+def test_marked_remote_processes_are_found_and_stopped(sshbed):
+    """What `hostnet restore --file` does on real servers after the controller died."""
+    from hostnet.hosts import ProcessTag
+    host = sshbed.receiver.host
+    proc = host.start(["sleep", "60"])
+    found = ProcessTag(host.tag.tag).kill_on(host)
+    assert proc.pid in found
+    deadline = time.monotonic() + 5
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is not None
