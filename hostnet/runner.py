@@ -17,7 +17,9 @@ from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
 from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat
+from .parsers.bpftrace import parse_bpftrace_maps
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
+from .probes.latency import LatencyProbe
 from .store import RunDir
 from .testbed import Testbed
 from .workloads import Flow, LongFlows, RpcFlows, cores_note
@@ -101,10 +103,12 @@ def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
 
 def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows, *, runs_dir,
               campaign: str, repetition: int = 0, experiment: str = "single-flow",
-              perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None) -> Path:
+              perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
+              latency_sample_every: int = 0) -> Path:
     """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
 
     Any failure still leaves a run directory, with status "failed" and the tool's error.
+    latency_sample_every: 0 = no latency probe; N = bpftrace timestamps ~1 in N received skbs.
     """
     versions = versions or preflight(tb, (workload.tool,))
     flows = plan_flows(tb, workload)
@@ -129,7 +133,11 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
         t0 = time.time()
         for f in flows:
             clients[f.index] = tb.endpoints[f.sender].host.start(workload.client_argv(f, tb.endpoints[f.receiver].ip))
-        probes = {m: (ProcStatProbe(), LoadProbe(), PerfProbe(perf_freq_hz)) for m in tb.machines}
+        probes = {m: [ProcStatProbe(), LoadProbe(), PerfProbe(perf_freq_hz)] for m in tb.machines}
+        if latency_sample_every:
+            for machine, ifaces in _receiver_ifaces(tb, flows).items():
+                probes[machine].insert(0, LatencyProbe(ifaces, workload.client_comm, tb.journal,
+                                                       latency_sample_every))
         time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
         win_start = time.time()
         for m, ps in probes.items():
@@ -176,6 +184,14 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
     finally:
         for p in (*servers.values(), *clients.values()):
             p.close()
+
+
+def _receiver_ifaces(tb: Testbed, flows: list[Flow]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for role in dict.fromkeys(f.receiver for f in flows):
+        ep = tb.endpoints[role]
+        out[ep.machine].append(ep.iface)
+    return out
 
 
 def _client_file(workload, flow: Flow) -> str:
@@ -228,6 +244,9 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
         add(side, "perf_busy_samples_count", bd["busy_samples"])
         add(side, "perf_foreign_samples_count", bd["foreign_samples"])
         m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
+    for machine, files in raw.items():
+        if "bpftrace_latency.txt" in files:
+            _latency_rows(add, parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt"))
     load_notes = {}
     for machine, files in raw.items():
         load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]),
@@ -243,3 +262,26 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
     add("both", "tpc_gbps", tpc)
     return pd.DataFrame(rows)
 
+
+
+def _latency_rows(add, maps: dict) -> None:
+    """Receive -> copy latency (avg from exact stats, quantiles from 1 us / 100 us histograms)."""
+    stats = maps.get("lat_stats")
+    if not stats or not stats.get("count"):
+        add("receiver", "rx_to_copy_samples_count", 0)
+        return
+    add("receiver", "rx_to_copy_samples_count", stats["count"])
+    add("receiver", "rx_to_copy_latency_avg_usec", stats["average"] / 1000)
+    fine, coarse = maps.get("lat_fine_us"), maps.get("lat_coarse_us")
+    for q in (0.5, 0.99):
+        v = fine.quantile(q) if fine else None
+        if v is None or v >= 1000:  # past the fine histogram's range
+            v = coarse.quantile(q) if coarse else None
+        if v is not None:
+            add("receiver", f"rx_to_copy_latency_p{int(q * 100)}_usec", v)
+    for name, metric in (("lat_us", "rx_to_copy_latency_hist_count"), ("skb_len", "post_gro_skb_bytes_hist_count")):
+        if name in maps:
+            for lo, hi, n in maps[name].buckets:
+                add("receiver", metric, n, f"{lo}-{'' if hi is None else hi}")
+    if "skb_len" in maps and maps["skb_len"].total:
+        add("receiver", "post_gro_skb_bytes_mean", maps["skb_len"].mean())

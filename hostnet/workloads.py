@@ -75,6 +75,7 @@ class LongFlows(_Pattern):
 
     congestion_control: str = "cubic"
     tool = "iperf3"
+    client_comm = "iperf3"  # the process that copies received data (the server side of iperf3 too)
     server_exits = True  # iperf3 -s -1 serves one test and exits
     client_suffix = "json"
 
@@ -109,6 +110,10 @@ class RpcFlows(_Pattern):
 
     size_bytes: int = 4096
     tool: str = "netperf"
+
+    @property
+    def client_comm(self) -> str:
+        return "netserver" if self.tool == "netperf" else "sockperf"
     server_exits = False
     client_suffix = "txt"
 

@@ -12,7 +12,8 @@ PACKAGES=(
   linux-perf    # perf record/report (cpu-clock sampling)
   sysstat       # mpstat, an independent CPU-accounting cross-check
   procps        # sysctl, pgrep for humans
-  nftables      # loss injection (used by later experiments)
+  nftables      # loss injection
+  bpftrace      # receive -> copy latency and post-GRO skb sizes (tracepoints; no kprobes needed)
   python3 python3-venv python3-pip
   git make
 )

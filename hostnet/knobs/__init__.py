@@ -5,6 +5,7 @@ from .ethtool import FEATURES, Offload, parse_features
 from .journal import Journal, restore_journal
 from .link import Mtu
 from .loss import NftLoss
+from .mounts import Mount
 from .nic import Channels, RingSize
 from .platform import DdioWays, Iommu
 from .steering import RpsCpus, RpsFlowCnt, cpu_mask
@@ -15,9 +16,9 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     *(Offload(flag) for flag in FEATURES), Mtu(),
     RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
     RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
-    Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(),
+    Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
 )}
 
 __all__ = ["Knob", "KnobError", "Offload", "Mtu", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
            "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
-           "Iommu", "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]
+           "Iommu", "Mount", "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]

@@ -1,0 +1,54 @@
+import pytest
+
+from conftest import fixture_text
+from hostnet.parsers import ParseError
+from hostnet.parsers.bpftrace import Histogram, parse_bpftrace_maps
+from hostnet.probes.latency import script
+from hostnet.runner import _latency_rows
+
+
+def test_latency_maps_from_a_real_run():
+    maps = parse_bpftrace_maps(fixture_text("bpftrace_latency.txt"))
+    assert {"lat_us", "lat_fine_us", "lat_coarse_us", "lat_stats", "skb_len"} <= set(maps)
+    stats = maps["lat_stats"]
+    assert stats["count"] == maps["lat_us"].total == maps["lat_fine_us"].total == maps["lat_coarse_us"].total
+    assert stats["average"] > 0
+    assert maps["skb_len"].buckets[-1][1] is not None  # log2 buckets like [32K, 64K)
+    assert any(lo == 32 * 1024 for lo, _, _ in maps["skb_len"].buckets)
+
+
+def test_latency_rows():
+    rows = []
+    _latency_rows(lambda side, metric, value, category="": rows.append((side, metric, category, value)),
+                  parse_bpftrace_maps(fixture_text("bpftrace_latency.txt")))
+    got = {m: v for _, m, c, v in rows if not c}
+    assert got["rx_to_copy_latency_avg_usec"] > 0
+    assert got["rx_to_copy_latency_p50_usec"] <= got["rx_to_copy_latency_p99_usec"]
+    assert 100 < got["post_gro_skb_bytes_mean"] < 65536
+    assert any(m == "rx_to_copy_latency_hist_count" for _, m, _, _ in rows)
+
+
+def test_histogram_quantiles_and_open_bucket():
+    h = Histogram(((0, 1, 50), (1, 2, 40), (2, 3, 9), (1000, None, 1)))
+    assert h.total == 100 and h.quantile(0.5) == 0 and h.quantile(0.9) == 1 and h.quantile(0.995) == 1000
+    assert Histogram(()).quantile(0.5) is None
+
+
+def test_hist_bucket_forms():
+    text = ("@a:\n[1]  3 |@@@|\n[2, 4)  5 |@@@@@|\n[4K, 8K)  1 |@|\n[1000, ...)  2 |@@|\n\n"
+            "@c: 7\n@s: count 2, average 5, total 10\n")
+    maps = parse_bpftrace_maps(text)
+    assert maps["a"].buckets == ((1, 2, 3), (2, 4, 5), (4096, 8192, 1), (1000, None, 2))
+    assert maps["c"] == 7 and maps["s"] == {"count": 2, "average": 5, "total": 10}
+    with pytest.raises(ParseError, match=":2"):
+        parse_bpftrace_maps("@a:\n[x, y) 1 |@|\n")
+
+
+def test_script_refuses_injection():
+    assert 'str(args->name) == "veth0"' in script(["veth0"], "iperf3")
+    assert "nsecs % 8" in script(["veth0"], "iperf3", 8)
+    for bad in (['x" || 1 == 1 || "'], ["a b"]):
+        with pytest.raises(ValueError):
+            script(bad, "iperf3")
+    with pytest.raises(ValueError):
+        script(["veth0"], 'iperf3"; system("id')
