@@ -19,6 +19,27 @@ BREAKDOWN_ORDER = list(CATEGORIES) + [USER, UNCLASSIFIED]
 # idle task (swapper) runs softirqs that arrive while a CPU idles. Both count as ours.
 KERNEL_THREAD_COMM = re.compile(r"^(swapper|ksoftirqd|kworker|napi/|migration|rcu|cpuhp|idle_inject)")
 FOREIGN_LOAD_LIMIT_PCT = 10.0
+# A flow whose per-second throughput varies more than this (coefficient of variation) was not
+# in steady state; veth runs on an idle VM stay within a few percent once past warm-up.
+STEADY_CV_LIMIT_PCT = 15.0
+# two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 beyond
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+def confidence(values) -> tuple[float, float]:
+    """(mean, half-width of the 95 % confidence interval; nan for a single value)."""
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0:
+        return float("nan"), float("nan")
+    mean = sum(xs) / n
+    if n == 1:
+        return mean, float("nan")
+    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    return mean, t * sd / n ** 0.5
 
 
 def side_utilization(before: dict, after: dict, cpus: Iterable[int]) -> dict[str, float]:
@@ -104,7 +125,8 @@ def summarize(tidy: pd.DataFrame, by=("config", "side", "metric", "category")) -
     t = tidy.copy()
     t["category"] = t["category"].fillna("")
     g = t.groupby(keys, sort=False)["value"]
-    out = g.agg(median="median", min="min", max="max", n="count").reset_index()
+    out = g.agg(median="median", min="min", max="max", n="count", mean="mean").reset_index()
+    out["ci95"] = g.agg(lambda v: confidence(v)[1]).values
     return out
 
 

@@ -126,6 +126,14 @@ def cmd_run(args) -> int:
     pattern = EXPERIMENTS[args.experiment]
     if pattern == "single" and args.flows != 1:
         _die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
+    try:
+        from .sweep import SweepSpec
+        SweepSpec(experiment=args.experiment, configs=args.config, repetitions=args.repetitions,
+                  duration=args.duration, warmup=args.warmup,
+                  grid={**({"flows": [args.flows]} if args.flows != 1 else {}),
+                        **({"rpc_size": [args.rpc_size]} if args.rpc_size else {})})
+    except ValueError as exc:
+        _die(str(exc))
     tools = ("sockperf",) if args.rpc_size and args.rpc_tool != "netperf" else (
         ("netperf",) if args.rpc_size else ("iperf3",))
     if args.rpc_size and args.rpc_tool == "auto":
@@ -151,6 +159,29 @@ def cmd_run(args) -> int:
             runs = run_configs(tb, args.config, **kwargs)
     _print_summary(runs)
     return 0 if runs else 1
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import SweepError, SweepSpec, run_sweep
+    try:
+        spec = SweepSpec.from_yaml(args.spec)
+    except (SweepError, ValueError) as exc:
+        _die(str(exc))
+    _require_live()
+    campaign = args.campaign or store.new_campaign_id(spec.experiment, "embedded")
+    with testbed.embedded(f"s{os.getpid() % 10**7}", n_senders=args.senders, n_receivers=args.receivers,
+                          ssh=args.ssh) as tb:
+        out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
+    print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
+          f"runs in {out['campaign_dir']}")
+    print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}")
+    return 0 if not out["failed"] else 1
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare, format_comparison
+    print(format_comparison(compare(args.runs_dir, args.a, args.b)))
+    return 0
 
 
 def cmd_restore(args) -> int:
@@ -227,6 +258,22 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
+    w = sub.add_parser("sweep", help="run (or resume) a sweep spec on a fresh embedded testbed")
+    w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...")
+    w.add_argument("--campaign", help="resume this campaign (default: a new one)")
+    w.add_argument("--runs-dir", default="data/runs")
+    w.add_argument("--senders", type=int, default=1)
+    w.add_argument("--receivers", type=int, default=1)
+    w.add_argument("--ssh", action="store_true")
+    w.add_argument("--quiet", action="store_true")
+    w.set_defaults(func=cmd_sweep)
+
+    c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--runs-dir", default="data/runs")
+    c.set_defaults(func=cmd_compare)
+
     s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
                                         "namespaces (default: every testbed whose controller is dead)")
     s.add_argument("--name", help="only this testbed (also a persistent one, whose namespaces are kept)")
@@ -246,7 +293,7 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError,
+    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,
             MissingCapability, HostError) as exc:
         _die(str(exc))
     return 1

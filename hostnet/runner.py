@@ -104,7 +104,7 @@ def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
 def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows, *, runs_dir,
               campaign: str, repetition: int = 0, experiment: str = "single-flow",
               perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
-              latency_sample_every: int = 0) -> Path:
+              latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None) -> Path:
     """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
 
     Any failure still leaves a run directory, with status "failed" and the tool's error.
@@ -113,8 +113,9 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
     versions = versions or preflight(tb, (workload.tool,))
     flows = plan_flows(tb, workload)
     cpus = side_cpus(tb, flows)
-    run_id = f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
+    run_id = run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
     rd = RunDir(runs_dir, campaign, run_id)
+    rd.manifest["point"] = point or {"config": cfg.name}
     rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind),
                        repetition=repetition, workload=workload.describe(), testbed=tb.describe(),
                        flows=[f.__dict__ for f in flows], cores=cores_note(flows),
@@ -214,7 +215,7 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
         name = _client_file(workload, f)
         for metric, value in workload.parse_client((rd.path / "raw" / name).read_text(), name).items():
             add("flow", f"flow_{metric}", value, flow=str(f.index))
-            if not metric.startswith("latency_"):
+            if not metric.startswith("latency_") and not metric.endswith("_cv_pct"):
                 sums[metric] += value
     total = sums["throughput_gbps"]
     for metric, value in sums.items():
@@ -256,6 +257,8 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
         add("machine:" + machine, "foreign_cpu_pct", load["foreign_cpu_pct"])
     m["load"] = load_notes
     m["contaminated"] = any(v["contaminated"] for v in load_notes.values())
+    cv = [r["value"] for r in rows if r["metric"] == "flow_throughput_cv_pct"]
+    m["unsteady"] = bool(cv) and max(cv) > analysis.STEADY_CV_LIMIT_PCT
     side, tpc = analysis.throughput_per_core(total, busy)
     m["bottleneck"] = side
     m["taxonomy"] = tax.version

@@ -210,6 +210,10 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     check_cpus(layout)
     if os.geteuid() != 0:
         raise TestbedError("the embedded testbed needs root (network namespaces); run as root")
+    # A dead session's leftovers first: otherwise this session would journal its changed
+    # global settings as "prior" values and restore them later.
+    for dead in stale():
+        restore(dead)
     if _state_file(name).exists() or any(netns_exists(n) for n in layout.netns.values()):
         raise TestbedError(f"testbed {name!r} is already up; use it, or `hostnet testbed down {name}`")
     local = LocalHost("root-ns", tag=_tag(name))

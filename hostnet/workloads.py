@@ -93,7 +93,12 @@ class LongFlows(_Pattern):
     def parse_client(self, text: str, source: str) -> dict[str, float]:
         from .parsers.iperf3 import parse_iperf3
         r = parse_iperf3(text, source)
-        return {"throughput_gbps": r.received_bps / 1e9, "retransmits_count": float(r.retransmits or 0)}
+        out = {"throughput_gbps": r.received_bps / 1e9, "retransmits_count": float(r.retransmits or 0)}
+        if len(r.interval_bps) >= 2:  # steadiness over the flow's per-second rates
+            mean = sum(r.interval_bps) / len(r.interval_bps)
+            var = sum((x - mean) ** 2 for x in r.interval_bps) / (len(r.interval_bps) - 1)
+            out["throughput_cv_pct"] = 100 * var ** 0.5 / mean if mean else 0.0
+        return out
 
 
 RPC_TOOLS = ("netperf", "sockperf")

@@ -17,6 +17,7 @@ class Iperf3Result:
     receiver_cpu_pct: float
     congestion_control: str | None
     start_epoch: float
+    interval_bps: tuple[float, ...] = ()  # per-interval sender rate, warm-up (omitted) intervals left out
 
 
 def parse_iperf3(text: str, source: str = "iperf3.json") -> Iperf3Result:
@@ -42,6 +43,8 @@ def parse_iperf3(text: str, source: str = "iperf3.json") -> Iperf3Result:
             receiver_cpu_pct=float(cpu.get("remote_total", float("nan"))),
             congestion_control=end.get("sender_tcp_congestion"),
             start_epoch=float(doc["start"]["timestamp"]["timesecs"]),
+            interval_bps=tuple(float(i["sum"]["bits_per_second"]) for i in doc.get("intervals", [])
+                               if not i["sum"].get("omitted")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(source, f"missing or bad field {exc}") from exc
