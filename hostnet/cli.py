@@ -178,6 +178,27 @@ def cmd_sweep(args) -> int:
     return 0 if not out["failed"] else 1
 
 
+def cmd_classify(args) -> int:
+    """Re-classify stored perf report output (e.g. after the taxonomy changed), no re-run."""
+    from pathlib import Path
+
+    from . import taxonomy
+    from .parsers.perf_report import parse_perf_report
+    rows = parse_perf_report(Path(args.report).read_text(), args.report)
+    tax = taxonomy.load(args.series)
+    cpu_sets = [[c] for c in args.cpus] if args.cpus else [[c] for c in sorted({r.cpu for r in rows})]
+    print(f"taxonomy {tax.version}; workload commands {', '.join(args.comm)}")
+    for cpus in cpu_sets:
+        bd = analysis.breakdown(rows, cpus, tax, args.comm)
+        shares = ", ".join(f"{c} {p:.1f}%" for c, p in bd["pct"].items() if p == p and p >= 0.05)
+        print(f"CPU {','.join(map(str, cpus))}: {bd['busy_samples']} busy samples "
+              f"({bd['idle_samples']} idle, {bd['foreign_samples']} foreign): {shares}")
+        unclassified = [(s, p) for s, c, p in bd["top_symbols"] if c == "unclassified"]
+        if unclassified:
+            print("  unclassified: " + ", ".join(f"{s} {p:.1f}%" for s, p in unclassified))
+    return 0
+
+
 def cmd_compare(args) -> int:
     from .compare import compare, format_comparison
     print(format_comparison(compare(args.runs_dir, args.a, args.b)))
@@ -267,6 +288,13 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--ssh", action="store_true")
     w.add_argument("--quiet", action="store_true")
     w.set_defaults(func=cmd_sweep)
+
+    k = sub.add_parser("classify", help="re-classify a stored perf report (hostnet's --sort cpu,comm,sym format)")
+    k.add_argument("report")
+    k.add_argument("--series", default="linux-6", help="taxonomy: linux-6 (default) or linux-5 (the paper's 5.4)")
+    k.add_argument("--cpus", type=int, nargs="+", help="CPUs to break down, one at a time (default: each)")
+    k.add_argument("--comm", nargs="+", default=["iperf3"], help="the workload's commands (others are foreign)")
+    k.set_defaults(func=cmd_classify)
 
     c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
     c.add_argument("a")

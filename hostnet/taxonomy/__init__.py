@@ -27,11 +27,17 @@ class Taxonomy:
         return UNCLASSIFIED
 
 
-def parse_taxonomy(text: str, source: str = "taxonomy") -> Taxonomy:
+def parse_taxonomy(text: str, source: str = "taxonomy", include=None) -> Taxonomy:
+    """Rules in file order; `# include: NAME` appends another file's rules (via `include`)."""
     version, rules = "unversioned", []
     for n, line in enumerate(text.splitlines(), 1):
         if line.startswith("# version:"):
             version = line.split(":", 1)[1].strip()
+        if line.startswith("# include:"):
+            if include is None:
+                raise ValueError(f"{source}:{n}: include without a loader")
+            rules.extend(include(line.split(":", 1)[1].strip()).rules)
+            continue
         if not line.strip() or line.startswith("#") or line.startswith("pattern\t"):
             continue
         parts = line.split("\t")
@@ -45,15 +51,16 @@ def parse_taxonomy(text: str, source: str = "taxonomy") -> Taxonomy:
 
 
 def series_for(kernel_release: str) -> str:
-    """'6.18.44-fc' -> 'linux-6'. Only the 6.x series has data so far."""
+    """'6.18.44-fc' -> 'linux-6', '5.4.43' -> 'linux-5'."""
     major = kernel_release.split(".", 1)[0]
     return f"linux-{major}"
 
 
 @lru_cache(maxsize=None)
 def load(series: str = "linux-6") -> Taxonomy:
+    name = series[:-4] if series.endswith(".tsv") else series
     try:
-        text = resources.files(__package__).joinpath(f"{series}.tsv").read_text()
+        text = resources.files(__package__).joinpath(f"{name}.tsv").read_text()
     except FileNotFoundError as exc:
-        raise ValueError(f"no taxonomy for kernel series {series!r}; add hostnet/taxonomy/{series}.tsv") from exc
-    return parse_taxonomy(text, f"{series}.tsv")
+        raise ValueError(f"no taxonomy for kernel series {series!r}; add hostnet/taxonomy/{name}.tsv") from exc
+    return parse_taxonomy(text, f"{name}.tsv", include=load)
