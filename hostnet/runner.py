@@ -17,8 +17,11 @@ from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
 from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat
-from .parsers.bpftrace import parse_bpftrace_maps
+from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
+from .parsers.counters import (deltas, parse_ethtool_stats, parse_ip_link_stats, parse_perf_stat,
+                               parse_snmp, parse_softnet_stat)
+from .probes.counters import CacheProbe, EndpointCounterProbe, SoftnetProbe
 from .probes.latency import LatencyProbe
 from .store import RunDir
 from .testbed import Testbed
@@ -125,22 +128,31 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                                         "mode": "timer (no hardware PMU assumed)"}})
     servers: dict[int, object] = {}
     clients: dict[int, object] = {}
+    early: dict[str, LatencyProbe] = {}
     try:
         rd.manifest["applied"] = stackconfig.apply(tb, cfg)
         for f in flows:
             ep = tb.endpoints[f.receiver]
             servers[f.index] = ep.host.start(workload.server_argv(f, ep.ip))
         _wait_listening(tb, flows, servers)
+        if latency_sample_every:  # bpftrace's start-up must not fall inside the window
+            for machine, ifaces in _receiver_ifaces(tb, flows).items():
+                lat = LatencyProbe(ifaces, workload.client_comm, tb.journal, latency_sample_every)
+                lat.prepare(tb.machines[machine])
+                early[machine] = lat
         t0 = time.time()
         for f in flows:
             clients[f.index] = tb.endpoints[f.sender].host.start(workload.client_argv(f, tb.endpoints[f.receiver].ip))
-        probes = {m: [ProcStatProbe(), LoadProbe(), PerfProbe(perf_freq_hz)] for m in tb.machines}
-        if latency_sample_every:
-            for machine, ifaces in _receiver_ifaces(tb, flows).items():
-                probes[machine].insert(0, LatencyProbe(ifaces, workload.client_comm, tb.journal,
-                                                       latency_sample_every))
+        probes = {m: [ProcStatProbe(), LoadProbe(), SoftnetProbe(), CacheProbe(), PerfProbe(perf_freq_hz)]
+                  for m in tb.machines}
+        used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
+        ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
+        for machine, lat in early.items():
+            probes[machine].insert(0, lat)
         time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
         win_start = time.time()
+        for role, p in ep_probes.items():
+            p.start(tb.endpoints[role].host)
         for m, ps in probes.items():
             for p in ps:
                 p.start(tb.machines[m])
@@ -151,6 +163,7 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
             raw[m] = {}
             for p in ps:
                 raw[m].update(p.stop(tb.machines[m]))
+        ep_raw = {role: p.stop(tb.endpoints[role].host) for role, p in ep_probes.items()}
         for i, c in clients.items():
             c.wait(timeout=workload.total_s() + 30)
             if workload.server_exits:
@@ -167,10 +180,15 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
         for m, files in raw.items():
             for name, text in files.items():
                 rd.write_raw(f"{m}.{name}", text)
+        for role, files in ep_raw.items():
+            for name, text in files.items():
+                rd.write_raw(f"{role}.{name}", text)
         our_pids = [os.getpid()] + [p.pid for p in (*servers.values(), *clients.values())] + [
             pid for ps in probes.values() for p in ps for pid in getattr(p, "pids", [])]
         kernel = next(iter(versions.values()))["kernel"]
         tidy = _analyse(cfg, workload, rd, flows, cpus, raw, our_pids, kernel)
+        tidy = pd.concat([tidy, pd.DataFrame(_counter_rows(rd.manifest, cfg, cpus, raw, ep_raw))],
+                         ignore_index=True)
         return rd.finish("ok", tidy)
     except BaseException as exc:  # failed points still leave a readable run directory
         rd.manifest["traceback"] = traceback.format_exc()
@@ -185,6 +203,8 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
     finally:
         for p in (*servers.values(), *clients.values()):
             p.close()
+        for lat in early.values():  # stopped already on success; on failure, do not leave it running
+            lat.abort()
 
 
 def _receiver_ifaces(tb: Testbed, flows: list[Flow]) -> dict[str, list[str]]:
@@ -247,7 +267,9 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
         m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
     for machine, files in raw.items():
         if "bpftrace_latency.txt" in files:
-            _latency_rows(add, parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt"))
+            final = parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt")
+            opened = parse_bpftrace_maps(files.get("bpftrace_latency_open.txt", ""), f"{machine}.latency_open")
+            _latency_rows(add, subtract_maps(final, opened))
     load_notes = {}
     for machine, files in raw.items():
         load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]),
@@ -288,3 +310,60 @@ def _latency_rows(add, maps: dict) -> None:
                 add("receiver", metric, n, f"{lo}-{'' if hi is None else hi}")
     if "skb_len" in maps and maps["skb_len"].total:
         add("receiver", "post_gro_skb_bytes_mean", maps["skb_len"].mean())
+
+
+# The counters worth a row in the tidy table (everything stays in raw/).
+COUNTERS = {
+    "snmp": ("Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
+             "Udp.RcvbufErrors"),
+    "netstat": ("TcpExt.TCPBacklogDrop", "TcpExt.TCPRcvQDrop", "TcpExt.TCPOFOQueue", "TcpExt.TCPSACKReorder",
+                "TcpExt.TCPLossProbes", "TcpExt.TCPRcvCoalesce"),
+    "link": ("rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),
+}
+
+
+def _counter_rows(m: dict, cfg, cpus: dict, raw: dict, ep_raw: dict) -> list[dict]:
+    rows = []
+
+    def add(side, metric, value, category=""):
+        rows.append({"run_id": m["run_id"], "campaign": m["campaign"], "experiment": m["experiment"],
+                     "config": cfg.name, "repetition": m["repetition"], "side": side, "metric": metric,
+                     "category": category, "flow": "", "value": value})
+
+    for role, f in ep_raw.items():
+        parsed = {
+            "snmp": deltas(parse_snmp(f["before.snmp.txt"]), parse_snmp(f["after.snmp.txt"])),
+            "netstat": deltas(parse_snmp(f["before.netstat.txt"], "netstat"),
+                              parse_snmp(f["after.netstat.txt"], "netstat")),
+            "link": deltas(parse_ip_link_stats(f["before.link.json"]), parse_ip_link_stats(f["after.link.json"])),
+        }
+        for source, names in COUNTERS.items():
+            for name in names:
+                if name in parsed[source]:
+                    add(role, "counter_delta_count", parsed[source][name], f"{source}:{name}")
+        eth = deltas(parse_ethtool_stats(f["before.ethtool_S.txt"]), parse_ethtool_stats(f["after.ethtool_S.txt"]))
+        for name, value in eth.items():
+            if "drop" in name or "err" in name:
+                add(role, "counter_delta_count", value, f"ethtool:{name}")
+    cache_support = {}
+    for side, machines in cpus.items():
+        totals: dict[str, int] = {}
+        cache: dict[str, float | None] = {}
+        for machine, cpu_set in machines.items():
+            before = parse_softnet_stat(raw[machine]["softnet_before.txt"])
+            after = parse_softnet_stat(raw[machine]["softnet_after.txt"])
+            for cpu in cpu_set:
+                for k in after.get(cpu, {}):
+                    totals[k] = totals.get(k, 0) + after[cpu][k] - before.get(cpu, {}).get(k, 0)
+            for event, per_cpu in parse_perf_stat(raw[machine].get("perf_stat_cache.txt", "")).items():
+                vals = [per_cpu.get(c) for c in cpu_set]
+                cache[event] = None if any(v is None for v in vals) else sum(vals)
+        for k, v in totals.items():
+            add(side, "counter_delta_count", v, f"softnet:{k}")
+        for event, v in cache.items():
+            cache_support[event] = v is not None
+            if v is not None:  # an unsupported event is recorded as such, never as a zero
+                add(side, "cache_events_count", v, event)
+    m["cache_counters"] = ("supported" if cache_support and all(cache_support.values())
+                           else "unsupported (perf stat: <not supported>; no hardware PMU)")
+    return rows

@@ -52,3 +52,14 @@ def test_script_refuses_injection():
             script(bad, "iperf3")
     with pytest.raises(ValueError):
         script(["veth0"], 'iperf3"; system("id')
+
+
+def test_window_maps_subtract_the_opening_dump():
+    from hostnet.parsers.bpftrace import subtract_maps
+    before = parse_bpftrace_maps("@h:\n[1, 2)  5 |@|\n[2, 4)  1 |@|\n\n@s: count 6, average 10, total 60\n@c: 3\n")
+    after = parse_bpftrace_maps("@h:\n[1, 2)  8 |@|\n[2, 4)  1 |@|\n[4, 8)  2 |@|\n\n"
+                                "@s: count 11, average 10, total 160\n@c: 5\n")
+    w = subtract_maps(after, before)
+    assert w["h"].buckets == ((1, 2, 3), (2, 4, 0), (4, 8, 2))
+    assert w["s"] == {"count": 5, "total": 100, "average": 20} and w["c"] == 2
+    assert subtract_maps(after, {})["c"] == 5

@@ -86,3 +86,20 @@ def parse_bpftrace_maps(text: str, source: str = "bpftrace.txt") -> dict:
             buckets.append((lo, hi, int(m.group("n"))))
     close()
     return maps
+
+
+def subtract_maps(after: dict, before: dict) -> dict:
+    """Maps over a window: the final dump minus a SIGUSR1 dump taken when the window opened."""
+    out = {}
+    for name, a in after.items():
+        b = before.get(name)
+        if isinstance(a, Histogram):
+            prior = {(lo, hi): n for lo, hi, n in b.buckets} if isinstance(b, Histogram) else {}
+            out[name] = Histogram(tuple((lo, hi, n - prior.get((lo, hi), 0)) for lo, hi, n in a.buckets))
+        elif isinstance(a, dict):
+            b = b if isinstance(b, dict) else {"count": 0, "total": 0}
+            count, total = a["count"] - b["count"], a["total"] - b["total"]
+            out[name] = {"count": count, "total": total, "average": total // count if count else 0}
+        else:
+            out[name] = a - (b if isinstance(b, int) else 0)
+    return out

@@ -52,12 +52,15 @@ class LatencyProbe:
         self.program = script(ifaces, comm, sample_every)
         self.journal, self.sample_every = journal, sample_every
 
-    def start(self, host: Host) -> None:
+    def prepare(self, host: Host) -> None:
+        """Compile and attach before the workload starts: bpftrace's start-up costs a core for
+        about a second, which must not fall inside the measurement window."""
         if not host.which("bpftrace"):
             raise HostError(f"{host.name}: bpftrace is missing (Debian: bpftrace); run `make install`")
         # tracepoints need tracefs; mount it through the journal, so it is unmounted afterwards
         if KNOBS["mount"].read(host, TRACEFS) != "mounted":
             self.journal.set(host, KNOBS["mount"], TRACEFS, "mounted")
+        self._host = host
         self._dir = host.run(["mktemp", "-d", "-t", "hostnet-bt-XXXXXX"]).stdout.strip()
         host.write_text(f"{self._dir}/latency.bt", self.program)
         self._proc = host.start(["bpftrace", f"{self._dir}/latency.bt"])
@@ -69,11 +72,28 @@ class LatencyProbe:
             time.sleep(0.1)
         time.sleep(0.3)  # "Attaching N probes" is printed just before they are live
 
+    def start(self, host: Host) -> None:
+        """The window opens: SIGUSR1 makes bpftrace print its maps so far, subtracted later."""
+        self._mark = len(self._proc.stdout())
+        host.run(["kill", "-USR1", str(self._proc.pid)])
+        deadline = time.monotonic() + 5
+        while len(self._proc.stdout()) == self._mark and time.monotonic() < deadline:
+            time.sleep(0.05)
+
     def stop(self, host: Host) -> dict[str, str]:
         try:
+            time.sleep(0.2)
+            end_mark = len(self._proc.stdout())
             self._proc.stop(signal.SIGINT, grace=30)  # bpftrace prints its maps on SIGINT
-            return {"bpftrace_latency.txt": self._proc.stdout(), "bpftrace.stderr.txt": self._proc.stderr(),
-                    "bpftrace_latency.bt": self.program}
+            out = self._proc.stdout()
+            return {"bpftrace_latency_open.txt": out[self._mark:end_mark], "bpftrace_latency.txt": out[end_mark:],
+                    "bpftrace.stderr.txt": self._proc.stderr(), "bpftrace_latency.bt": self.program}
         finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Stop bpftrace and remove its script (after stop(), or when the point failed)."""
+        if getattr(self, "_proc", None) is not None:
             self._proc.close()
-            host.run(["rm", "-rf", "--", self._dir], check=False)
+            self._proc = None
+            self._host.run(["rm", "-rf", "--", self._dir], check=False)

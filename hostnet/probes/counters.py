@@ -1,0 +1,60 @@
+"""Loss and drop counters before/after the window, and cache events where perf has them.
+
+Per endpoint (its network namespace): /proc/net/snmp, /proc/net/netstat, `ip -s -j link` and
+`ethtool -S` of its data interface. Per machine: /proc/net/softnet_stat (global).
+"""
+from __future__ import annotations
+
+import signal
+
+from ..hosts import Host
+
+CACHE_EVENTS = ("cache-references", "cache-misses", "LLC-loads", "LLC-load-misses")
+
+
+class EndpointCounterProbe:
+    name = "counters"
+
+    def __init__(self, iface: str):
+        self.iface = iface
+
+    def _snap(self, host: Host) -> dict[str, str]:
+        eth = host.run(["ethtool", "-S", self.iface], check=False)
+        return {"snmp.txt": host.read_text("/proc/net/snmp"), "netstat.txt": host.read_text("/proc/net/netstat"),
+                "link.json": host.run(["ip", "-s", "-j", "link", "show", "dev", self.iface]).stdout,
+                "ethtool_S.txt": eth.stdout if eth.returncode == 0 else ""}
+
+    def start(self, host: Host) -> None:
+        self._before = self._snap(host)
+
+    def stop(self, host: Host) -> dict[str, str]:
+        after = self._snap(host)
+        return {**{f"before.{k}": v for k, v in self._before.items()}, **{f"after.{k}": v for k, v in after.items()}}
+
+
+class SoftnetProbe:
+    name = "softnet"
+
+    def start(self, host: Host) -> None:
+        self._before = host.read_text("/proc/net/softnet_stat")
+
+    def stop(self, host: Host) -> dict[str, str]:
+        return {"softnet_before.txt": self._before, "softnet_after.txt": host.read_text("/proc/net/softnet_stat")}
+
+
+class CacheProbe:
+    """perf stat of cache events on every CPU; '<not supported>' (no PMU) is kept as such."""
+
+    name = "cache"
+    pids: list[int] = []
+
+    def start(self, host: Host) -> None:
+        self._proc = host.start(["perf", "stat", "-a", "-A", "-x,", "-e", ",".join(CACHE_EVENTS)])
+        self.pids = [self._proc.pid]
+
+    def stop(self, host: Host) -> dict[str, str]:
+        try:
+            self._proc.stop(signal.SIGINT, grace=10)
+            return {"perf_stat_cache.txt": self._proc.stderr()}
+        finally:
+            self._proc.close()
