@@ -199,6 +199,27 @@ def cmd_classify(args) -> int:
     return 0
 
 
+def cmd_flamegraph(args) -> int:
+    from pathlib import Path
+
+    from .flamegraph import icicle_chart, icicle_rects
+    from .parsers.perf_script import parse_folded
+    run = Path(args.run)
+    m = store.load_manifest(run)
+    cpus = sorted({c for machine in m["side_cpus"][args.side].values() for c in machine})
+    folded = sorted(run.glob("raw/*.perf_folded.txt"))
+    if not folded:
+        _die(f"{run} has no folded stacks (recorded before hostnet kept them)")
+    samples = [sn for f in folded for sn in parse_folded(f.read_text(), str(f))]
+    chart = icicle_chart(icicle_rects(samples, set(cpus)),
+                         f"{m['config_label']}: {args.side} CPUs {cpus}",
+                         "perf cpu-clock samples; width = share of the side's samples")
+    out = args.output or str(run / f"flamegraph-{args.side}.html")
+    chart.save(out)
+    print(f"flame graph (icicle) written to {out}")
+    return 0
+
+
 def cmd_compare(args) -> int:
     from .compare import compare, format_comparison
     print(format_comparison(compare(args.runs_dir, args.a, args.b)))
@@ -295,6 +316,12 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--cpus", type=int, nargs="+", help="CPUs to break down, one at a time (default: each)")
     k.add_argument("--comm", nargs="+", default=["iperf3"], help="the workload's commands (others are foreign)")
     k.set_defaults(func=cmd_classify)
+
+    g = sub.add_parser("flamegraph", help="an interactive icicle chart of a run's folded perf stacks")
+    g.add_argument("run", help="a run directory")
+    g.add_argument("--side", choices=("sender", "receiver"), default="receiver")
+    g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: RUN/flamegraph-SIDE.html)")
+    g.set_defaults(func=cmd_flamegraph)
 
     c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
     c.add_argument("a")

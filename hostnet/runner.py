@@ -17,7 +17,9 @@ from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
 from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat
+from .attribution import breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
+from .parsers.perf_script import parse_folded
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .parsers.counters import (deltas, parse_ethtool_stats, parse_ip_link_stats, parse_perf_stat,
                                parse_snmp, parse_softnet_stat)
@@ -143,27 +145,30 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
         t0 = time.time()
         for f in flows:
             clients[f.index] = tb.endpoints[f.sender].host.start(workload.client_argv(f, tb.endpoints[f.receiver].ip))
-        probes = {m: [ProcStatProbe(), LoadProbe(), SoftnetProbe(), CacheProbe(), PerfProbe(perf_freq_hz)]
-                  for m in tb.machines}
+        # Started in this order and stopped in reverse: the slow starters (perf, bpftrace) are
+        # running before the /proc snapshots open the CPU window, which closes first.
+        probes = {m: [CacheProbe(), PerfProbe(perf_freq_hz)] for m in tb.machines}
         used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
         ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
-        for machine, lat in early.items():
-            probes[machine].insert(0, lat)
+        for machine, lat in early.items():  # its SIGUSR1 dump opens its window
+            probes[machine].append(lat)
+        for m in tb.machines:
+            probes[m] += [SoftnetProbe(), LoadProbe(), ProcStatProbe()]
         time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
-        win_start = time.time()
-        for role, p in ep_probes.items():
-            p.start(tb.endpoints[role].host)
         for m, ps in probes.items():
             for p in ps:
                 p.start(tb.machines[m])
+        for role, p in ep_probes.items():
+            p.start(tb.endpoints[role].host)
+        win_start = time.time()
         time.sleep(max(0.0, t0 + workload.total_s() - EDGE_S - time.time()))
         win_end = time.time()
+        ep_raw = {role: p.stop(tb.endpoints[role].host) for role, p in ep_probes.items()}
         raw: dict[str, dict[str, str]] = {}
         for m, ps in probes.items():
             raw[m] = {}
-            for p in ps:
+            for p in reversed(ps):
                 raw[m].update(p.stop(tb.machines[m]))
-        ep_raw = {role: p.stop(tb.endpoints[role].host) for role, p in ep_probes.items()}
         for i, c in clients.items():
             c.wait(timeout=workload.total_s() + 30)
             if workload.server_exits:
@@ -259,9 +264,17 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
             add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
         # perf rows of this side's CPUs on each of its machines
         mine = [r for r, cpu_set in records if r.cpu in cpu_set]
-        bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, ["iperf3"])
+        bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, [workload.client_comm])
         for cat, pct in bd["pct"].items():
             add(side, "breakdown_pct", pct, cat)
+        stacks = [(smp, n) for machine, cpu_set in machines.items() if "perf_folded.txt" in raw[machine]
+                  for smp, n in parse_folded(raw[machine]["perf_folded.txt"]) if smp.cpu in cpu_set]
+        if stacks:  # the IRQs-off attribution (attribution.py), over this side's CPUs on every machine
+            att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, [workload.client_comm])
+            for cat, pct in att["pct"].items():
+                add(side, "breakdown_attributed_pct", pct, cat)
+            add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
+            m["attribution_rule"] = att["rule"]
         add(side, "perf_busy_samples_count", bd["busy_samples"])
         add(side, "perf_foreign_samples_count", bd["foreign_samples"])
         m.setdefault("top_symbols", {})[side] = bd["top_symbols"]

@@ -4,13 +4,12 @@ The notebook 01-single-flow.ipynb is a thin caller of these functions.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from . import analysis, config as stackconfig, plots, store, testbed, verdicts
+from . import analysis, config as stackconfig, plots, sections, store, testbed, verdicts
 from .sweep import run_configs
 
 EXPERIMENT = "single-flow"
@@ -48,35 +47,10 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
-    """Tidy data of a campaign's successful runs, and every run's manifest.
-
-    Runs flagged for foreign load (another workload used the machine during the window)
-    are left out of the tidy data unless include_contaminated; run_quality() counts them.
-    """
-    tidy = store.load_tidy(runs_dir, campaign, EXPERIMENT)
-    manifests = store.load_manifests(runs_dir, campaign, EXPERIMENT)
-    if not include_contaminated:
-        dirty = {m["run_id"] for m in manifests if m.get("contaminated")}
-        tidy = tidy[~tidy.run_id.isin(dirty)]
-    if tidy.empty:
-        raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable single-flow run")
-    return tidy, manifests
+    return sections.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
 
 
-def testbed_label(manifests: list[dict]) -> str:
-    m = manifests[0]
-    kind = m["testbed"]["kind"]
-    kernel = next(iter(m["versions"].values()))["kernel"]
-    cpus = {r: e["cpus"] for r, e in m["testbed"]["endpoints"].items()}
-    return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
-           f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']})"
-
-
-def run_quality(manifests: list[dict]) -> dict:
-    ok = [m for m in manifests if m["status"] == "ok"]
-    return {"runs": len(manifests), "ok": len(ok), "failed": len(manifests) - len(ok),
-            "contaminated": sum(1 for m in ok if m.get("contaminated")),
-            "foreign_load_limit_pct": analysis.FOREIGN_LOAD_LIMIT_PCT}
+testbed_label, run_quality, save_figures = sections.testbed_label, sections.run_quality, sections.save_figures
 
 
 def relabel(tidy: pd.DataFrame, manifests: list[dict]) -> tuple[pd.DataFrame, list[str]]:
@@ -100,10 +74,6 @@ def charts(tidy: pd.DataFrame, reference_dir, label: str, manifests: list[dict])
     }
 
 
-def save_figures(chart_map: dict, figures_dir) -> list[Path]:
-    return [p for stem, ch in chart_map.items() for p in plots.save(ch, Path(figures_dir) / stem)]
-
-
 def table(tidy: pd.DataFrame) -> pd.DataFrame:
     t = analysis.ladder_table(tidy, list(stackconfig.CONFIGS))
     tops = []
@@ -117,14 +87,6 @@ def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     return verdicts.single_flow(tidy, verdicts.load_findings(reference_dir))
 
 
-def write_report_meta(figures_dir, *, campaign: str, label: str, quality: dict,
-                      verdict: pd.DataFrame, summary: pd.DataFrame, figure_stems) -> Path:
-    """What figures/index.html shows for this notebook (report.py reads it)."""
-    path = Path(figures_dir) / "01-single-flow.meta.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"notebook": "01-single-flow.ipynb", "title": "§3.1 Single flow: the optimisation ladder",
-            "campaign": campaign, "testbed": label, "quality": quality,
-            "figures": list(figure_stems), "verdicts": verdict.to_dict(orient="records"),
-            "summary": json.loads(summary.to_json(orient="records"))}
-    path.write_text(json.dumps(meta, indent=2))
-    return path
+def write_report_meta(figures_dir, **kwargs) -> Path:
+    return sections.write_report_meta(figures_dir, "01-single-flow.ipynb",
+                                       "§3.1 Single flow: the optimisation ladder", **kwargs)

@@ -4,7 +4,8 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
 
     experiment: single-flow          # or one-to-one, incast, outcast, all-to-all
     configs: [tsogro]
-    grid:                            # any of: rx_buffer_kb, flows, rpc_size, congestion_control
+    grid:                            # any of: rx_buffer_kb, flows, rpc_size, congestion_control,
+                                     # latency_sample_every
       rx_buffer_kb: [100, 200, 400]
     repetitions: 3
     duration: 5
@@ -40,7 +41,7 @@ from .testbed import Testbed
 from .workloads import PATTERNS, LongFlows, RpcFlows
 
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"}}
-GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control")
+GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every")
 
 
 class SweepError(ValueError):
@@ -167,7 +168,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
             run_point(tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
                       point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
                       experiment=spec.experiment, perf_freq_hz=spec.perf_freq_hz, versions=versions,
-                      latency_sample_every=spec.latency_sample_every, run_id=run.name,
+                      latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
+                      run_id=run.name,
                       point={"id": pid, **point})
             done["ran"] += 1
         except RunFailed as exc:

@@ -10,6 +10,8 @@ import time
 
 from ..hosts import Host, HostError
 from ..parsers.perf_report import PERF_REPORT_ARGS
+from ..parsers import ParseError
+from ..parsers.perf_script import fold, parse_perf_script, write_folded
 
 DEFAULT_FREQ_HZ = 999
 
@@ -41,8 +43,17 @@ class PerfProbe:
             self._proc.stop(signal.SIGINT, grace=30)
             err = self._proc.stderr()
             report = host.run(["perf", *PERF_REPORT_ARGS, "-i", self._data], check=False, timeout=300)
+            script = host.run(["perf", "script", "-F", "comm,tid,cpu,event,ip,sym", "-i", self._data],
+                              check=False, timeout=300)
+            # folded stacks: a few hundred KB instead of the script's megabytes, enough to
+            # re-classify, re-attribute or draw a flame graph later
             files = {"perf_report.txt": report.stdout, "perf_record.stderr.txt": err,
                      "perf_report.stderr.txt": report.stderr}
+            try:
+                files["perf_folded.txt"] = write_folded(fold(parse_perf_script(script.stdout.splitlines(),
+                                                                                "perf script")))
+            except ParseError as exc:  # the leaf breakdown stands without the stacks; say why
+                files["perf_folded.error.txt"] = str(exc)
             if self.keep_data:
                 files["perf.data.path"] = self._data
             return files

@@ -11,6 +11,11 @@ IDLE, UNCLASSIFIED, USER = "idle", "unclassified", "user"
 _SUFFIX = re.compile(r"(\.(isra|part|constprop|cold|lto_priv|llvm)(\.\d+)?)+$")
 
 
+def strip_suffix(symbol: str) -> str:
+    """'tcp_foo.isra.0' -> 'tcp_foo': compiler clones are the same function."""
+    return _SUFFIX.sub("", symbol)
+
+
 @dataclass(frozen=True)
 class Taxonomy:
     version: str
@@ -20,7 +25,7 @@ class Taxonomy:
         """Category of one sampled symbol. User-space samples are "user" (the application)."""
         if not kernel:
             return USER
-        name = _SUFFIX.sub("", symbol)
+        name = strip_suffix(symbol)
         for pattern, category in self.rules:
             if pattern.match(name):
                 return category
