@@ -158,8 +158,15 @@ def _pick(summary: pd.DataFrame, metric: str, side: str):
     return m.iloc[0] if len(m) else None
 
 
-def top_categories(tidy: pd.DataFrame, config: str, side: str, n: int = 3) -> list[tuple[str, float]]:
+def breakdown_metric(tidy: pd.DataFrame) -> str:
+    """The call-chain-attributed breakdown where runs kept their stacks, else the leaf one."""
+    return "breakdown_attributed_pct" if (tidy["metric"] == "breakdown_attributed_pct").any() else "breakdown_pct"
+
+
+def top_categories(tidy: pd.DataFrame, config: str, side: str, n: int = 3,
+                   metric: str | None = None) -> list[tuple[str, float]]:
     s = summarize(tidy)
-    part = s[(s["config"] == config) & (s["side"] == side) & (s["metric"] == "breakdown_pct")]
+    metric = metric or breakdown_metric(tidy)
+    part = s[(s["config"] == config) & (s["side"] == side) & (s["metric"] == metric)]
     part = part.sort_values("median", ascending=False).head(n)
     return [(r.category, float(r.median)) for r in part.itertuples()]

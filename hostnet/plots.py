@@ -18,6 +18,8 @@ CATEGORY_COLORS = {
 }
 CPU_CLOCK_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU): time with interrupts off is billed "
                     "to handle_softirqs/native_write_msr, inflating 'etc'")
+ATTRIBUTED_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU); samples taken where interrupts come back on "
+                     "are attributed through the call chain (irqs-off-callchain rule, docs/measurement.md)")
 
 
 @alt.theme.register("hostnet", enable=True)
@@ -75,10 +77,12 @@ def cpu_chart(tidy: pd.DataFrame, order, testbed: str = "embedded veth testbed")
 
 
 def breakdown_chart(tidy: pd.DataFrame, order, side: str, figure: str,
-                    testbed: str = "embedded veth testbed", caveat: str = CPU_CLOCK_CAVEAT) -> alt.Chart:
+                    testbed: str = "embedded veth testbed", caveat: str | None = None,
+                    metric: str = "breakdown_pct") -> alt.Chart:
     """Fig. 3(c)/(d): one side's CPU breakdown by category, stacked to 100 %."""
+    caveat = caveat or (ATTRIBUTED_CAVEAT if metric == "breakdown_attributed_pct" else CPU_CLOCK_CAVEAT)
     s = summarize(tidy)
-    s = s[(s.metric == "breakdown_pct") & (s.side == side)].copy()
+    s = s[(s.metric == metric) & (s.side == side)].copy()
     return alt.Chart(s).mark_bar().encode(
         x=alt.X("config:N", sort=_order(order, s.config), title="configuration"),
         y=alt.Y("median:Q", stack="normalize", title=f"{side} CPU (share of busy samples)",

@@ -69,8 +69,10 @@ def charts(tidy: pd.DataFrame, reference_dir, label: str, manifests: list[dict])
     return {
         "single-flow-tpc": plots.tpc_chart(tidy, order, ref, label),
         "single-flow-cpu": plots.cpu_chart(tidy, order, label),
-        "single-flow-sender-breakdown": plots.breakdown_chart(tidy, order, "sender", "c", label),
-        "single-flow-receiver-breakdown": plots.breakdown_chart(tidy, order, "receiver", "d", label),
+        "single-flow-sender-breakdown": plots.breakdown_chart(tidy, order, "sender", "c", label,
+                                                              metric=analysis.breakdown_metric(tidy)),
+        "single-flow-receiver-breakdown": plots.breakdown_chart(tidy, order, "receiver", "d", label,
+                                                                metric=analysis.breakdown_metric(tidy)),
     }
 
 

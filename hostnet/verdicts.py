@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import summarize
+from .analysis import breakdown_metric, summarize
 from .taxonomy import CATEGORIES
 
 REPRODUCED, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "not reproduced", "not testable here"
@@ -36,8 +36,9 @@ def _median(s: pd.DataFrame, config: str, metric: str, side: str, category: str 
     return float(m["median"].iloc[0]) if len(m) else None
 
 
-def _argmax_category(s: pd.DataFrame, config: str, side: str, exclude=()) -> tuple[str, float] | None:
-    m = s[(s.config == config) & (s.metric == "breakdown_pct") & (s.side == side)
+def _argmax_category(s: pd.DataFrame, config: str, side: str, exclude=(),
+                     metric: str = "breakdown_pct") -> tuple[str, float] | None:
+    m = s[(s.config == config) & (s.metric == metric) & (s.side == side)
           & s.category.isin([c for c in CATEGORIES if c not in exclude])]
     if m.empty:
         return None
@@ -77,15 +78,20 @@ def single_flow(tidy: pd.DataFrame, findings: pd.DataFrame) -> pd.DataFrame:
         shows = ", ".join(f"{c}: sender {_median(s, c, 'cpu_util_pct', 'sender'):.0f}% {signs[c]} receiver "
                           f"{_median(s, c, 'cpu_util_pct', 'receiver'):.0f}%" for c in steps)
         add("F04", shows, _verdict(list(signs.values())))
+    metric = breakdown_metric(tidy)
     for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):
-        tops = {side: _argmax_category(s, cfg, side) for side in ("sender", "receiver")}
-        if all(tops.values()):
-            # cpu-clock sampling bills IRQs-off time to 'etc'; judge among the stack's own layers.
+        tops = {side: _argmax_category(s, cfg, side, metric=metric) for side in ("sender", "receiver")}
+        if not all(tops.values()):
+            continue
+        if metric == "breakdown_attributed_pct":
+            shows = "; ".join(f"{side}: largest {t[0]} {t[1]:.0f}%" for side, t in tops.items())
+            shows += " (samples where IRQs come back on attributed through the call chain)"
+            add(fid, shows, REPRODUCED if all(t[0] == want for t in tops.values()) else NOT_REPRODUCED)
+        else:  # leaf-only: cpu-clock bills IRQs-off time to 'etc'; judge among the stack's own layers
             tops_ex = {side: _argmax_category(s, cfg, side, exclude=("etc",)) for side in tops}
             shows = "; ".join(f"{side}: largest {t[0]} {t[1]:.0f}% (excluding etc: {tops_ex[side][0]} "
                               f"{tops_ex[side][1]:.0f}%)" for side, t in tops.items())
-            ok = all(t[0] == want for t in tops_ex.values())
-            add(fid, shows, REPRODUCED if ok else NOT_REPRODUCED)
+            add(fid, shows, REPRODUCED if all(t[0] == want for t in tops_ex.values()) else NOT_REPRODUCED)
     for fid, why in (("F07", "needs the Rx-buffer sweep and the eBPF latency probe (notebook 02)"),
                      ("F08", "veth has no NIC rings (ethtool -G unsupported)")):
         add(fid, why, NOT_TESTABLE)

@@ -59,3 +59,17 @@ def test_differences_within_noise_are_inconclusive():
     assert v.loc["F03", "verdict"] == verdicts.INCONCLUSIVE and "≈" in v.loc["F03", "this run shows"]
     assert v.loc["F02", "verdict"] == verdicts.INCONCLUSIVE
     assert v.loc["F04", "verdict"] == verdicts.INCONCLUSIVE
+
+
+def test_attributed_breakdown_is_judged_as_is():
+    t = tidy({"no-opts": 5, "tsogro": 15, "tsogro+jumbo": 27, "all-opts": 41}, {}, {})
+    rows = []
+    for side in ("sender", "receiver"):
+        for cat, v in (("data_copy", 50), ("etc", 5), ("netdev", 30)):
+            rows.append({"run_id": "x", "campaign": "c", "experiment": "single-flow", "config": "all-opts",
+                         "repetition": 0, "side": side, "metric": "breakdown_attributed_pct", "category": cat,
+                         "value": v})
+    t = pd.concat([t, pd.DataFrame(rows)], ignore_index=True)
+    v = verdicts.single_flow(t, FINDINGS).set_index("id")
+    assert v.loc["F05", "verdict"] == verdicts.REPRODUCED
+    assert "attributed through the call chain" in v.loc["F05", "this run shows"]

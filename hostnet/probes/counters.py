@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 
 from ..hosts import Host
+from .cpu import FileSnapshotProbe
 
 CACHE_EVENTS = ("cache-references", "cache-misses", "LLC-loads", "LLC-load-misses")
 
@@ -32,14 +33,8 @@ class EndpointCounterProbe:
         return {**{f"before.{k}": v for k, v in self._before.items()}, **{f"after.{k}": v for k, v in after.items()}}
 
 
-class SoftnetProbe:
-    name = "softnet"
-
-    def start(self, host: Host) -> None:
-        self._before = host.read_text("/proc/net/softnet_stat")
-
-    def stop(self, host: Host) -> dict[str, str]:
-        return {"softnet_before.txt": self._before, "softnet_after.txt": host.read_text("/proc/net/softnet_stat")}
+class SoftnetProbe(FileSnapshotProbe):
+    path, prefix = "/proc/net/softnet_stat", "softnet"
 
 
 class CacheProbe:

@@ -1,14 +1,24 @@
-"""Per-CPU /proc/stat snapshots at the edges of the window (user, system, softirq, idle...)."""
+"""Snapshots of a kernel file at the window's edges: per-CPU /proc/stat (user, system, softirq,
+idle...) and, for the counters probe, /proc/net/softnet_stat."""
 from __future__ import annotations
 
 from ..hosts import Host
 
 
-class ProcStatProbe:
-    name = "procstat"
+class FileSnapshotProbe:
+    path = ""
+    prefix = ""
+
+    @property
+    def name(self) -> str:
+        return self.prefix
 
     def start(self, host: Host) -> None:
-        self._before = host.read_text("/proc/stat")
+        self._before = host.read_text(self.path)
 
     def stop(self, host: Host) -> dict[str, str]:
-        return {"proc_stat_before.txt": self._before, "proc_stat_after.txt": host.read_text("/proc/stat")}
+        return {f"{self.prefix}_before.txt": self._before, f"{self.prefix}_after.txt": host.read_text(self.path)}
+
+
+class ProcStatProbe(FileSnapshotProbe):
+    path, prefix = "/proc/stat", "proc_stat"
