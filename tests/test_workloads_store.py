@@ -60,3 +60,16 @@ def test_manifest_schema_is_checked(tmp_path):
     (run / "manifest.json").write_text(json.dumps({"schema": 99}))
     with pytest.raises(ValueError, match="schema 99"):
         store.load_manifest(run)
+
+
+def test_schema_1_runs_are_upgraded_on_load(tmp_path):
+    run = tmp_path / "c" / "old"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"schema": 1, "run_id": "old", "status": "ok",
+                                                   "experiment": "single-flow", "workload": {"port": 5201}}))
+    pd.DataFrame([{k: v for k, v in _row(run_id="old").items() if k != "flow"}]).to_csv(run / "tidy.csv",
+                                                                                      index=False)
+    m = store.load_manifest(run)
+    assert m["schema"] == store.SCHEMA_VERSION and m["workload"]["pattern"] == "single"
+    t = store.read_tidy(run)
+    assert list(t.columns) == store.TIDY_COLUMNS and t.flow.iloc[0] == "" and t.category.iloc[0] == ""
