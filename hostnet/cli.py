@@ -110,8 +110,8 @@ def _print_summary(runs: list[Path]) -> None:
             print(f"  top {side:<9}    " + ", ".join(f"{c} {p:.1f}%" for c, p in top))
         print(f"  foreign load      {m['load'][next(iter(m['load']))]['foreign_cpu_pct']:7.1f} % of a core")
         print(f"  run directory: {run}")
-    print("\nnote: perf samples on cpu-clock here; samples taken while interrupts were off land on "
-          "handle_softirqs/native_write_msr and inflate 'etc'.")
+    print("\nnote: without a hardware PMU perf samples on cpu-clock; the top categories attribute samples taken "
+          "where interrupts come back on through their call chains (docs/measurement.md).")
 
 
 def cmd_run(args) -> int:
