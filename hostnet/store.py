@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -36,11 +35,12 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def git_commit() -> str | None:
+    """The commit hostnet runs from (None outside a git checkout)."""
+    from .hosts import HostError, LocalHost  # commands run through the Host seam only
     root = Path(__file__).resolve().parent.parent
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
+        out = LocalHost("controller").run(["git", "-C", str(root), "rev-parse", "HEAD"], check=False, timeout=5)
+    except HostError:
         return None
     return out.stdout.strip() or None
 
