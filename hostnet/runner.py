@@ -275,6 +275,7 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
                 add(side, "breakdown_attributed_pct", pct, cat)
             add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
             m["attribution_rule"] = att["rule"]
+            m.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
         add(side, "perf_busy_samples_count", bd["busy_samples"])
         add(side, "perf_foreign_samples_count", bd["foreign_samples"])
         m.setdefault("top_symbols", {})[side] = bd["top_symbols"]

@@ -89,3 +89,20 @@ def test_icicle_rects_and_chart():
     spec = icicle_chart(rects, "test").to_dict()
     assert spec["layer"][0]["mark"]["type"] == "bar"
     assert icicle_rects([(Sample(0, "x", ("a",)), 1)], {1}).empty
+
+
+def test_ipi_category_follows_the_senders_seen():
+    from hostnet.attribution import ipi_category_of, ipi_senders
+    rps = (Sample(0, "iperf3", ("native_write_msr", "x2apic_send_IPI", "net_rps_send_ipi", "net_rx_action")), 9)
+    wake = (Sample(0, "app", ("native_write_msr", "x2apic_send_IPI", "__smp_call_single_queue",
+                              "ttwu_queue_wakelist", "try_to_wake_up")), 30)
+    handled = ("handle_softirqs", "__irq_exit_rcu", "sysvec_call_function_single", "asm_sysvec_call_function_single",
+               "_copy_to_iter")
+    assert ipi_category_of(ipi_senders([rps], TAX)) == "netdev"
+    assert ipi_category_of(ipi_senders([rps, wake], TAX)) == "sched"
+    assert attribute(handled, TAX, "sched") == "sched"
+    b = breakdown_from_stacks([rps, wake, (Sample(1, "iperf3", handled), 5)], [1], TAX, ["iperf3"])
+    assert b["ipi_category"] == "sched" and b["pct"]["sched"] == 100.0
+    assert b["top_symbols"][0][:2] == ("handle_softirqs", "sched")
+    captured = breakdown_from_stacks(list(parse_folded(write_folded(fold(samples())))), [1], TAX, ["iperf3"])
+    assert captured["ipi_category"] == "netdev"  # the embedded testbed's IPIs come from RPS
