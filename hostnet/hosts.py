@@ -31,6 +31,14 @@ class Result:
     def ok(self) -> bool:
         return self.returncode == 0
 
+    def checked(self, host_name: str) -> "Result":
+        """Self, or one HostError line naming the host, the command and its last output line."""
+        if not self.ok:
+            lines = (self.stderr.strip() or self.stdout.strip()).splitlines()
+            raise HostError(f"{host_name}: {' '.join(self.argv)} exited {self.returncode}: "
+                            f"{lines[-1] if lines else 'no output'}")
+        return self
+
 
 def _check_argv(argv: Sequence[str]) -> list[str]:
     if isinstance(argv, (str, bytes)) or not argv:
@@ -204,11 +212,7 @@ class LocalHost(Host):
         except subprocess.TimeoutExpired as exc:
             raise HostError(f"{self.name}: {' '.join(full)} timed out after {timeout} s") from exc
         res = Result(tuple(full), cp.returncode, cp.stdout, cp.stderr)
-        if check and not res.ok:
-            msg = (cp.stderr.strip() or cp.stdout.strip()).splitlines()
-            raise HostError(f"{self.name}: {' '.join(full)} exited {cp.returncode}: "
-                            f"{msg[-1] if msg else 'no output'}")
-        return res
+        return res.checked(self.name) if check else res
 
     def start(self, argv) -> Proc:
         full = self._full(argv)

@@ -161,11 +161,7 @@ class SshHost(Host):
         out = Result(tuple(_check_argv(argv)), res.exited, res.stdout, res.stderr)
         if out.returncode == 127 and "not found" in res.stderr:
             raise HostError(f"{self.name}: {argv[0]} is not installed")
-        if check and not out.ok:
-            lines = (res.stderr.strip() or res.stdout.strip()).splitlines()
-            raise HostError(f"{self.name}: {' '.join(_check_argv(argv))} exited {out.returncode}: "
-                            f"{lines[-1] if lines else 'no output'}")
-        return out
+        return out.checked(self.name) if check else out
 
     def start(self, argv) -> RemoteProc:
         argv = _check_argv(argv)
