@@ -139,6 +139,9 @@ def point_requirements(tb, cfg) -> list[str]:
         if cfg.congestion_control not in cc:
             problems.append(f"{ep.host.name} lacks congestion control {cfg.congestion_control} "
                             f"(available: {' '.join(cc)})")
+    if cfg.loss_rate is not None:  # loss injection is an nftables table on each receiver
+        problems += [f"{ep.host.name} lacks nft for loss injection (Debian: nftables)"
+                     for ep in tb.receivers if not ep.host.which("nft")]
     if cfg.arfs and tb.kind != "embedded":  # the embedded testbed stands in RFS for aRFS
         for ep in tb.receivers:
             feats = parse_features(ep.host.run(["ethtool", "-k", ep.iface], check=False).stdout)

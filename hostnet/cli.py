@@ -162,6 +162,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    if args.spec.endswith(".ipynb"):
+        return _sweep_notebook(args)
     from .sweep import SweepError, SweepSpec, run_sweep
     try:
         spec = SweepSpec.from_yaml(args.spec)
@@ -176,6 +178,45 @@ def cmd_sweep(args) -> int:
           f"runs in {out['campaign_dir']}")
     print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}")
     return 0 if not out["failed"] else 1
+
+
+def _sweep_notebook(args) -> int:
+    """hostnet sweep NOTEBOOK.ipynb -f params.yaml: the notebook once per grid point, live, serially."""
+    from .notebooks import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
+    if not args.file:
+        _die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
+    spec = load_sweep_file(args.file)
+    name = args.profile or spec["profile"]
+    plan = sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, Path(args.runs_dir))
+    if args.dry_run:
+        for entry in plan:
+            print(f"{entry['campaign']}: {json.dumps(entry['parameters'])}")
+        return 0
+    _require_live()
+    try:
+        done = sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, Path(args.runs_dir))
+    except NotebookExecutionError as exc:
+        _die(str(exc))
+    for entry in done:
+        print(f"{entry['point']}: {entry['executed']} ({entry['seconds']} s)")
+    return 0
+
+
+def cmd_notebooks(args) -> int:
+    from . import notebooks
+    paths = [Path(p) for p in args.notebooks] or None
+    if args.action == "store-outputs":
+        for p in notebooks.store_outputs(paths):
+            print(f"outputs stored in {p}")
+    elif args.action == "strip-outputs":
+        for p in notebooks.strip_outputs(paths):
+            print(f"outputs removed from {p}")
+    else:
+        bad = {nb.name: notebooks.check_conventions(nb) for nb in (paths or notebooks.section_notebooks())}
+        for name, problems in bad.items():
+            print(f"{name}: " + ("; ".join(problems) if problems else "ok"))
+        return 1 if any(bad.values()) else 0
+    return 0
 
 
 def cmd_classify(args) -> int:
@@ -200,20 +241,9 @@ def cmd_classify(args) -> int:
 
 
 def cmd_flamegraph(args) -> int:
-    from pathlib import Path
-
-    from .flamegraph import icicle_chart, icicle_rects
-    from .parsers.perf_script import parse_folded
+    from .explore import flamegraph
     run = Path(args.run)
-    m = store.load_manifest(run)
-    cpus = sorted({c for machine in m["side_cpus"][args.side].values() for c in machine})
-    folded = sorted(run.glob("raw/*.perf_folded.txt"))
-    if not folded:
-        _die(f"{run} has no folded stacks (recorded before hostnet kept them)")
-    samples = [sn for f in folded for sn in parse_folded(f.read_text(), str(f))]
-    chart = icicle_chart(icicle_rects(samples, set(cpus)),
-                         f"{m['config_label']}: {args.side} CPUs {cpus}",
-                         "perf cpu-clock samples; width = share of the side's samples")
+    chart = flamegraph(run, args.side)
     out = args.output or str(run / f"flamegraph-{args.side}.html")
     chart.save(out)
     print(f"flame graph (icicle) written to {out}")
@@ -257,7 +287,9 @@ def cmd_figures(args) -> int:
     if args.mode == "run":
         _require_live()
     out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
-                        quick=args.quick)
+                        profile_name="quick" if args.quick else args.profile,
+                        runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                        figures_dir=Path(args.figures_dir) if args.figures_dir else None)
     print(f"figures written; report: {out}")
     return 0
 
@@ -300,8 +332,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
-    w = sub.add_parser("sweep", help="run (or resume) a sweep spec on a fresh embedded testbed")
-    w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...")
+    w = sub.add_parser("sweep", help="run (or resume) a sweep spec on a fresh embedded testbed, or sweep a "
+                                      "notebook over a parameter grid (NOTEBOOK.ipynb -f params.yaml)")
+    w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
+                                "or a notebook (.ipynb)")
+    w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
+    w.add_argument("--profile", choices=("quick", "paper"), help="notebook sweeps: overrides params.yaml's profile")
+    w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print each point's campaign and "
+                                                          "parameters, run nothing")
     w.add_argument("--campaign", help="resume this campaign (default: a new one)")
     w.add_argument("--runs-dir", default="data/runs")
     w.add_argument("--senders", type=int, default=1)
@@ -337,10 +375,21 @@ def parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")
     f.add_argument("--mode", choices=("replay", "run"), default="replay")
-    f.add_argument("--duration", type=int, default=5)
-    f.add_argument("--repetitions", type=int, default=3)
-    f.add_argument("--quick", action="store_true", help="short points for a smoke run")
+    f.add_argument("--profile", choices=("quick", "paper"), default="quick",
+                   help="run mode: quick (2 s points, 1 s warm-up, 2 repetitions) or paper (20 s, 5 repetitions)")
+    f.add_argument("--duration", type=int, help="run mode: override the profile's measured seconds per point")
+    f.add_argument("--repetitions", type=int, help="run mode: override the profile's repetitions")
+    f.add_argument("--quick", action="store_true", help="same as --profile quick")
+    f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
+                                      "(default: each notebook's own, data/runs)")
+    f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
     f.set_defaults(func=cmd_figures)
+
+    n = sub.add_parser("notebooks", help="store-outputs: execute notebooks in replay mode and keep their outputs "
+                                         "(nbval compares them); strip-outputs; check: parameter conventions")
+    n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"))
+    n.add_argument("notebooks", nargs="*", help="default: 00-explore and every section notebook")
+    n.set_defaults(func=cmd_notebooks)
     return p
 
 

@@ -27,6 +27,9 @@ class StackConfig:
     arfs: bool = False         # aRFS; on veth RFS is the software stand-in
     tcp_rmem: str | None = None  # receiver net.ipv4.tcp_rmem "min default max" (bytes)
     congestion_control: str = "cubic"  # the paper's default; this VM's default is bbr
+    # receiver-side random drop (nftables, knobs/loss.py); None leaves the loss knob untouched,
+    # so hosts without nft run every other experiment. A loss sweep sets it at every point, 0 too.
+    loss_rate: float | None = None
 
     def describe(self) -> dict:
         return asdict(self)
@@ -66,6 +69,8 @@ def validate(cfg: StackConfig) -> None:
         raise ConfigError(f"mtu {cfg.mtu} is out of range")
     if cfg.congestion_control not in CONGESTION_CONTROLS:
         raise ConfigError(f"congestion control {cfg.congestion_control!r}: one of {CONGESTION_CONTROLS}")
+    if cfg.loss_rate is not None and not 0 <= cfg.loss_rate < 1:
+        raise ConfigError(f"loss rate {cfg.loss_rate} is outside [0, 1)")
     if cfg.tcp_rmem is not None:
         parts = cfg.tcp_rmem.split()
         if len(parts) != 3 or not all(p.isdigit() for p in parts) or sorted(map(int, parts)) != list(map(int, parts)):
@@ -88,6 +93,8 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
         out += [(r.role, KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
                 (r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
+        if cfg.loss_rate is not None:
+            out.append((r.role, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))
     if tb.kind != "embedded":
         # aRFS on a NIC: ntuple filters, plus the RFS tables the driver fills from.
         for r in tb.receivers:
@@ -112,7 +119,12 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
 def apply(tb: Testbed, cfg: StackConfig) -> dict:
     """Apply the whole config through the journal; returns what was written, for the manifest."""
     validate(cfg)
-    plan = [(_host(tb, where), where, knob, key, value) for where, knob, key, value in settings(tb, cfg)]
+    return apply_settings(tb, settings(tb, cfg))
+
+
+def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None]]) -> dict:
+    """Write (where, knob, key, value) settings through the journal, all validated first."""
+    plan = [(_host(tb, where), where, knob, key, value) for where, knob, key, value in planned]
     for _h, _w, knob, key, value in plan:  # every value is checked before anything is written
         if value is not None:
             knob.validate(key, value)

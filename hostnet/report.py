@@ -1,4 +1,5 @@
-"""figures/index.html: every notebook's figures, verdict table and testbed, from *.meta.json."""
+"""figures/index.html: a table of contents, every finding's verdict across notebooks, and per notebook
+its figures, summary, verdict table and testbed, from each notebook's figures/<nb>.meta.json."""
 from __future__ import annotations
 
 import html
@@ -9,44 +10,95 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
+from .verdicts import NOT_TESTABLE
+
+REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.figs img{max-width:520px;margin:6px;border:1px solid #eee}
 .reproduced{color:#1a7f37;font-weight:bold}.not-reproduced{color:#b42318;font-weight:bold}
-.not-testable-here{color:#777}.inconclusive{color:#9a6700;font-weight:bold}.meta{color:#555;font-size:.9em}"""
+.not-testable-here{color:#777}.inconclusive{color:#9a6700;font-weight:bold}.not-covered{color:#aaa}
+.meta{color:#555;font-size:.9em}nav ol{columns:2}table.summary{display:block;overflow-x:auto;max-width:100%}"""
 
 
 def _verdict_class(v: str) -> str:
     return v.replace(" ", "-")
 
 
-def build(figures_dir) -> Path:
+def _anchor(notebook: str) -> str:
+    return Path(notebook).stem
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def finding_summary(metas: list[dict], findings: pd.DataFrame) -> pd.DataFrame:
+    """One row per finding: each notebook's verdict on it, and the overall verdict.
+
+    Overall: the verdicts of the notebooks that could test it (a notebook that says "not testable
+    here" because another notebook covers the finding does not dilute them); "not covered" when no
+    notebook mentions the finding yet.
+    """
+    rows = []
+    for f in findings.itertuples():
+        seen = [(m["notebook"], v["verdict"]) for m in metas for v in m["verdicts"] if v["id"] == f.id]
+        tested = sorted({v for _, v in seen if v != NOT_TESTABLE})
+        overall = " / ".join(tested) if tested else (NOT_TESTABLE if seen else "not covered")
+        rows.append({"id": f.id, "section": f.section, "claim": f.claim, "overall": overall, "by notebook": seen})
+    return pd.DataFrame(rows)
+
+
+def _summary_html(summary: pd.DataFrame) -> str:
+    rows = []
+    for r in summary.itertuples():
+        cls = _verdict_class(r.overall) if " / " not in r.overall else "inconclusive"
+        by_nb = "<br>".join(f"<a href='#{_anchor(nb)}'>{_e(_anchor(nb))}</a>: "
+                            f"<span class='{_verdict_class(v)}'>{_e(v)}</span>" for nb, v in r[5]) or "–"
+        rows.append(f"<tr><td>{_e(r.id)}</td><td>{_e(r.section)}</td><td>{_e(r.claim)}</td>"
+                    f"<td class='{cls}'>{_e(r.overall)}</td><td>{by_nb}</td></tr>")
+    counts = summary.overall.value_counts()
+    tally = ", ".join(f"{n} {_e(v)}" for v, n in counts.items())
+    return (f"<h2 id='findings'>Findings: paper says / this testbed shows</h2><p class='meta'>{tally}.</p>"
+            "<table class='findings'><tr><th>finding</th><th>§</th><th>paper says</th><th>verdict</th>"
+            f"<th>by notebook</th></tr>{''.join(rows)}</table>")
+
+
+def _section_html(m: dict) -> str:
+    q = m["quality"]
+    parts = [f"<h2 id='{_e(_anchor(m['notebook']))}'>{_e(m['title'])}</h2><p class='meta'>Notebook "
+             f"<code>{_e(m['notebook'])}</code>; campaign <code>{_e(m['campaign'])}</code>; testbed: "
+             f"<span class='testbed'>{_e(m['testbed'])}</span>; {q['ok']}/{q['runs']} runs ok, "
+             f"{q['contaminated']} flagged for foreign load.</p>"]
+    parts.append("<div class='figs'>" + "".join(
+        f"<img src='{_e(stem)}.svg' alt='{_e(stem)}'>" for stem in m["figures"]) + "</div>")
+    if m.get("summary"):
+        parts.append(pd.DataFrame(m["summary"]).to_html(index=False, float_format=lambda x: f"{x:.2f}",
+                                                        na_rep="–", classes="summary"))
+    rows = "".join(
+        f"<tr><td>{_e(v['id'])}</td><td>{_e(v['paper says'])}</td><td>{_e(v['this run shows'])}</td>"
+        f"<td class='{_verdict_class(v['verdict'])}'>{_e(v['verdict'])}</td></tr>" for v in m["verdicts"])
+    parts.append("<table class='verdicts'><tr><th>finding</th><th>paper says</th><th>this run shows</th>"
+                 f"<th>verdict</th></tr>{rows}</table>")
+    return "\n".join(parts)
+
+
+def build(figures_dir, reference_dir=REFERENCE) -> Path:
     figures_dir = Path(figures_dir)
     metas = [json.loads(p.read_text()) for p in sorted(figures_dir.glob("*.meta.json"))]
+    toc = "".join(f"<li><a href='#{_e(_anchor(m['notebook']))}'>{_e(m['title'])}</a></li>" for m in metas)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>hostnet report</title>"
              f"<style>{_CSS}</style></head><body><h1>hostnet: where the host spends its CPU moving data over TCP</h1>"
              f"<p class='meta'>Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by hostnet "
-             f"{__version__}. Each section comes from one notebook; verdicts compare this testbed's data with "
-             f"the paper's findings.</p>"]
-    for m in metas:
-        q = m["quality"]
-        parts.append(f"<h2>{html.escape(m['title'])}</h2><p class='meta'>Notebook <code>{html.escape(m['notebook'])}"
-                     f"</code>; campaign <code>{html.escape(m['campaign'])}</code>; {html.escape(m['testbed'])}; "
-                     f"{q['ok']}/{q['runs']} runs ok, {q['contaminated']} flagged for foreign load.</p>")
-        parts.append("<div class='figs'>" + "".join(
-            f"<img src='{html.escape(stem)}.svg' alt='{html.escape(stem)}'>" for stem in m["figures"]) + "</div>")
-        if m.get("summary"):
-            parts.append(pd.DataFrame(m["summary"]).to_html(index=False, float_format=lambda x: f"{x:.2f}",
-                                                            na_rep="–", classes="summary"))
-        rows = "".join(
-            f"<tr><td>{html.escape(v['id'])}</td><td>{html.escape(v['paper says'])}</td>"
-            f"<td>{html.escape(v['this run shows'])}</td>"
-            f"<td class='{_verdict_class(v['verdict'])}'>{html.escape(v['verdict'])}</td></tr>"
-            for v in m["verdicts"])
-        parts.append("<table><tr><th>finding</th><th>paper says</th><th>this run shows</th><th>verdict</th></tr>"
-                     f"{rows}</table>")
+             f"{__version__}. Each section comes from one notebook; verdicts compare that testbed's data with "
+             f"the paper's findings.</p>"
+             f"<nav><h2>Contents</h2><ol><li><a href='#findings'>Findings: every verdict</a></li>{toc}</ol></nav>"]
+    findings_csv = Path(reference_dir) / "findings.csv"
+    if findings_csv.exists():
+        parts.append(_summary_html(finding_summary(metas, pd.read_csv(findings_csv))))
+    parts.extend(_section_html(m) for m in metas)
     if not metas:
         parts.append("<p>No notebook has written its figures yet: run <code>make figures</code>.</p>")
     parts.append("</body></html>")

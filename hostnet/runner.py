@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import time
 import traceback
 import uuid
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import analysis, config as stackconfig, taxonomy
+from . import analysis, config as stackconfig, taxonomy, udp_loss
 from .hosts import HostError
 from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
@@ -20,14 +21,16 @@ from .parsers.procstat import parse_proc_stat
 from .attribution import breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
 from .parsers.perf_script import parse_folded
+from .parsers.rx_prof import parse_rx_prof
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .parsers.counters import (deltas, parse_ethtool_stats, parse_ip_link_stats, parse_perf_stat,
                                parse_snmp, parse_softnet_stat)
 from .probes.counters import CacheProbe, EndpointCounterProbe, SoftnetProbe
 from .probes.latency import LatencyProbe
+from .probes.rx_prof import RxProfProbe, latency_probe_for, rows as rx_prof_rows
 from .store import RunDir
 from .testbed import Testbed
-from .workloads import Flow, LongFlows, RpcFlows, cores_note
+from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, UdpRate, cores_note, flow_class, flow_part, workload_comms
 
 REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own tool
 # Time between stopping the probes and the end of iperf3's run, and after its warm-up,
@@ -42,6 +45,18 @@ class PreflightError(RuntimeError):
 
 class RunFailed(RuntimeError):
     pass
+
+
+class WindowTooShort(RuntimeError):
+    """The probes started so late (many flows, a loaded machine) that little of the run was measured."""
+
+
+def check_window(window_s: float, duration_s: float, n_flows: int) -> None:
+    """Refuse numbers from a window under a quarter of the run: the probes started late (a loaded
+    machine, many flows), so little of the run was measured."""
+    if window_s < duration_s / 4:
+        raise WindowTooShort(f"measurement window {window_s:.2f} s is under a quarter of the {duration_s} s run: "
+                             f"starting {n_flows} flows and the probes took too long; use a longer duration")
 
 
 def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
@@ -74,7 +89,7 @@ def rpc_tool(tb: Testbed, wanted: str = "auto") -> str:
                             for e in tb.endpoints.values()) else "sockperf"
 
 
-def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows) -> list[Flow]:
+def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows | MixedFlows) -> list[Flow]:
     return workload.flows([(e.role, e.cpus) for e in tb.senders], [(e.role, e.cpus) for e in tb.receivers])
 
 
@@ -87,14 +102,14 @@ def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
     return out
 
 
-def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
+def _wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") -> None:
     """Every server listens before any client starts (a client racing its server fails)."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     pending = {f.index: f for f in flows}
     while pending:
         for f in list(pending.values()):
             ep = tb.endpoints[f.receiver]
-            res = ep.host.run(["ss", "-Hltn", f"src {ep.ip}:{f.port}"], check=False)
+            res = ep.host.run(["ss", f"-Hl{proto[0]}n", f"src {ep.ip}:{f.port}"], check=False)
             if res.stdout.strip():
                 del pending[f.index]
             elif servers[f.index].poll() is not None:
@@ -106,16 +121,19 @@ def _wait_listening(tb: Testbed, flows: list[Flow], servers) -> None:
             time.sleep(0.05)
 
 
-def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows, *, runs_dir,
+def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows | MixedFlows, *, runs_dir,
               campaign: str, repetition: int = 0, experiment: str = "single-flow",
               perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
-              latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None) -> Path:
+              latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None,
+              profile: bool = True, extra_probes=None) -> Path:
     """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
 
     Any failure still leaves a run directory, with status "failed" and the tool's error.
     latency_sample_every: 0 = no latency probe; N = bpftrace timestamps ~1 in N received skbs.
+    profile=False leaves out perf record and perf stat (bench/: the harness without its profiler).
+    extra_probes: a callable returning more probes for each machine, run in the same window.
     """
-    versions = versions or preflight(tb, (workload.tool,))
+    versions = versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
     flows = plan_flows(tb, workload)
     cpus = side_cpus(tb, flows)
     run_id = run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
@@ -127,19 +145,25 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
                        versions=versions, controller=platform.node(),
                        probes={"perf": {"event": "cpu-clock", "freq_hz": perf_freq_hz,
-                                        "mode": "timer (no hardware PMU assumed)"}})
+                                        "mode": "timer (no hardware PMU assumed)"} if profile else "off"})
     servers: dict[int, object] = {}
     clients: dict[int, object] = {}
-    early: dict[str, LatencyProbe] = {}
+    early: dict[str, LatencyProbe | RxProfProbe] = {}
     try:
         rd.manifest["applied"] = stackconfig.apply(tb, cfg)
+        if isinstance(workload, UdpRate):  # receive CPU (RPS) and socket buffer ceiling for this point
+            rd.manifest["placement"] = udp_loss.placement(tb, workload)
+            rd.manifest["applied"].update(stackconfig.apply_settings(tb, udp_loss.settings(tb, workload)))
         for f in flows:
             ep = tb.endpoints[f.receiver]
             servers[f.index] = ep.host.start(workload.server_argv(f, ep.ip))
-        _wait_listening(tb, flows, servers)
+        _wait_listening(tb, flows, servers, getattr(workload, "listen_proto", "tcp"))
         if latency_sample_every:  # bpftrace's start-up must not fall inside the window
             for machine, ifaces in _receiver_ifaces(tb, flows).items():
-                lat = LatencyProbe(ifaces, workload.client_comm, tb.journal, latency_sample_every)
+                ports = [f.port for f in flows if tb.endpoints[f.receiver].machine == machine]
+                lat, source, why = latency_probe_for(tb.machines[machine], ports, ifaces, workload.client_comm,
+                                                     tb.journal, latency_sample_every)
+                rd.manifest["probes"].setdefault("latency", {})[machine] = {"source": source, "why": why}
                 lat.prepare(tb.machines[machine])
                 early[machine] = lat
         t0 = time.time()
@@ -147,13 +171,13 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
             clients[f.index] = tb.endpoints[f.sender].host.start(workload.client_argv(f, tb.endpoints[f.receiver].ip))
         # Started in this order and stopped in reverse: the slow starters (perf, bpftrace) are
         # running before the /proc snapshots open the CPU window, which closes first.
-        probes = {m: [CacheProbe(), PerfProbe(perf_freq_hz)] for m in tb.machines}
+        probes = {m: [CacheProbe(), PerfProbe(perf_freq_hz)] if profile else [] for m in tb.machines}
         used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
         ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
         for machine, lat in early.items():  # its SIGUSR1 dump opens its window
             probes[machine].append(lat)
         for m in tb.machines:
-            probes[m] += [SoftnetProbe(), LoadProbe(), ProcStatProbe()]
+            probes[m] += [*(extra_probes() if extra_probes else []), SoftnetProbe(), LoadProbe(), ProcStatProbe()]
         time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
         for m, ps in probes.items():
             for p in ps:
@@ -171,17 +195,22 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                 raw[m].update(p.stop(tb.machines[m]))
         for i, c in clients.items():
             c.wait(timeout=workload.total_s() + 30)
-            if workload.server_exits:
+            if flow_part(workload, flows[i]).server_exits:
                 servers[i].wait(timeout=10)
             else:
-                servers[i].stop()
+                servers[i].stop(getattr(flow_part(workload, flows[i]), "server_stop_signal", signal.SIGINT))
         rd.manifest["window"] = {"start": win_start, "end": win_end, "seconds": win_end - win_start,
                                  "clients_started": t0}
+        try:  # a short window is flagged, and analysis leaves the run out, rather than failing the point
+            check_window(win_end - win_start, workload.duration_s, len(flows))
+        except WindowTooShort as exc:
+            rd.manifest["short_window"] = str(exc)
         for f in flows:
+            tool = flow_part(workload, f).tool
             rd.write_raw(_client_file(workload, f), clients[f.index].stdout() + (
-                clients[f.index].stderr() if workload.tool != "iperf3" else ""))
-            rd.write_raw(f"{workload.tool}_client_{f.index}.stderr.txt", clients[f.index].stderr())
-            rd.write_raw(f"{workload.tool}_server_{f.index}.txt", servers[f.index].stdout() + servers[f.index].stderr())
+                clients[f.index].stderr() if tool != "iperf3" else ""))
+            rd.write_raw(f"{tool}_client_{f.index}.stderr.txt", clients[f.index].stderr())
+            rd.write_raw(f"{tool}_server_{f.index}.txt", servers[f.index].stdout() + servers[f.index].stderr())
         for m, files in raw.items():
             for name, text in files.items():
                 rd.write_raw(f"{m}.{name}", text)
@@ -194,6 +223,11 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
         tidy = _analyse(cfg, workload, rd, flows, cpus, raw, our_pids, kernel)
         tidy = pd.concat([tidy, pd.DataFrame(_counter_rows(rd.manifest, cfg, cpus, raw, ep_raw))],
                          ignore_index=True)
+        if not profile:
+            rd.manifest["cache_counters"] = "not recorded (profile off)"
+        if isinstance(workload, UdpRate):
+            tidy = pd.concat([tidy, pd.DataFrame(udp_loss.window_rows(rd.manifest, raw, ep_raw))],
+                             ignore_index=True)
         return rd.finish("ok", tidy)
     except BaseException as exc:  # failed points still leave a readable run directory
         rd.manifest["traceback"] = traceback.format_exc()
@@ -202,7 +236,7 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                 p.stop()
                 rd.write_raw(f"{name}{i}.output.txt", " ".join(p.argv) + "\n" + p.stdout() + p.stderr())
         path = rd.finish("failed", error=f"{type(exc).__name__}: {exc}")
-        if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError)):
+        if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError, WindowTooShort)):
             raise RunFailed(f"{exc} (run directory: {path})") from exc
         raise
     finally:
@@ -221,7 +255,8 @@ def _receiver_ifaces(tb: Testbed, flows: list[Flow]) -> dict[str, list[str]]:
 
 
 def _client_file(workload, flow: Flow) -> str:
-    return f"{workload.tool}_client_{flow.index}.{workload.client_suffix}"
+    part = flow_part(workload, flow)
+    return f"{part.tool}_client_{flow.index}.{part.client_suffix}"
 
 
 def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict, our_pids,
@@ -238,8 +273,8 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
     sums: dict[str, float] = defaultdict(float)
     for f in flows:
         name = _client_file(workload, f)
-        for metric, value in workload.parse_client((rd.path / "raw" / name).read_text(), name).items():
-            add("flow", f"flow_{metric}", value, flow=str(f.index))
+        for metric, value in flow_part(workload, f).parse_client((rd.path / "raw" / name).read_text(), name).items():
+            add("flow", f"flow_{metric}", value, flow_class(workload, f), flow=str(f.index))
             if not metric.startswith("latency_") and not metric.endswith("_cv_pct"):
                 sums[metric] += value
     total = sums["throughput_gbps"]
@@ -256,21 +291,23 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
             after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
             for k, v in analysis.side_utilization(before, after, cpu_set).items():
                 util[k] += v
-            records += [(r, cpu_set) for r in parse_perf_report(files["perf_report.txt"])]
+            records += [(r, cpu_set) for r in parse_perf_report(files.get("perf_report.txt", ""))]
         busy[side] = util["busy_pct"]
         add(side, "cpu_util_pct", util["busy_pct"])
         add(side, "cores_count", sum(len(c) for c in machines.values()))
         for f in ("user", "system", "softirq", "irq"):
             add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
+        if not all("perf_report.txt" in raw[machine] for machine in machines):
+            continue  # not profiled: no breakdown
         # perf rows of this side's CPUs on each of its machines
         mine = [r for r, cpu_set in records if r.cpu in cpu_set]
-        bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, [workload.client_comm])
+        bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, workload_comms(workload))
         for cat, pct in bd["pct"].items():
             add(side, "breakdown_pct", pct, cat)
         stacks = [(smp, n) for machine, cpu_set in machines.items() if "perf_folded.txt" in raw[machine]
                   for smp, n in parse_folded(raw[machine]["perf_folded.txt"]) if smp.cpu in cpu_set]
         if stacks:  # the IRQs-off attribution (attribution.py), over this side's CPUs on every machine
-            att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, [workload.client_comm])
+            att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, workload_comms(workload))
             for cat, pct in att["pct"].items():
                 add(side, "breakdown_attributed_pct", pct, cat)
             add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
@@ -284,6 +321,11 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
             final = parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt")
             opened = parse_bpftrace_maps(files.get("bpftrace_latency_open.txt", ""), f"{machine}.latency_open")
             _latency_rows(add, subtract_maps(final, opened))
+        if "rx_prof.txt" in files:  # a kernel with kernel_patch/ measured it instead of bpftrace
+            window = subtract_maps(parse_rx_prof(files["rx_prof.txt"], f"{machine}.rx_prof.txt"),
+                                   parse_rx_prof(files["rx_prof_open.txt"], f"{machine}.rx_prof_open.txt"))
+            for metric, value, category in rx_prof_rows(window):
+                add("receiver", metric, value, category)
     load_notes = {}
     for machine, files in raw.items():
         load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]),
@@ -329,7 +371,7 @@ def _latency_rows(add, maps: dict) -> None:
 # The counters worth a row in the tidy table (everything stays in raw/).
 COUNTERS = {
     "snmp": ("Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
-             "Udp.RcvbufErrors"),
+             "Udp.RcvbufErrors", "Udp.OutDatagrams", "Udp.SndbufErrors"),
     "netstat": ("TcpExt.TCPBacklogDrop", "TcpExt.TCPRcvQDrop", "TcpExt.TCPOFOQueue", "TcpExt.TCPSACKReorder",
                 "TcpExt.TCPLossProbes", "TcpExt.TCPRcvCoalesce"),
     "link": ("rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),

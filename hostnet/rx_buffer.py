@@ -20,12 +20,8 @@ SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 
 def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "tsogro", sizes_kb=SIZES_KB,
             repetitions: int = 3, duration: int = 5, warmup: int = 2, latency_sample_every: int = 1) -> str:
-    if mode == "replay":
-        if not campaign:
-            raise ValueError("replay needs the campaign to read")
+    if sections.is_replay(mode, campaign):
         return campaign
-    if mode != "run":
-        raise ValueError(f"mode must be 'replay' or 'run', not {mode!r}")
     spec = SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"rx_buffer_kb": list(sizes_kb)},
                      repetitions=repetitions, duration=duration, warmup=warmup,
                      latency_sample_every=latency_sample_every)

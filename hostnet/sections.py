@@ -20,7 +20,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     tidy = store.load_tidy(runs_dir, campaign, experiment)
     manifests = store.load_manifests(runs_dir, campaign, experiment)
     if not include_contaminated:
-        dirty = {m["run_id"] for m in manifests if m.get("contaminated")}
+        dirty = {m["run_id"] for m in manifests if m.get("contaminated") or m.get("short_window")}
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
@@ -58,3 +58,14 @@ def write_report_meta(figures_dir, notebook: str, title: str, *, campaign: str, 
             "summary": json.loads(summary.to_json(orient="records"))}
     path.write_text(json.dumps(meta, indent=2))
     return path
+
+
+def is_replay(mode: str, campaign: str) -> bool:
+    """True for mode "replay" (which needs the campaign to read), False for "run"; anything else is an error."""
+    if mode == "replay":
+        if not campaign:
+            raise ValueError("replay needs the campaign to read")
+        return True
+    if mode != "run":
+        raise ValueError(f"mode must be 'replay' or 'run', not {mode!r}")
+    return False

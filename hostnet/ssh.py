@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Sequence
 
-from .hosts import Host, HostError, ProcessTag, Result, _check_argv
+from .hosts import STREAM_CHUNK, Host, HostError, ProcessTag, Result, _check_argv
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -163,6 +163,33 @@ class SshHost(Host):
             raise HostError(f"{self.name}: {argv[0]} is not installed")
         return out.checked(self.name) if check else out
 
+    def stream(self, argv, sink, *, check=True, timeout=None):
+        """The command's stdout arrives in chunks over the SSH channel while it runs (nothing
+        held whole on either side); stderr is kept for the Result."""
+        command = self._wrap(argv)
+        timeout = timeout or self.command_timeout
+        stdin, stdout, stderr = self._connection().client.exec_command(command, timeout=timeout)
+        if self.sudo:
+            stdin.write(f"{os.environ.get('HOSTNET_SUDO_PASSWORD') or ''}\n")
+        stdin.channel.shutdown_write()
+        channel = stdout.channel
+        try:
+            value = sink(_channel_chunks(channel))
+            while channel.recv(1 << 16):  # a sink that stopped early: drain to the exit status
+                pass
+        except socket.timeout as exc:
+            channel.close()
+            raise HostError(f"{self.name}: {' '.join(_check_argv(argv))} timed out after {timeout} s") from exc
+        except BaseException:
+            channel.close()
+            raise
+        rc = channel.recv_exit_status()
+        err = stderr.read().decode(errors="replace")
+        if rc == 127 and "not found" in err:
+            raise HostError(f"{self.name}: {argv[0]} is not installed")
+        res = Result(tuple(_check_argv(argv)), rc, "", err)
+        return (res.checked(self.name) if check else res), value
+
     def start(self, argv) -> RemoteProc:
         argv = _check_argv(argv)
         base = f"/tmp/hostnet-{uuid.uuid4().hex[:12]}"
@@ -223,6 +250,18 @@ class SshHost(Host):
                 "port": self.port, "key_filename": self.key_filename, "known_hosts": self.known_hosts,
                 "proxy_command": self.proxy_command, "sudo": self.sudo,
                 "insecure_accept_unknown_keys": self.insecure}
+
+
+def _channel_chunks(channel):
+    # the channel hands out packets of a few KB; the sink gets them gathered into big chunks
+    buf = bytearray()
+    while data := channel.recv(1 << 16):
+        buf += data
+        if len(buf) >= STREAM_CHUNK:
+            yield bytes(buf)
+            buf.clear()
+    if buf:
+        yield bytes(buf)
 
 
 class _Stdin:

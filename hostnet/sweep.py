@@ -5,7 +5,9 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
     experiment: single-flow          # or one-to-one, incast, outcast, all-to-all
     configs: [tsogro]
     grid:                            # any of: rx_buffer_kb, flows, rpc_size, congestion_control,
-                                     # latency_sample_every
+                                     # latency_sample_every, udp_rate_gbps, socket_buffer_kb, app_cpu,
+                                     # loss_rate (receive-side random drop),
+                                     # short_flows and long_flow (experiment: mixed)
       rx_buffer_kb: [100, 200, 400]
     repetitions: 3
     duration: 5
@@ -38,10 +40,14 @@ from .capabilities import point_requirements
 from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
 from .store import load_manifest
 from .testbed import Testbed
-from .workloads import PATTERNS, LongFlows, RpcFlows
+from .workloads import PATTERNS, LongFlows, MixedFlows, RpcFlows, UdpRate
 
-EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"}}
-GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every")
+# mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
+EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
+                       "udp-loss": "single", "mixed": "single"}
+GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
+             "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow")
+MIXED_KEYS = ("short_flows", "long_flow")
 
 
 class SweepError(ValueError):
@@ -67,6 +73,8 @@ class SweepSpec:
         unknown = set(self.grid) - set(GRID_KEYS)
         if unknown:
             raise SweepError(f"unknown grid parameter(s) {', '.join(sorted(unknown))}; known: {', '.join(GRID_KEYS)}")
+        if self.experiment != "mixed" and set(self.grid) & set(MIXED_KEYS):
+            raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to experiment mixed")
         if self.repetitions < 1 or self.duration < 1 or self.warmup < 0:
             raise SweepError("repetitions >= 1, duration >= 1 s and warmup >= 0 s")
         for point in self.points():  # every point is valid before anything runs
@@ -89,8 +97,10 @@ class SweepSpec:
 
     def points(self) -> list[dict]:
         keys = list(self.grid)
-        return [{"config": c, **dict(zip(keys, values, strict=True))}
-                for c in self.configs for values in itertools.product(*(self.grid[k] for k in keys))]
+        points = [{"config": c, **dict(zip(keys, values, strict=True))}
+                  for c in self.configs for values in itertools.product(*(self.grid[k] for k in keys))]
+        # mixed: long_flow x short_flows includes "no flow at all", which is no point
+        return [p for p in points if int(p.get("long_flow", 1)) or int(p.get("short_flows", 0))]
 
 
 def point_config(point: dict) -> stackconfig.StackConfig:
@@ -101,12 +111,23 @@ def point_config(point: dict) -> stackconfig.StackConfig:
         overrides["tcp_rmem"] = f"4096 {min(131072, max_bytes)} {max_bytes}"
     if "congestion_control" in point:
         overrides["congestion_control"] = point["congestion_control"]
+    if "loss_rate" in point:
+        overrides["loss_rate"] = float(point["loss_rate"])
     return stackconfig.get_config(point["config"], **overrides)
 
 
 def point_workload(spec: SweepSpec, point: dict, tool: str):
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
+    if "udp_rate_gbps" in point:
+        return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
+                       socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),
+                       app_cpu=point.get("app_cpu", "same"))
+    if spec.experiment == "mixed":
+        return MixedFlows(spec.duration, spec.warmup, short_flows=int(point.get("short_flows", 0)),
+                          long_flow=bool(int(point.get("long_flow", 1))),
+                          size_bytes=int(point.get("rpc_size", 4096)), rpc_tool=tool,
+                          congestion_control=point.get("congestion_control", "cubic"))
     if point.get("rpc_size"):
         return RpcFlows(spec.duration, spec.warmup, pattern=pattern, n=n, size_bytes=int(point["rpc_size"]),
                         tool=tool)
@@ -136,8 +157,11 @@ def _status(run: Path) -> str | None:
 def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True) -> dict:
     """Run (or resume) a sweep. Returns {"ran", "skipped", "failed", "campaign_dir"}."""
     cfgs = {p["config"]: point_config(p) for p in spec.points()}
-    tool = rpc_tool(tb, spec.rpc_tool) if any(p.get("rpc_size") for p in spec.points()) else "iperf3"
-    versions = preflight(tb, (tool,))
+    mixed = spec.experiment == "mixed"
+    tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in spec.points()) else "iperf3"
+    if any("udp_rate_gbps" in p for p in spec.points()):
+        tool = UdpRate.tool
+    versions = preflight(tb, ("iperf3", tool) if mixed else (tool,))
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in spec.points() for p in point_requirements(tb, point_config(pt))]
     if problems:  # refused before any host setting changes

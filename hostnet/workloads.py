@@ -6,6 +6,7 @@ cores the slots are cores; on a testbed with several sender namespaces they are 
 """
 from __future__ import annotations
 
+import signal
 from dataclasses import asdict, dataclass
 
 IPERF3_PORT = 5201
@@ -119,7 +120,13 @@ class RpcFlows(_Pattern):
     @property
     def client_comm(self) -> str:
         return "netserver" if self.tool == "netperf" else "sockperf"
+    @property
+    def client_comms(self) -> list[str]:
+        """Both ends' processes: netperf's client is its own command, sockperf's is the same."""
+        return [self.client_comm, "netperf"] if self.tool == "netperf" else [self.client_comm]
+
     server_exits = False
+    server_stop_signal = signal.SIGTERM  # netserver ignores SIGINT (each stop would wait out its grace)
     client_suffix = "txt"
 
     def __post_init__(self):
@@ -162,6 +169,93 @@ class RpcFlows(_Pattern):
         return out
 
 
+UDP_PLACEMENTS = ("same", "different")
+IPERF2_PORT = 15002
+UDP_PAYLOAD_BYTES = 1470  # iperf2's default for IPv4: one datagram per 1500-byte frame
+
+
+@dataclass(frozen=True)
+class UdpRate(_Pattern):
+    """One UDP flow at a set offered rate (iperf2 -u -b), the receiving application pinned
+    to the receive-processing CPU ("same") or to another CPU ("different"); Marian et al. 2010.
+
+    The receive-processing CPU is the receiver endpoint's first CPU (RPS steers there). The
+    "different" CPU is the receiver endpoint's second CPU; an endpoint with one CPU lends it
+    from the sender's CPU set, which on one machine with 2 cores is the sender's own core.
+    """
+
+    rate_gbps: float = 1.0
+    socket_buffer_kb: int = 1024
+    app_cpu: str = "same"
+    payload_bytes: int = UDP_PAYLOAD_BYTES
+    base_port: int = IPERF2_PORT
+    tool = "iperf"
+    client_comm = "iperf"
+    server_exits = True   # the server's -t ends it shortly after the client's run
+    client_suffix = "txt"
+    listen_proto = "udp"
+    SERVER_SLACK_S = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.pattern != "single":
+            raise ValueError("the UDP rate workload is one flow (pattern single)")
+        if not 0 < self.rate_gbps <= 400:
+            raise ValueError(f"offered rate must be 0..400 Gbit/s, got {self.rate_gbps}")
+        if not 1 <= self.socket_buffer_kb <= 1 << 20:
+            raise ValueError(f"socket buffer must be 1 KB..1 GB, got {self.socket_buffer_kb} KB")
+        if self.app_cpu not in UDP_PLACEMENTS:
+            raise ValueError(f"app_cpu must be one of {UDP_PLACEMENTS}, not {self.app_cpu!r}")
+        if not 1 <= self.payload_bytes <= 65507:
+            raise ValueError(f"UDP payload must be 1..65507 bytes, got {self.payload_bytes}")
+
+    def describe(self) -> dict:
+        return {"kind": "udp_rate", "tool": self.tool, **asdict(self)}
+
+    def placement(self, senders: list[tuple[str, list[int]]], receivers: list[tuple[str, list[int]]]) -> dict:
+        """Which CPU processes received packets and which runs the receiving application."""
+        rx_cpu = receivers[0][1][0]
+        if self.app_cpu == "same":
+            app, source = rx_cpu, "receiver"
+        elif len(receivers[0][1]) > 1:
+            app, source = receivers[0][1][1], "receiver"
+        else:
+            app, source = senders[0][1][0], "sender"
+            if app == rx_cpu:
+                raise ValueError(f"no CPU other than {rx_cpu} for the receiving application: give the "
+                                 "receiver endpoint two CPUs (testbed.yaml cpus) for app_cpu 'different'")
+        return {"rx_cpu": rx_cpu, "app_cpu": app, "app_cpu_from": source, "sender_cpu": senders[0][1][0]}
+
+    def flows(self, senders, receivers) -> list[Flow]:
+        p = self.placement(senders, receivers)
+        return [Flow(0, senders[0][0], p["sender_cpu"], receivers[0][0], p["app_cpu"], self.base_port)]
+
+    def server_argv(self, flow: Flow, bind_ip: str) -> list[str]:
+        # -w sets SO_RCVBUF (capped by net.core.rmem_max; Linux grants twice the request);
+        # -t ends the server after the run, so its report is complete when we collect it
+        return ["taskset", "-c", str(flow.receiver_cpu), "iperf", "-s", "-u", "-B", bind_ip, "-p", str(flow.port),
+                "-w", f"{self.socket_buffer_kb}K", "-t", str(int(self.total_s()) + self.SERVER_SLACK_S)]
+
+    def client_argv(self, flow: Flow, server_ip: str) -> list[str]:
+        # lowercase m: 10^6 bit/s; iperf2 has no warm-up option, so it sends for warm-up + duration
+        return ["taskset", "-c", str(flow.sender_cpu), "iperf", "-c", server_ip, "-u", "-p", str(flow.port),
+                "-b", f"{round(self.rate_gbps * 1000)}m", "-l", str(self.payload_bytes),
+                "-t", str(int(self.total_s()))]
+
+    def parse_client(self, text: str, source: str) -> dict[str, float]:
+        """iperf's own whole-run numbers (warm-up included); the window's come from counters."""
+        from .parsers.iperf2 import parse_iperf2_udp
+        r = parse_iperf2_udp(text, source)
+        out = {"iperf_sent_gbps": r.local.bps / 1e9 if r.local else float("nan")}
+        if r.datagrams_sent is not None:
+            out["iperf_sent_datagrams_count"] = float(r.datagrams_sent)
+        # without the server's report (it can be lost at overload) there is no received rate
+        out["throughput_gbps"] = r.server.bps / 1e9 if r.server else float("nan")
+        if r.server and r.server.loss_pct is not None:
+            out["iperf_loss_pct"] = r.server.loss_pct
+        return out
+
+
 def LongFlow(duration_s: int, warmup_s: int = 2, congestion_control: str = "cubic") -> LongFlows:
     """One flow, the single-flow experiment's workload."""
     return LongFlows(duration_s, warmup_s, congestion_control=congestion_control)
@@ -172,3 +266,97 @@ def cores_note(flows: list[Flow]) -> str:
     snd = {(f.sender, f.sender_cpu) for f in flows}
     rcv = {(f.receiver, f.receiver_cpu) for f in flows}
     return f"{len(flows)} flows on {len(snd)} sender and {len(rcv)} receiver (host, core) slots"
+
+
+@dataclass(frozen=True)
+class MixedFlows:
+    """One long flow (iperf3) plus k ping-pong RPC flows (§3.7), every flow on the same sender and
+    receiver cores, so short flows compete with the long one for one core per side.
+
+    Flow 0 is the long flow when there is one; the RPC flows follow. long_flow=False with k
+    short flows is the short flows' own baseline on that core.
+    """
+
+    duration_s: int
+    warmup_s: int = 2
+    short_flows: int = 0
+    long_flow: bool = True
+    size_bytes: int = 4096
+    rpc_tool: str = "netperf"
+    congestion_control: str = "cubic"
+    base_port: int = IPERF3_PORT
+
+    def __post_init__(self):
+        if not 0 <= self.short_flows <= 63:
+            raise ValueError(f"short flows must be 0..63, got {self.short_flows}")
+        if not self.long_flow and not self.short_flows:
+            raise ValueError("a mixed point needs the long flow or at least one short flow")
+        self._long()  # the parts validate durations, tool and RPC size
+        self._short()
+
+    def _long(self) -> LongFlows:
+        return LongFlows(self.duration_s, self.warmup_s, base_port=self.base_port,
+                         congestion_control=self.congestion_control)
+
+    def _short(self) -> RpcFlows:
+        return RpcFlows(self.duration_s, self.warmup_s, base_port=self.base_port, size_bytes=self.size_bytes,
+                        tool=self.rpc_tool)
+
+    @property
+    def n(self) -> int:
+        return int(self.long_flow) + self.short_flows
+
+    @property
+    def tool(self) -> str:
+        return "+".join(self.tools)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return (("iperf3",) if self.long_flow else ()) + ((self.rpc_tool,) if self.short_flows else ())
+
+    @property
+    def client_comm(self) -> str:
+        """The receive-side process the latency probe follows: the long flow's where there is one."""
+        return (self._long() if self.long_flow else self._short()).client_comm
+
+    @property
+    def client_comms(self) -> list[str]:
+        return [self._long().client_comm, *self._short().client_comms]
+
+    def flow_class(self, flow: Flow) -> str:
+        return "long" if self.long_flow and flow.index == 0 else "short"
+
+    def part(self, flow: Flow) -> LongFlows | RpcFlows:
+        """The workload that runs this flow (its tool, argv, output parser)."""
+        return self._long() if self.flow_class(flow) == "long" else self._short()
+
+    def describe(self) -> dict:
+        return {"kind": "mixed", **asdict(self), "tool": self.tool}
+
+    def flows(self, senders: list[tuple[str, list[int]]], receivers: list[tuple[str, list[int]]]) -> list[Flow]:
+        (snd, snd_cpu), (rcv, rcv_cpu) = slots(senders, 1)[0], slots(receivers, 1)[0]
+        return [Flow(i, snd, snd_cpu, rcv, rcv_cpu, self.base_port + i) for i in range(self.n)]
+
+    def server_argv(self, flow: Flow, bind_ip: str) -> list[str]:
+        return self.part(flow).server_argv(flow, bind_ip)
+
+    def client_argv(self, flow: Flow, server_ip: str) -> list[str]:
+        return self.part(flow).client_argv(flow, server_ip)
+
+    def total_s(self) -> float:
+        return self.duration_s + self.warmup_s
+
+
+def flow_part(workload, flow: Flow):
+    """The single-tool workload that runs one flow: the workload itself, or a mixed one's part."""
+    return workload.part(flow) if isinstance(workload, MixedFlows) else workload
+
+
+def flow_class(workload, flow: Flow) -> str:
+    """'long' or 'short' for a mixed workload's flows (tags per-flow rows); '' otherwise."""
+    return workload.flow_class(flow) if isinstance(workload, MixedFlows) else ""
+
+
+def workload_comms(workload) -> list[str]:
+    """The processes whose CPU samples are the experiment's own."""
+    return list(getattr(workload, "client_comms", [workload.client_comm]))

@@ -7,6 +7,7 @@ PACKAGES=(
   iproute2      # ip netns, veth
   ethtool       # offloads
   iperf3        # long flows
+  iperf         # iperf2: UDP at a set offered rate (end-host loss, notebook 14)
   sockperf      # RPC ping-pong (netperf, the paper's tool, comes from install-netperf.sh)
   openssh-server netcat-openbsd  # sshd per namespace: the SSH path exercised on one machine
   linux-perf    # perf record/report (cpu-clock sampling)
@@ -14,8 +15,11 @@ PACKAGES=(
   procps        # sysctl, pgrep for humans
   nftables      # loss injection
   bpftrace      # receive -> copy latency and post-GRO skb sizes (tracepoints; no kprobes needed)
+  chromium chromium-driver  # headless browser for the report test (figures/index.html), offline
   python3 python3-venv python3-pip
   git make
+  sudo          # the SSH hosts' sudo path (non-root logins), tested against an sshd in a namespace
+  gcc libc6-dev  # builds hostnet's C tools (udpbatch: sendmmsg/recvmmsg; microbench)
 )
 
 missing=()

@@ -14,6 +14,16 @@ def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text()
 
 
+def gather(chunks, sizes: list | None = None) -> bytes:
+    """A Host.stream sink: the whole output, noting each chunk's size in `sizes`."""
+    out = b""
+    for chunk in chunks:
+        if sizes is not None:
+            sizes.append(len(chunk))
+        out += chunk
+    return out
+
+
 class FakeHost(Host):
     """A host whose files live in a dict and whose commands are recorded, not run."""
 

@@ -149,7 +149,7 @@ def test_run_on_a_persistent_testbed_restores_its_settings(state_dir, tmp_path):
     try:
         tb = testbed.attach(name)
         mtu_before = KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface)
-        out = cli("run", "single-flow", "--config", "all-opts", "--duration", "1", "--warmup", "0",
+        out = cli("run", "single-flow", "--config", "all-opts", "--duration", "2", "--warmup", "0",
                   "--testbed", name, "--runs-dir", str(tmp_path), "--quiet")
         assert out.returncode == 0, out.stderr
         assert KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface) == mtu_before

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import live_ready
+from conftest import gather, live_ready
 from hostnet import testbed
 from hostnet.hosts import HostError
 from hostnet.ssh import SshHost
@@ -61,6 +61,17 @@ def test_file_transfer_over_sftp(sshbed):
         host.run(["rm", "-f", path])
     with pytest.raises(HostError, match="cannot read"):
         host.read_text(path)
+
+
+def test_stream_delivers_big_output_in_chunks_and_the_exit_status(sshbed):
+    host = sshbed.receiver.host
+    sizes = []
+    res, out = host.stream(["seq", "1", "1000000"], lambda chunks: gather(chunks, sizes))
+    assert out.decode().split() == [str(i) for i in range(1, 1000001)] and res.ok and len(sizes) > 1
+    hostile = ["a b", "it's", "$(id)", "*"]
+    assert host.stream(["printf", "%s\\n", *hostile], b"".join)[1].decode().splitlines() == hostile
+    res, out = host.stream(["sh", "-c", "echo out; echo err >&2; exit 3"], b"".join, check=False)
+    assert (res.returncode, res.stderr, out) == (3, "err\n", b"out\n")
 
 
 def test_background_process_is_stopped_and_reaped(sshbed):

@@ -13,6 +13,9 @@ GLOBAL_SYSCTLS = {
     "net.core.netdev_max_backlog", "net.core.rmem_max", "net.core.wmem_max",
     "net.core.rmem_default", "net.core.wmem_default", "net.core.busy_poll", "net.core.busy_read",
     "net.ipv4.tcp_allowed_congestion_control", "net.ipv4.tcp_mem",
+    # kernel_patch/ (rx_prof) registers its sysctls for the initial namespace only
+    "net.core.packet_loss_gen", "net.core.rx_prof_port", "net.core.rx_prof_ifindex",
+    "net.core.rx_prof_skb_len", "net.core.rx_prof_lat_sample", "net.core.gso_honour_off",
 }
 
 

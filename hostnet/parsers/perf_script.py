@@ -7,6 +7,7 @@ frames carry a "_[u]" suffix.
 from __future__ import annotations
 
 import re
+import codecs
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -27,8 +28,12 @@ class Sample:
     frames: tuple[str, ...]  # leaf first; user frames end with "_[u]"
 
 
+_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+
+
 def _strip_offset(sym: str) -> str:
-    return re.sub(r"\+0x[0-9a-f]+$", "", sym)
+    # `perf script -F sym` prints no offsets; the check skips the regex for every such frame
+    return _OFFSET.sub("", sym) if "+0x" in sym else sym
 
 
 def parse_perf_script(lines: Iterable[str], source: str = "perf script") -> Iterator[Sample]:
@@ -63,8 +68,93 @@ def fold(samples: Iterable[Sample]) -> Counter:
     """-> Counter{"CPU;comm;root;...;leaf": samples}."""
     out: Counter = Counter()
     for s in samples:
-        out[";".join([str(s.cpu), s.comm.replace(";", ":"), *reversed(s.frames)])] += 1
+        out[_fold_key(s)] += 1
     return out
+
+
+def _fold_key(s: Sample) -> str:
+    return ";".join([str(s.cpu), s.comm.replace(";", ":"), *reversed(s.frames)])
+
+
+# Fast path over perf script's raw bytes. Samples repeat: the same thread in the same call chain,
+# differing only in the return addresses. Addresses matter only as kernel or user, so each frame's
+# address is replaced by one canonical address of its kind, identical sample blocks are counted in C
+# (Counter over the blocks), and each distinct block is parsed once, by parse_perf_script itself.
+# A rewrite is sound (the block parses to the same Sample), not complete: a frame the patterns miss
+# keeps its address and only lowers the dedup. Kernel: 16 hex digits from ffff8... up (>= KERNEL_BASE);
+# user: 1-15 digits (< KERNEL_BASE), which perf pads with spaces to 16 columns.
+_KERNEL_ADDR = re.compile(rb"\n\t *0*ffff[89a-f][0-9a-f]{11} ")
+_USER_ADDR = re.compile(rb"\n\t +[0-9a-f]{1,15} ")
+_CANONICAL_KERNEL, _CANONICAL_USER = b"\n\tffff800000000000 ", b"\n\t0 "
+SAMPLE_END = b"\n\n"
+
+
+def sample_blocks(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Raw bytes -> pieces cut at empty lines (sample boundaries), whatever the chunking. Empty
+    lines at a piece's end are dropped (they only end a sample), so no piece ends with "\n"."""
+    rest = b""
+    for chunk in chunks:
+        rest += chunk
+        cut = rest.rfind(SAMPLE_END)
+        if cut >= 0:
+            yield rest[:cut].rstrip(b"\n")
+            rest = rest[cut + 2:]
+    if rest.rstrip(b"\n"):
+        yield rest.rstrip(b"\n")
+
+
+def count_blocks(chunks: Iterable[bytes], memo_limit: int = 1 << 16) -> Counter:
+    """-> Counter{sample block with canonical addresses: occurrences}; memory grows with distinct
+    blocks, not with samples (plus a memo of at most `memo_limit` recent raw blocks)."""
+    blocks: Counter = Counter()
+    canonical: dict[bytes, bytes] = {}  # raw block -> rewritten: identical samples rewritten once
+    for piece in sample_blocks(chunks):
+        raw = Counter(piece.split(SAMPLE_END))
+        if len(canonical) > memo_limit:
+            canonical.clear()
+        new = [b for b in raw if b not in canonical] or [b""]  # (b"" rewrites to b"": the join stays aligned)
+        # one rewrite over the new blocks joined again: no block contains "\n\n" or ends with
+        # "\n", and the rewrite leaves every "\n" in place, so the split gives them back in order
+        canonical.update(zip(new, _canonical(SAMPLE_END.join(new)).split(SAMPLE_END), strict=True))
+        for block, n in raw.items():
+            blocks[canonical[block]] += n
+    return blocks
+
+
+def _canonical(text: bytes) -> bytes:
+    # a leading "\n" lets the patterns see the first line too; dropped again after
+    return _USER_ADDR.sub(_CANONICAL_USER, _KERNEL_ADDR.sub(_CANONICAL_KERNEL, b"\n" + text))[1:]
+
+
+def fold_chunks(chunks: Iterable[bytes], source: str = "perf script") -> Counter:
+    """What fold(parse_perf_script(text.splitlines())) gives for the decoded text, from its raw
+    bytes in chunks (streamed, bounded memory). Raises ParseError like parse_perf_script, though
+    with a line number inside the offending sample; fold_text_lines gives the exact one."""
+    out: Counter = Counter()
+    for block, n in count_blocks(chunks).items():
+        for s in parse_perf_script(block.decode(errors="replace").splitlines(), source):
+            out[_fold_key(s)] += n
+    return out
+
+
+def fold_text_lines(chunks: Iterable[bytes], source: str = "perf script") -> Counter:
+    """The line-by-line path over the same bytes (what report_files did before fold_chunks); its
+    ParseError names the line of the whole output."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    return fold(parse_perf_script(_lines(decoder, chunks), source))
+
+
+def _lines(decoder, chunks: Iterable[bytes]) -> Iterator[str]:
+    # str.splitlines() of the whole text, piece by piece: every piece ends at a "\n"
+    rest = ""
+    for chunk in chunks:
+        rest += decoder.decode(chunk)
+        cut = rest.rfind("\n")
+        if cut >= 0:
+            yield from rest[:cut + 1].replace("\r\n", "\n").replace("\r", "\n").splitlines()
+            rest = rest[cut + 1:]
+    rest += decoder.decode(b"", final=True)
+    yield from rest.replace("\r\n", "\n").replace("\r", "\n").splitlines()
 
 
 def write_folded(folded: Counter) -> str:

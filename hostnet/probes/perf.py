@@ -11,7 +11,7 @@ import time
 from ..hosts import Host, HostError
 from ..parsers.perf_report import PERF_REPORT_ARGS
 from ..parsers import ParseError
-from ..parsers.perf_script import fold, parse_perf_script, write_folded
+from ..parsers.perf_script import fold, fold_chunks, fold_text_lines, parse_perf_script, write_folded
 
 DEFAULT_FREQ_HZ = 999
 
@@ -41,19 +41,7 @@ class PerfProbe:
     def stop(self, host: Host) -> dict[str, str]:
         try:
             self._proc.stop(signal.SIGINT, grace=30)
-            err = self._proc.stderr()
-            report = host.run(["perf", *PERF_REPORT_ARGS, "-i", self._data], check=False, timeout=300)
-            script = host.run(["perf", "script", "-F", "comm,tid,cpu,event,ip,sym", "-i", self._data],
-                              check=False, timeout=300)
-            # folded stacks: a few hundred KB instead of the script's megabytes, enough to
-            # re-classify, re-attribute or draw a flame graph later
-            files = {"perf_report.txt": report.stdout, "perf_record.stderr.txt": err,
-                     "perf_report.stderr.txt": report.stderr}
-            try:
-                files["perf_folded.txt"] = write_folded(fold(parse_perf_script(script.stdout.splitlines(),
-                                                                                "perf script")))
-            except ParseError as exc:  # the leaf breakdown stands without the stacks; say why
-                files["perf_folded.error.txt"] = str(exc)
+            files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr()}
             if self.keep_data:
                 files["perf.data.path"] = self._data
             return files
@@ -63,3 +51,46 @@ class PerfProbe:
                 host.run(["rm", "-rf", "--", self._dir], check=False)
 
 
+SCRIPT_ARGS = ["script", "-F", "comm,tid,cpu,event,ip,sym"]
+
+
+def report_files(host: Host, data: str) -> dict[str, str]:
+    """perf.data -> the report and folded stacks a run keeps (bench/ times this same path).
+
+    perf report runs in the background (its output goes to a file) while perf script's output
+    streams through the folding: on two cores the three overlap, and no stage holds perf script's
+    output (~530 bytes per sample) in memory. The files are the same as those of
+    `report_files_sequential`, the earlier path, which tests compare against."""
+    report = host.start(["perf", *PERF_REPORT_ARGS, "-i", data])
+    try:
+        # folded stacks: a few hundred KB instead of the script's megabytes, enough to
+        # re-classify, re-attribute or draw a flame graph later
+        script = ["perf", *SCRIPT_ARGS, "-i", data]
+        try:
+            folded = {"perf_folded.txt": write_folded(host.stream(script, fold_chunks, check=False, timeout=300)[1])}
+        except ParseError:  # the leaf breakdown stands without the stacks; say why, naming the line
+            folded = _folded_line_by_line(host, script)
+        report.wait(timeout=300)
+        return {"perf_report.txt": report.stdout(), "perf_report.stderr.txt": report.stderr(), **folded}
+    finally:
+        report.close()
+
+
+def _folded_line_by_line(host: Host, script: list[str]) -> dict[str, str]:
+    try:
+        return {"perf_folded.txt": write_folded(host.stream(script, fold_text_lines, check=False, timeout=300)[1])}
+    except ParseError as exc:
+        return {"perf_folded.error.txt": str(exc)}
+
+
+def report_files_sequential(host: Host, data: str) -> dict[str, str]:
+    """The earlier path (perf report, then perf script held whole and folded line by line): the
+    reference the equivalence tests and bench/ compare report_files with."""
+    report = host.run(["perf", *PERF_REPORT_ARGS, "-i", data], check=False, timeout=300)
+    script = host.run(["perf", *SCRIPT_ARGS, "-i", data], check=False, timeout=300)
+    files = {"perf_report.txt": report.stdout, "perf_report.stderr.txt": report.stderr}
+    try:
+        files["perf_folded.txt"] = write_folded(fold(parse_perf_script(script.stdout.splitlines(), "perf script")))
+    except ParseError as exc:
+        files["perf_folded.error.txt"] = str(exc)
+    return files

@@ -1,0 +1,58 @@
+"""`perf bench` default-format output: syscall/basic and mem/memcpy."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+
+# perf bench prints bandwidth with K = 1024 (tools/perf/bench/mem-functions.c)
+_UNITS = {"bytes": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}
+
+
+@dataclass(frozen=True)
+class SyscallResult:
+    calls: int
+    usec_per_op: float
+    ops_per_s: int
+
+
+@dataclass(frozen=True)
+class MemcpyResult:
+    function: str
+    size: str
+    bytes_per_s: float
+
+
+def _unknown(text: str, source: str) -> None:
+    m = re.search(r"^(Unknown (?:benchmark|collection).*)$", text, re.M)
+    if m:
+        raise ParseError(source, f"perf bench: {m.group(1)}")
+
+
+def parse_syscall_basic(text: str, source: str = "perf_bench_syscall.txt") -> SyscallResult:
+    _unknown(text, source)
+    calls = re.search(r"^# Executed (\d+) \w+\(\) calls", text, re.M)
+    usec = re.search(r"^\s*([\d.]+) usecs/op", text, re.M)
+    ops = re.search(r"^\s*(\d+) ops/sec", text, re.M)
+    if not (calls and usec and ops):
+        raise ParseError(source, "no 'Executed N calls' / 'usecs/op' / 'ops/sec' lines (not syscall/basic output?)")
+    return SyscallResult(int(calls.group(1)), float(usec.group(1)), int(ops.group(1)))
+
+
+def parse_memcpy(text: str, source: str = "perf_bench_memcpy.txt") -> list[MemcpyResult]:
+    """One result per function run (-f all runs several)."""
+    _unknown(text, source)
+    out, function, size = [], None, None
+    for n, line in enumerate(text.splitlines(), 1):
+        if m := re.match(r"^# function '([^']+)'", line):
+            function = m.group(1)
+        elif m := re.match(r"^# Copying (\S+) bytes", line):
+            size = m.group(1)
+        elif m := re.match(r"^\s*([\d.]+)d? (bytes|KB|MB|GB)/sec", line):
+            if function is None or size is None:
+                raise ParseError(source, "bandwidth before its '# function' and '# Copying' lines", n)
+            out.append(MemcpyResult(function, size, float(m.group(1)) * _UNITS[m.group(2)]))
+    if not out:
+        raise ParseError(source, "no bandwidth line (not mem/memcpy output?)")
+    return out

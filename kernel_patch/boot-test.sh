@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Functional test of the rx_prof series: a reduced-config bzImage booted under
+# QEMU (TCG) with a busybox initramfs (boot/init) that enables each feature,
+# moves data over loopback and prints /proc/net/rx_prof; check_console.py
+# checks the serial console. Run as root. Exit 77 = skipped.
+source "$(dirname "$0")/lib.sh"
+t0=$SECONDS
+kp_need_source
+kp_need_packages qemu-system-x86 busybox-static cpio gcc libc6-dev python3
+kp_patched_tree
+build=$KP_WORK/build-boot
+out=${HOSTNET_BOOT_OUT:-$KP_WORK/boot-test}
+mkdir -p "$build" "$out"
+kp_log "tinyconfig + networking, bzImage (make -j2, under $KP_LOCK)"
+t_build=$SECONDS
+kp_locked bash -c "set -e
+	make -s -C '$KP_TREE' O='$build' tinyconfig >/dev/null
+	'$KP_TREE/scripts/config' --file '$build/.config' $(printf -- '-e %s ' 64BIT NET INET UNIX \
+		PRINTK PRINTK_TIME EARLY_PRINTK TTY SERIAL_8250 SERIAL_8250_CONSOLE BLK_DEV_INITRD RD_GZIP \
+		DEVTMPFS PROC_FS PROC_SYSCTL SYSCTL SYSFS BINFMT_ELF BINFMT_SCRIPT MULTIUSER FUTEX \
+		POSIX_TIMERS TMPFS SHMEM)
+	make -s -C '$KP_TREE' O='$build' olddefconfig >/dev/null
+	make -s -C '$KP_TREE' O='$build' -j2 KCFLAGS=-Werror bzImage" >"$out/build.log" 2>&1 ||
+	{ tail -30 "$out/build.log"; echo "FAIL: bzImage does not build"; exit 1; }
+build_s=$((SECONDS - t_build))
+kp_log "bzImage built in ${build_s} s"
+
+root=$out/initramfs
+rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev}
+cp /bin/busybox "$root/bin/busybox"
+for a in sh mount cat echo ip sleep reboot uname; do ln -s busybox "$root/bin/$a"; done
+gcc -static -O2 -Wall -Werror -o "$root/rxload" "$KP_DIR/boot/rxload.c"
+install -m 0755 "$KP_DIR/boot/init" "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -9) >"$out/initramfs.cpio.gz"
+
+kp_log "booting under QEMU (TCG)"
+t_boot=$SECONDS
+kp_locked timeout 600 qemu-system-x86_64 -accel tcg -m 256M -nographic -no-reboot \
+	-kernel "$build/arch/x86/boot/bzImage" -initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1" >"$out/serial.log" 2>&1 || true
+boot_s=$((SECONDS - t_boot))
+kp_log "QEMU exited after ${boot_s} s; console in $out/serial.log"
+python3 "$KP_DIR/check_console.py" "$out/serial.log" ||
+	{ echo "FAIL: the boot test's checks (console: $out/serial.log)"; exit 1; }
+echo "BOOT TEST PASS in $((SECONDS - t0)) s (bzImage ${build_s} s, QEMU ${boot_s} s)"
