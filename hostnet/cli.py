@@ -283,13 +283,16 @@ def cmd_restore(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from .notebooks import run_notebooks
+    from .notebooks import NotebookExecutionError, run_notebooks
     if args.mode == "run":
         _require_live()
-    out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
-                        profile_name="quick" if args.quick else args.profile,
-                        runs_dir=Path(args.runs_dir) if args.runs_dir else None,
-                        figures_dir=Path(args.figures_dir) if args.figures_dir else None)
+    try:
+        out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
+                            profile_name="quick" if args.quick else args.profile,
+                            runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                            figures_dir=Path(args.figures_dir) if args.figures_dir else None)
+    except NotebookExecutionError as exc:
+        _die(str(exc))
     print(f"figures written; report: {out}")
     return 0
 

@@ -108,8 +108,12 @@ def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | N
 def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
                   quick: bool = False, notebooks_dir: Path = NOTEBOOKS,
                   output_dir: Path | None = None, figures_dir: Path | None = None,
-                  profile_name: str | None = None, runs_dir: Path | None = None) -> Path:
-    """Every section notebook in order (replay, or run with a profile), then figures/index.html."""
+                  profile_name: str | None = None, runs_dir: Path | None = None, progress=print) -> Path:
+    """Every section notebook in order (replay, or run with a profile), then figures/index.html.
+
+    A notebook that fails is reported and the others still run (a live batch takes most of an
+    hour: one section's failure should not cost the rest); the report is built from what ran, and
+    NotebookExecutionError names the failures at the end."""
     name = profile_name or "quick"
     overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
     params = run_parameters(mode, name, figures_dir, overrides, runs_dir)
@@ -117,9 +121,31 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     notebooks = section_notebooks(notebooks_dir)
     for nb in notebooks:  # all checked before the first one runs for minutes
         check_declared(nb, params)
-    for nb in notebooks:
-        execute(nb, params, output_dir)
-    return report.build(figures_dir or REPO / "figures")
+    failures, start = [], time.time()
+    for i, nb in enumerate(notebooks, 1):
+        progress(f"[{i}/{len(notebooks)}] {nb.name} ({mode}{', ' + name + ' profile' if mode == 'run' else ''})")
+        status, seconds = _execute_recorded(nb, params, output_dir)
+        progress(f"    {status} in {seconds:.0f} s")
+        if status != "ok":
+            failures.append(f"{nb.name}: {status}")
+    out = report.build(figures_dir or REPO / "figures")
+    progress(f"{len(notebooks) - len(failures)} of {len(notebooks)} notebooks ran in {time.time() - start:.0f} s")
+    if failures:
+        raise NotebookExecutionError(f"{len(failures)} of {len(notebooks)} notebooks failed (executed copies in "
+                                     f"{output_dir}; report built from the others): " + "; ".join(failures))
+    return out
+
+
+def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path) -> tuple[str, float]:
+    """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
+    import papermill as pm
+    t0 = time.time()
+    try:
+        execute(Path(notebook), parameters, output_dir)
+        status = "ok"
+    except pm.PapermillExecutionError as exc:
+        status = f"failed: {exc.ename}: {exc.evalue}"
+    return status, time.time() - t0
 
 
 # --- sweeps of one notebook over a grid -------------------------------------------------------------
@@ -175,20 +201,15 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
     notebook_sweep.json records the point. A failed point is recorded and the sweep goes on;
     NotebookExecutionError names the failures at the end.
     """
-    import papermill as pm
     plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir)
     failures = []
     for i, entry in enumerate(plan, 1):
         progress(f"[{i}/{len(plan)}] {Path(notebook).name} {entry['point']} -> {entry['campaign']}")
-        t0 = time.time()
-        try:
-            entry["executed"] = execute(Path(notebook), entry["parameters"], entry["campaign_dir"])
-            entry["status"] = "ok"
-        except pm.PapermillExecutionError as exc:
-            entry["executed"] = entry["campaign_dir"] / Path(notebook).name
-            entry["status"] = f"failed: {exc.ename}: {exc.evalue}"
-            failures.append(f"{entry['point']}: {exc.ename}: {exc.evalue}")
-        entry["seconds"] = round(time.time() - t0, 1)
+        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["campaign_dir"])
+        entry["executed"] = entry["campaign_dir"] / Path(notebook).name
+        entry["seconds"] = round(seconds, 1)
+        if entry["status"] != "ok":
+            failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
         record = {"notebook": Path(notebook).name, "profile": profile_name, "point": entry["point"],
                   "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
         entry["campaign_dir"].mkdir(parents=True, exist_ok=True)

@@ -196,3 +196,23 @@ def test_sweep_notebook_07_over_two_rpc_sizes(tmp_path, state_dir):
         assert {m["point"]["rpc_size"] for m in manifests} == {min(kb * 1024, 65506)} == {short_flows.size_bytes(kb)}
         assert all(m["workload"]["duration_s"] == 2 and len(m["flows"]) == 2 for m in manifests)
         assert (cdir / "figures" / "short-flows-tpc.svg").stat().st_size > 1000
+
+
+def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatch):
+    import papermill as pm
+    ran, lines = [], []
+
+    def execute(nb, params, out):
+        ran.append(nb.name)
+        if nb.name.startswith("04"):
+            raise pm.PapermillExecutionError(3, 1, "boom", "RuntimeError", "testbed vanished", [])
+
+    monkeypatch.setattr(notebooks, "execute", execute)
+    (tmp_path / "figs").mkdir()
+    with pytest.raises(notebooks.NotebookExecutionError,
+                       match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"):
+        notebooks.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
+                                progress=lines.append)
+    assert ran == [p.name for p in notebooks.section_notebooks()]  # the ones after 04 still ran
+    assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
+    assert lines[0].startswith(f"[1/{len(ran)}] ") and "    failed: RuntimeError: testbed vanished in 0 s" in lines
