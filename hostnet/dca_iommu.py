@@ -72,7 +72,8 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
         for label, mask in plan.items():
             tb.journal.set(host, DdioWays(), "llc_ways", mask)
             run_configs(tb, [config], duration_s=duration, warmup_s=warmup, repetitions=repetitions,
-                        runs_dir=runs_dir, campaign=campaign, experiment=f"{EXPERIMENT}-{label}-iommu-{iommu}")
+                        runs_dir=runs_dir, campaign=campaign, experiment="single-flow",
+                        label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
     finally:
         tb.journal.restore()
     return plan

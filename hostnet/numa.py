@@ -41,11 +41,13 @@ def placement_plan(layout: dict) -> dict[str, list[int]]:
         problems.append(f"{what} has no NIC reporting a NUMA node (/sys/class/net/IFACE/device/numa_node)")
     if problems:
         raise MissingCapability("; ".join(problems))
-    local = nodes[layout["nic_node"]]
-    remote_node = next(n for n in sorted(nodes) if n != layout["nic_node"] and nodes[n])
+    local = nodes.get(layout["nic_node"])
+    remote = [n for n in sorted(nodes) if n != layout["nic_node"] and nodes[n]]
     if not local:
         raise MissingCapability(f"NUMA node {layout['nic_node']} (the NIC's) has no CPUs")
-    return {"nic-local": local[:1], "nic-remote": nodes[remote_node][:1]}
+    if not remote:
+        raise MissingCapability(f"no NUMA node other than the NIC's ({layout['nic_node']}) has CPUs")
+    return {"nic-local": local[:1], "nic-remote": nodes[remote[0]][:1]}
 
 
 def _with_receiver_cpus(tb, cpus: list[int]):
@@ -56,7 +58,7 @@ def _with_receiver_cpus(tb, cpus: list[int]):
 
 
 def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, duration: int, warmup: int,
-             repetitions: int, rpc_size: int, config: str = "all-opts") -> dict[str, list[int]]:
+             repetitions: int, rpc_size: int, flows: int = 16, config: str = "all-opts") -> dict[str, list[int]]:
     """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
@@ -66,9 +68,10 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
     try:
         for placement, cpus in plan.items():
+            # Fig. 10's short flows: RPC incast into the one receiver core, stored per placement
             run_configs(_with_receiver_cpus(tb, cpus), [config], duration_s=duration, warmup_s=warmup,
-                        repetitions=repetitions, runs_dir=runs_dir, campaign=campaign,
-                        experiment=f"{EXPERIMENT}-{placement}", rpc_size=rpc_size)
+                        repetitions=repetitions, runs_dir=runs_dir, campaign=campaign, experiment="incast",
+                        flows=flows, rpc_size=rpc_size, label=f"{EXPERIMENT}-{placement}")
     finally:
         tb.journal.restore()
     return plan

@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import json
 import random
+import re
 import shutil
 import sys
 import time
@@ -54,6 +55,9 @@ class SweepError(ValueError):
     pass
 
 
+_LABEL = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
+
+
 @dataclass
 class SweepSpec:
     experiment: str = "single-flow"
@@ -66,10 +70,15 @@ class SweepSpec:
     latency_sample_every: int = 0
     perf_freq_hz: int = 999
     rpc_tool: str = "auto"
+    # what the runs are stored as (their manifests' experiment) when a section runs a known
+    # experiment under a name of its own, e.g. numa-nic-local = incast with the receiver moved
+    label: str = ""
 
     def __post_init__(self):
         if self.experiment not in EXPERIMENT_PATTERNS:
             raise SweepError(f"experiment {self.experiment!r}: one of {', '.join(EXPERIMENT_PATTERNS)}")
+        if self.label and not _LABEL.match(self.label):
+            raise SweepError(f"label {self.label!r}: lower-case letters, digits, '.', '+' and '-'")
         unknown = set(self.grid) - set(GRID_KEYS)
         if unknown:
             raise SweepError(f"unknown grid parameter(s) {', '.join(sorted(unknown))}; known: {', '.join(GRID_KEYS)}")
@@ -80,6 +89,10 @@ class SweepSpec:
         for point in self.points():  # every point is valid before anything runs
             point_config(point)
             point_workload(self, point, "sockperf")
+
+    @property
+    def stored_as(self) -> str:
+        return self.label or self.experiment
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepSpec":
@@ -171,7 +184,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     cdir.mkdir(parents=True, exist_ok=True)
     order = [(p, rep) for rep in range(spec.repetitions) for p in spec.points()]
     random.Random(spec.seed).shuffle(order)
-    plan = [(point_id(p, fp, spec.experiment), p, rep) for p, rep in order]
+    plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     (cdir / "sweep.json").write_text(json.dumps(
         {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
          "order": [f"{pid}-r{rep}" for pid, _, rep in plan]}, indent=2))
@@ -191,7 +204,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         try:
             run_point(tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
                       point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
-                      experiment=spec.experiment, perf_freq_hz=spec.perf_freq_hz, versions=versions,
+                      experiment=spec.stored_as, perf_freq_hz=spec.perf_freq_hz, versions=versions,
                       latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
                       run_id=run.name,
                       point={"id": pid, **point})
@@ -212,7 +225,7 @@ def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetit
                 campaign: str, experiment: str = "single-flow", seed: int = 0, perf_freq_hz: int = 999,
                 progress: bool = True, pattern: str = "single", flows: int = 1,
                 congestion_control: str = "cubic", rpc_size: int | None = None,
-                rpc_tool_name: str = "auto") -> list[Path]:
+                rpc_tool_name: str = "auto", label: str = "") -> list[Path]:
     """The configs as one sweep (the CLI's `hostnet run`); returns the successful runs."""
     grid: dict[str, list] = {}
     if flows != 1:
@@ -223,7 +236,7 @@ def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetit
         grid["congestion_control"] = [congestion_control]
     spec = SweepSpec(experiment=experiment, configs=list(configs), grid=grid, repetitions=repetitions,
                      duration=duration_s, warmup=warmup_s, seed=seed, perf_freq_hz=perf_freq_hz,
-                     rpc_tool=rpc_tool_name)
+                     rpc_tool=rpc_tool_name, label=label)
     out = run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
     cdir = Path(out["campaign_dir"])
     return sorted(r for r in cdir.iterdir() if r.is_dir() and _status(r) == "ok")

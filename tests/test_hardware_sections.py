@@ -134,3 +134,70 @@ def test_recorded_checks_are_json_with_the_reasons():
         rec = json.loads((RUNS / campaign / "capabilities.json").read_text())
         caps = rec["capabilities"]["embedded machine"]
         assert caps["numa_nodes"]["value"] == "1" and caps["ddio"]["ok"] is False
+
+
+class _Journal:
+    restored = 0
+
+    def restore(self):
+        self.restored += 1
+        return []
+
+    def set(self, host, knob, key, value):
+        self.last = (knob.name, key, value)
+
+
+def _yaml_testbed(receiver_host):
+    from hostnet.testbed import Endpoint, Testbed
+    eps = {"sender": Endpoint("sender", FakeHost("tx"), "enp1", "198.18.0.1", [0, 1], "tx"),
+           "receiver": Endpoint("receiver", receiver_host, "enp37s0f1", "198.18.0.2", [12, 13], "rx")}
+    return Testbed("yaml", "servers", eps, {"tx": eps["sender"].host, "rx": receiver_host}, _Journal())
+
+
+def _capture_sweeps(monkeypatch, tmp_path, tb):
+    """The sweeps a section's run_live would start, built and validated but not run."""
+    from hostnet import servers, sweep
+    specs = []
+
+    def run_sweep(t, spec, *, runs_dir, campaign, progress=True):
+        specs.append((t, spec))
+        return {"campaign_dir": str(tmp_path)}
+
+    monkeypatch.setattr(servers, "from_yaml", lambda path: tb)
+    monkeypatch.setattr(sweep, "run_sweep", run_sweep)
+    return specs
+
+
+def test_numa_live_builds_an_rpc_incast_per_placement(tmp_path, monkeypatch):
+    """The live path on a capable (fake) server: a valid sweep per placement, receiver moved, journal restored."""
+    tb = _yaml_testbed(FakeHost("rx"))
+    specs = _capture_sweeps(monkeypatch, tmp_path, tb)
+    record = {"numa": {"rx": {"nodes": {"0": [0, 1], "1": [12, 13]}, "nic_node": 1, "iface": "enp37s0f1"}}}
+    plan = numa.run_live("testbed.yaml", record, runs_dir=tmp_path, campaign="c", duration=5, warmup=2,
+                         repetitions=3, rpc_size=4096)
+    assert plan == {"nic-local": [12], "nic-remote": [0]}
+    assert [s.stored_as for _, s in specs] == ["numa-nic-local", "numa-nic-remote"]
+    assert all(s.experiment == "incast" and s.grid == {"flows": [16], "rpc_size": [4096]} for _, s in specs)
+    assert [t.endpoints["receiver"].cpus for t, _ in specs] == [[12], [0]]
+    assert tb.journal.restored == 1
+
+
+def test_dca_live_builds_a_single_flow_per_ddio_setting(tmp_path, monkeypatch):
+    host = _intel_metal("600")
+    host.files["/sys/class/iommu"] = ""
+    tb = _yaml_testbed(host)
+    specs = _capture_sweeps(monkeypatch, tmp_path, tb)
+    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "off")
+    plan = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2, repetitions=3)
+    assert plan == {"ddio-on": "0x600", "ddio-minimal": "0x200"}
+    assert [s.stored_as for _, s in specs] == ["dca-iommu-ddio-on-iommu-off", "dca-iommu-ddio-minimal-iommu-off"]
+    assert all(s.experiment == "single-flow" for _, s in specs)
+    assert tb.journal.last == ("ddio_ways", "llc_ways", "0x200") and tb.journal.restored == 1
+
+
+def test_sweep_label_is_checked():
+    from hostnet.sweep import SweepError, SweepSpec
+    assert SweepSpec(experiment="incast", label="numa-nic-local").stored_as == "numa-nic-local"
+    assert SweepSpec(experiment="incast").stored_as == "incast"
+    with pytest.raises(SweepError, match="label 'NUMA local'"):
+        SweepSpec(experiment="incast", label="NUMA local")
