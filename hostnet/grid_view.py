@@ -109,8 +109,10 @@ def breakdown(tidy: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def top_categories(bd: pd.DataFrame, key: str, value, side: str, n: int = 3) -> list[tuple[str, float]]:
-    """The side's largest kernel categories (the paper's eight; user time and unclassified apart)."""
-    part = bd[(bd[key] == value) & (bd.side == side) & bd.category.isin(CATEGORIES)]
+    """The side's largest kernel categories (the paper's eight; user time and unclassified apart; etc
+    too for the leaf-only breakdown, where cpu-clock bills IRQs-off time to it)."""
+    cats = [c for c in CATEGORIES if c != "etc"] if bd.attrs.get("metric") == "breakdown_pct" else CATEGORIES
+    part = bd[(bd[key] == value) & (bd.side == side) & bd.category.isin(cats)]
     part = part.sort_values("pct", ascending=False).head(n)
     return [(r.category, float(r.pct)) for r in part.itertuples()]
 

@@ -108,14 +108,16 @@ def verdict_table(summary: pd.DataFrame, bd: pd.DataFrame, reference_dir) -> pd.
     base, worst = s.iloc[0], s.iloc[-1]
     lower = grid_view.clearly_below(worst.tpc_gbps, worst.tpc_gbps_ci95, base.tpc_gbps, base.tpc_gbps_ci95)
     higher = grid_view.clearly_below(base.tpc_gbps, base.tpc_gbps_ci95, worst.tpc_gbps, worst.tpc_gbps_ci95)
-    more_retrans = worst.retransmits_count > base.retransmits_count
+    # a missing retransmission count is no evidence either way (inconclusive), not a contradiction
+    counted = not (pd.isna(worst.retransmits_count) or pd.isna(base.retransmits_count))
+    more_retrans = counted and worst.retransmits_count > base.retransmits_count
     tcp0, tcp1 = (grid_view.share(bd, KEY, r, "sender", "tcp/ip")[0] for r in (base[KEY], worst[KEY]))
     shows = (f"tpc {base.tpc_gbps:.1f} Gbit/s without loss → {worst.tpc_gbps:.1f} at {_rate_label(worst[KEY])} "
              f"({grid_view.change_pct(base.tpc_gbps, worst.tpc_gbps):+.0f} %); retransmitted "
              f"{base.retrans_pct:.3f} % → {worst.retrans_pct:.3f} % of segments; sender tcp/ip share "
              f"{tcp0:.0f} % → {tcp1:.0f} %")
     return grid_view.judged("F10", claim, shows, reproduced=lower and more_retrans,
-                            contradicted=higher or not more_retrans,
+                            contradicted=higher or (counted and not more_retrans),
                             noise_note="the tpc change is within the 95 % CIs")
 
 

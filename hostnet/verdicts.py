@@ -14,8 +14,11 @@ INCONCLUSIVE = "inconclusive"
 NOISE_PCT = 5.0
 
 
-def _step(a: float, b: float) -> str:
-    """'<' when b is clearly above a, '>' when clearly below, '≈' within NOISE_PCT of a."""
+def _step(a: float | None, b: float | None) -> str:
+    """'<' when b is clearly above a, '>' when clearly below, '≈' within NOISE_PCT of a, '?' when
+    either is missing (a missing value is no evidence either way)."""
+    if a is None or b is None or pd.isna(a) or pd.isna(b):
+        return "?"
     if abs(b - a) <= abs(a) * NOISE_PCT / 100:
         return "≈"
     return "<" if b > a else ">"

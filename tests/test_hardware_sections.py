@@ -115,14 +115,21 @@ def test_dca_iommu_replay_of_the_recorded_embedded_check():
 
 def test_dca_iommu_verdicts_from_measured_points():
     measured = pd.DataFrame({"ddio": ["ddio-on", "ddio-minimal", "ddio-on"], "iommu": ["off", "off", "on"],
-                             "tpc_gbps": [40.0, 33.0, 30.0], "receiver_mm_pct": [10.0, 10.5, 19.0],
-                             "runs": [3, 3, 3]})
+                             "tpc_gbps": [40.0, 33.0, 30.0], "sender_mm_pct": [8.0, 8.0, 12.0],
+                             "receiver_mm_pct": [10.0, 10.5, 19.0], "runs": [3, 3, 3]})
     v = dca_iommu.verdict_table({"a": _record("off", True), "b": _record("on", True)}, measured, REF).set_index("id")
     assert v.loc["F15", "verdict"] == "reproduced" and "40.00 vs one way 33.00" in v.loc["F15", "this run shows"]
     assert v.loc["F16", "verdict"] == "reproduced"
     flat = measured.assign(tpc_gbps=[40.0, 40.5, 45.0])
     v = dca_iommu.verdict_table({}, flat, REF).set_index("id")
     assert v.loc["F15", "verdict"] == "inconclusive" and v.loc["F16", "verdict"] == "not reproduced"
+    # the paper: more memory management on both sides; the sender's unchanged is not a reproduction
+    one_side = measured.assign(sender_mm_pct=[8.0, 8.0, 8.1])
+    v = dca_iommu.verdict_table({}, one_side, REF).set_index("id")
+    assert v.loc["F16", "verdict"] == "inconclusive" and "sender 8.0 vs 8.1 %" in v.loc["F16", "this run shows"]
+    # a missing share is no evidence either way: inconclusive, never "not reproduced"
+    missing = measured.assign(receiver_mm_pct=[float("nan"), 10.5, float("nan")])
+    assert dca_iommu.verdict_table({}, missing, REF).set_index("id").loc["F16", "verdict"] == "inconclusive"
 
 
 def test_experiment_names_round_trip():

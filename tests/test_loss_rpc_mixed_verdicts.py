@@ -44,6 +44,11 @@ def test_f10_tpc_up_under_loss_is_not_reproduced():
     assert f10(loss_summary([10, 11, 12, 14], [0.5] * 4, [0, 10, 100, 1000])).verdict == NOT_REPRODUCED
 
 
+def test_f10_missing_retransmission_counts_are_inconclusive():
+    v = f10(loss_summary([26, 16, 13, 10], [1, 1, 1, 1], [NAN, NAN, NAN, NAN]))
+    assert v.verdict == INCONCLUSIVE
+
+
 def test_f10_drop_within_the_cis_is_inconclusive():
     v = f10(loss_summary([20, 19, 18, 18], [2, 2, 2, NAN], [0, 10, 100, 1000]))
     assert v.verdict == INCONCLUSIVE and "within the 95 % CIs" in v["this run shows"]
@@ -78,10 +83,26 @@ def test_f11_f12_data_copy_everywhere_or_nowhere_is_not_reproduced():
     assert v["F11"] == NOT_REPRODUCED and v["F12"] == NOT_REPRODUCED
 
 
-def test_f11_f12_partial_patterns_are_inconclusive():
-    # 4 KB: data copy not on top but not below tcp/ip + sched; 64 KB copy-dominated but 16 KB not
+def test_f11_f12_partial_patterns():
+    # 4 KB: tcp/ip + sched (35 %, sched absent = 0) just above data copy: reproduced;
+    # 64 KB copy-dominated but 16 KB not: inconclusive
     v = rpc_verdicts(rpc_bd({"tcp/ip": 35, "data_copy": 30, "etc": 35}, PROTO, COPY))
-    assert v["F11"] == INCONCLUSIVE and v["F12"] == INCONCLUSIVE
+    assert v["F11"] == REPRODUCED and v["F12"] == INCONCLUSIVE
+
+
+def test_f11_another_layer_above_tcp_ip_and_sched_is_not_reproduced():
+    """Data copy is not dominant, but netdev is (as on veth with RPS): the claim's second half fails."""
+    netdev = {"netdev": 60, "tcp/ip": 15, "sched": 8, "data_copy": 2, "etc": 15}
+    t = short_flows.verdict_table(rpc_bd(netdev, COPY, COPY), REF).set_index("id")
+    assert t.loc["F11", "verdict"] == NOT_REPRODUCED
+    assert "sender 23 % vs netdev 60 %" in t.loc["F11", "this run shows"]
+
+
+def test_f11_etc_is_not_a_rival_and_a_missing_side_is_inconclusive():
+    assert rpc_verdicts(rpc_bd({"tcp/ip": 20, "sched": 5, "data_copy": 10, "etc": 65}, COPY, COPY))["F11"] == REPRODUCED
+    bd = rpc_bd(PROTO, COPY, COPY)
+    bd = bd[~((bd.rpc_size == 4096) & (bd.side == "receiver"))]
+    assert rpc_verdicts(bd)["F11"] == INCONCLUSIVE
 
 
 def test_f12_shows_the_data_copy_share_by_size():
