@@ -38,7 +38,7 @@ def campaigns(runs_dir) -> pd.DataFrame:
         rows.append({"campaign": cdir.name,
                      "experiments": ", ".join(sorted({m.get("experiment", "?") for m in ms})) or "–",
                      "runs": len(ms), "ok": sum(m["status"] == "ok" for m in ms),
-                     "flagged": sum(bool(m.get("contaminated")) for m in ms),
+                     "flagged": sum(bool(store.flagged(m)) for m in ms),
                      "points": len({point_label(m) for m in ms}),
                      "notebook": ", ".join(sorted(p.name for p in cdir.glob("*.ipynb"))) or "–",
                      "capability check": (cdir / "capabilities.json").exists()})
@@ -51,7 +51,7 @@ def runs(runs_dir, campaign: str) -> pd.DataFrame:
     for run in store.list_runs(runs_dir, campaign):
         m = store.load_manifest(run)
         row = {"run_id": m["run_id"], "point": point_label(m), "repetition": m.get("repetition"),
-               "status": m["status"], "flagged": bool(m.get("contaminated")),
+               "status": m["status"], "flagged": bool(store.flagged(m)),
                "stacks": any(run.glob("raw/*.perf_folded.txt"))}
         if (run / "tidy.csv").exists():
             t = store.read_tidy(run)
@@ -67,7 +67,7 @@ def tidy_by_point(runs_dir, campaign: str, run_ids=None, include_flagged: bool =
     labels, flagged = {}, set()
     for m in store.load_manifests(runs_dir, campaign):
         labels[m["run_id"]] = point_label(m)
-        if m.get("contaminated"):
+        if store.flagged(m):
             flagged.add(m["run_id"])
     tidy = store.load_tidy(runs_dir, campaign)
     if run_ids:
@@ -125,11 +125,13 @@ def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
     from .parsers.perf_script import parse_folded
     run = Path(run)
     m = store.load_manifest(run)
-    cpus = sorted({c for machine in m["side_cpus"][side].values() for c in machine})
-    folded = sorted(run.glob("raw/*.perf_folded.txt"))
-    if not folded:
+    machines = m["side_cpus"][side]  # {machine: [cpus]}: CPU numbers only mean something per machine
+    cpus = sorted({c for cpu_set in machines.values() for c in cpu_set})
+    folded = {machine: run / "raw" / f"{machine}.perf_folded.txt" for machine in machines}
+    if not any(p.exists() for p in folded.values()):
         raise FileNotFoundError(f"{run} has no folded stacks (recorded before hostnet kept them)")
-    samples = [sn for f in folded for sn in parse_folded(f.read_text(), str(f))]
+    samples = [(smp, n) for machine, path in folded.items() if path.exists()
+               for smp, n in parse_folded(path.read_text(), str(path)) if smp.cpu in machines[machine]]
     return icicle_chart(icicle_rects(samples, set(cpus)), f"{point_label(m)}: {side} CPUs {cpus}",
                         "perf cpu-clock samples; width = share of the side's samples")
 

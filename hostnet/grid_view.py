@@ -45,7 +45,7 @@ def _plain(point: dict) -> str:
 
 def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int = CLEAN_RUNS) -> list[dict]:
     """The spec's points with fewer than min_clean successful runs free of foreign load."""
-    clean = Counter(_plain(m.get("point", {})) for m in manifests if m["status"] == "ok" and not m.get("contaminated"))
+    clean = Counter(_plain(m.get("point", {})) for m in manifests if store.usable(m))
     return [p for p in spec.points() if clean[_plain(p)] < min(min_clean, spec.repetitions)]
 
 

@@ -75,6 +75,28 @@ def check_conventions(notebook: Path) -> list[str]:
     problems = [f"does not declare {p}" for p in CONVENTION_PARAMETERS if p not in declared]
     if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
         problems.append(f"mode defaults to {declared['mode']['default']}, not \"replay\"")
+    return problems + non_literal_parameters(notebook)
+
+
+def non_literal_parameters(notebook: Path) -> list[str]:
+    """Statements of the `parameters` cell that are not `name = literal` (papermill injects values
+    after it, so a computed default would silently differ between interactive and batch runs)."""
+    import ast
+    nb = json.loads(Path(notebook).read_text())
+    cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        return [f"has {len(cells)} cells tagged parameters, not one"]
+    problems = []
+    for stmt in ast.parse("".join(cells[0]["source"])).body:
+        text = ast.get_source_segment("".join(cells[0]["source"]), stmt)
+        if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and
+                all(isinstance(t, ast.Name) for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]))):
+            problems.append(f"parameters cell line {stmt.lineno} is not `name = literal`: {text}")
+            continue
+        try:
+            ast.literal_eval(stmt.value)
+        except ValueError:
+            problems.append(f"parameters cell line {stmt.lineno} has a non-literal value: {text}")
     return problems
 
 

@@ -35,8 +35,10 @@ PATTERNS = {p.name: p for p in (
     Pattern("incast", "04-incast.ipynb", "§3.3", "Fig. 5", (1, 2, 4, 8), ("F09", "F04", "F05")),
     # n x n flows; at n = 8 (64 flows) starting flows and probes ate most of a 3 s run here
     Pattern("all-to-all", "05-all-to-all.ipynb", "§3.4", "Fig. 6", (1, 2, 3, 4), ("F09", "F04", "F05")),
-    # F09 names one-to-one, incast and all-to-all only: the seeds state no outcast trend
-    Pattern("outcast", "12-outcast.ipynb", "appendix", "Appendix (outcast)", (1, 2, 4, 8), ("F04", "F05")),
+    # F09 names one-to-one, incast and all-to-all only: the seeds state no outcast trend. F04 (the
+    # receiver is the bottleneck) is left out too: one sender core feeds n receivers, so the sender is
+    # the expected bottleneck (the artifact computes outcast tpc from the sender's CPU)
+    Pattern("outcast", "12-outcast.ipynb", "appendix", "Appendix (outcast)", (1, 2, 4, 8), ("F05",)),
 )}
 
 
@@ -109,7 +111,7 @@ def point_quality(manifests: list[dict]) -> pd.DataFrame:
     for n in sorted({_flows_of(m) for m in manifests}):
         ms = [m for m in manifests if _flows_of(m) == n]
         ok = [m for m in ms if m["status"] == "ok"]
-        flagged = sum(1 for m in ok if m.get("contaminated"))
+        flagged = sum(1 for m in ok if store.flagged(m))
         rows.append({"flows": n, "runs": len(ms), "failed": len(ms) - len(ok), "flagged": flagged,
                      "clean": len(ok) - flagged, "unsteady": sum(1 for m in ok if m.get("unsteady"))})
     return pd.DataFrame(rows)
@@ -130,7 +132,14 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
                                   ("sender_cpu_pct", "cpu_util_pct", "sender"),
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver")):
             row[col], row[col + "_ci95"] = analysis.confidence(_values(g, metric, side))
-        row["bottleneck"] = "receiver" if row["receiver_cpu_pct"] >= row["sender_cpu_pct"] else "sender"
+        # saturation is per core: with more cores on one side (incast, outcast on real servers) its
+        # summed utilisation would look busier without any core being busier
+        row["sender_cpu_per_core_pct"], row["sender_cpu_per_core_pct_ci95"] = analysis.confidence(
+            _values(g, "cpu_util_pct", "sender") / max(1, row["sender_cores"]))
+        row["receiver_cpu_per_core_pct"], row["receiver_cpu_per_core_pct_ci95"] = analysis.confidence(
+            _values(g, "cpu_util_pct", "receiver") / max(1, row["receiver_cores"]))
+        row["bottleneck"] = ("receiver" if row["receiver_cpu_per_core_pct"] >= row["sender_cpu_per_core_pct"]
+                             else "sender")
         row["repetitions"] = len(_values(g, "tpc_gbps", "both"))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -255,11 +264,11 @@ def _f09(s: pd.DataFrame) -> tuple[str, str]:
 
 
 def _f04(s: pd.DataFrame) -> tuple[str, str]:
-    signs = [_compare(r.sender_cpu_pct, r.sender_cpu_pct_ci95, r.receiver_cpu_pct, r.receiver_cpu_pct_ci95)
-             for r in s.itertuples()]
-    shows = "; ".join(f"n={r.flows}: sender {r.sender_cpu_pct:.0f}% {sign} receiver {r.receiver_cpu_pct:.0f}%"
-                      for r, sign in zip(s.itertuples(), signs, strict=True))
-    shows += " (≈: the 95 % CIs overlap)"
+    signs = [_compare(r.sender_cpu_per_core_pct, r.sender_cpu_per_core_pct_ci95, r.receiver_cpu_per_core_pct,
+                      r.receiver_cpu_per_core_pct_ci95) for r in s.itertuples()]
+    shows = "; ".join(f"n={r.flows}: sender {r.sender_cpu_per_core_pct:.0f}% {sign} receiver "
+                      f"{r.receiver_cpu_per_core_pct:.0f}%" for r, sign in zip(s.itertuples(), signs, strict=True))
+    shows += " (CPU per core in use; ≈: the 95 % CIs overlap)"
     if all(sign == "<" for sign in signs):
         return shows, REPRODUCED
     return shows, NOT_REPRODUCED if any(sign == ">" for sign in signs) else INCONCLUSIVE

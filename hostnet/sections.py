@@ -20,7 +20,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     tidy = store.load_tidy(runs_dir, campaign, experiment)
     manifests = store.load_manifests(runs_dir, campaign, experiment)
     if not include_contaminated:
-        dirty = {m["run_id"] for m in manifests if m.get("contaminated") or m.get("short_window")}
+        dirty = {m["run_id"] for m in manifests if store.flagged(m)}
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
@@ -40,6 +40,7 @@ def run_quality(manifests: list[dict]) -> dict:
     ok = [m for m in manifests if m["status"] == "ok"]
     return {"runs": len(manifests), "ok": len(ok), "failed": len(manifests) - len(ok),
             "contaminated": sum(1 for m in ok if m.get("contaminated")),
+            "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),
             "foreign_load_limit_pct": analysis.FOREIGN_LOAD_LIMIT_PCT}
 

@@ -134,5 +134,17 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
     return pd.concat(frames, ignore_index=True)
 
 
+def flagged(manifest: dict) -> str:
+    """Why a run is left out of analysis though it succeeded ("" when usable): foreign load during
+    its window, or a window too short to measure. Every section asks this one question."""
+    if manifest.get("contaminated"):
+        return "foreign load"
+    return "short window" if manifest.get("short_window") else ""
+
+
+def usable(manifest: dict) -> bool:
+    return manifest["status"] == "ok" and not flagged(manifest)
+
+
 def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[dict]:
     return [load_manifest(r) for r in list_runs(runs_dir, campaign, experiment)]

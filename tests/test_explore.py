@@ -95,3 +95,19 @@ def test_explore_notebook_widgets_follow_the_selection(monkeypatch):
 def test_point_label_of_a_run_without_a_stack_config():
     m = {"experiment": "time-budget-micro", "point": {"cpu": 1, "scale": 1.0}}
     assert explore.point_label(m) == "time-budget-micro, cpu=1, scale=1.0"
+
+
+def test_flamegraph_takes_each_side_from_its_own_machine(tmp_path):
+    """Two machines both have a CPU 1: the receiver's graph must not pick up the sender machine's CPU 1."""
+    run = tmp_path / "run"
+    shutil.copytree(explore.first_run_with_stacks(RUNS, RX), run)
+    m = json.loads((run / "manifest.json").read_text())
+    m["side_cpus"] = {"sender": {"tx": [1]}, "receiver": {"rx": [1]}}
+    (run / "manifest.json").write_text(json.dumps(m))
+    for f in run.glob("raw/*.perf_folded.txt"):
+        f.unlink()
+    (run / "raw" / "tx.perf_folded.txt").write_text("1;iperf3;sender_only_frame 50\n")
+    (run / "raw" / "rx.perf_folded.txt").write_text("1;iperf3;receiver_only_frame 40\n0;swapper;idle_frame 9\n")
+    spec = explore.flamegraph(run, "receiver").to_dict()
+    frames = {d["frame"]: d["samples"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
+    assert frames == {"iperf3": 40, "receiver_only_frame": 40}

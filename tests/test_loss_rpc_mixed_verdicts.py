@@ -129,8 +129,16 @@ def f14(summary):
 def test_f14_falling_tpc_is_reproduced_with_the_paper_percentages():
     v = f14(mixed_summary([20, 17, 14, 11], [20, 16, 12, 9], [0, 1, 2, 2]))
     assert v.verdict == REPRODUCED
-    assert "total tpc 20.0 → 11.0 Gbit/s with 16 short flows (-45 %, paper −43 %)" in v["this run shows"]
-    assert "16 short flows 4.00 alone → 2.00 mixed (-50 %, paper −42 %)" in v["this run shows"]
+    assert "total tpc 20.0 → 11.0 Gbit/s with 16 short flows (-45 %, paper -43 %)" in v["this run shows"]
+    assert "16 short flows 4.00 alone → 2.00 mixed (-50 %, paper -42 %)" in v["this run shows"]
+
+
+def test_f14_a_cut_far_from_the_papers_size_is_not_reproduced():
+    """The claim has a size ("about 43 %"): -71 % is the same direction, not the same finding."""
+    v = f14(mixed_summary([25, 22, 15, 7.3], [25, 20, 12, 4.8], [0, 1, 2, 2.5]))
+    assert v.verdict == NOT_REPRODUCED
+    assert "(-71 %, paper -43 %)" in v["this run shows"] and "more than 15 points from its size" in v["this run shows"]
+    assert mixed_flows.reference(REF).loc["long", "before_gbps"] == 42  # the paper's numbers come from data
 
 
 def test_f14_rising_tpc_is_not_reproduced():
@@ -170,6 +178,19 @@ def test_points_whose_runs_were_all_flagged_are_topped_up():
     assert grid_view.lacking_points(spec, manifests, min_clean=1) == [{"config": "all-opts", "loss_rate": 0.01}]
     assert grid_view.lacking_points(spec, manifests[:2] + [{**manifests[2], "contaminated": False}], 1) == []
     assert len(grid_view.lacking_points(spec, manifests, min_clean=2)) == 2  # one clean run has no CI
+    # a run whose window was too short is left out of analysis, so it does not count as clean either
+    short = manifests[:2] + [{**manifests[2], "contaminated": False, "short_window": "window 0.4 s of 2 s"}]
+    assert grid_view.lacking_points(spec, short, 1) == [{"config": "all-opts", "loss_rate": 0.01}]
+
+
+def test_one_rule_says_which_runs_analysis_leaves_out():
+    from hostnet import sections, store
+    ms = [{"run_id": "a", "status": "ok"}, {"run_id": "b", "status": "ok", "contaminated": True},
+          {"run_id": "c", "status": "ok", "short_window": "0.4 s"}, {"run_id": "d", "status": "failed"}]
+    assert [store.flagged(m) for m in ms] == ["", "foreign load", "short window", ""]
+    assert [store.usable(m) for m in ms] == [True, False, False, False]
+    q = sections.run_quality(ms)
+    assert (q["ok"], q["failed"], q["contaminated"], q["short_window"]) == (3, 1, 1, 1)
 
 
 def test_notebooks_declare_the_profile_parameters_and_their_grids():

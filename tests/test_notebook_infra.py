@@ -40,6 +40,18 @@ def test_conventions_report_what_is_missing(tmp_path):
     assert any("not \"replay\"" in p for p in problems)
 
 
+def test_conventions_refuse_computed_parameter_defaults(tmp_path):
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] += ['\n', 'sizes = [100 * 2 ** i for i in range(3)]\n', 'import os\n', 'flows: int = 4\n']
+    bad = tmp_path / "98-computed.ipynb"
+    bad.write_text(json.dumps(nb))
+    problems = notebooks.non_literal_parameters(bad)
+    assert len(problems) == 2  # the annotated literal is fine
+    assert "non-literal value: sizes = [100 * 2 ** i for i in range(3)]" in problems[0]
+    assert "is not `name = literal`: import os" in problems[1]
+
+
 def test_sweep_plan_one_campaign_per_point(tmp_path):
     plan = notebooks.sweep_plan(RX, {"sizes_kb": [200, 3200], "config": ["tsogro", "all-opts"]},
                                 {"repetitions": 1}, "quick", tmp_path)

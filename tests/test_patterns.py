@@ -11,8 +11,9 @@ from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 REF = REPO / "data" / "reference"
 
 
-def tidy_frame(points: dict) -> pd.DataFrame:
-    """points: {n: [(throughput, sender_cpu, receiver_cpu, {side: {category: pct}}), ...]} -> tidy rows."""
+def tidy_frame(points: dict, cores=(1, 1)) -> pd.DataFrame:
+    """points: {n: [(throughput, sender_cpu, receiver_cpu, {side: {category: pct}}), ...]} -> tidy rows;
+    CPU is summed over the side's `cores` (sender, receiver), as the runner writes it."""
     rows = []
     for n, reps in points.items():
         for k, (gbps, snd, rcv, shares) in enumerate(reps):
@@ -22,9 +23,9 @@ def tidy_frame(points: dict) -> pd.DataFrame:
             add("both", "throughput_gbps", gbps)
             add("both", "tpc_gbps", gbps / (max(snd, rcv) / 100))
             add("both", "flow_count", n)
-            for side, cpu in (("sender", snd), ("receiver", rcv)):
+            for side, cpu, c in (("sender", snd, cores[0]), ("receiver", rcv, cores[1])):
                 add(side, "cpu_util_pct", cpu)
-                add(side, "cores_count", 1)
+                add(side, "cores_count", c)
                 for cat, pct in shares.get(side, {}).items():
                     add(side, "breakdown_attributed_pct", pct, cat)
     return pd.DataFrame(rows)
@@ -93,9 +94,19 @@ def test_a_single_clean_repetition_decides_nothing():
     assert v.loc["F09", "verdict"] == INCONCLUSIVE and v.loc["F04", "verdict"] == INCONCLUSIVE
 
 
-def test_outcast_has_no_tpc_finding_and_f05_needs_all_opts():
+def test_bottleneck_is_judged_per_core():
+    """4 sender cores at 60 % each (240 % summed) feeding one receiver core at 95 %: the receiver is the
+    busier core, though the senders' summed CPU is larger."""
+    tidy = tidy_frame({4: [(30, 240, 95, {}), (31, 244, 96, {}), (30, 236, 95, {})]}, cores=(4, 1))
+    t = patterns.table(tidy).set_index("flows").loc[4]
+    assert t.sender_cpu_per_core_pct == pytest.approx(60) and t.bottleneck == "receiver"
+    v = patterns.verdict_table(patterns.table(tidy), patterns.breakdown(tidy), "incast", REF).set_index("id")
+    assert v.loc["F04", "verdict"] == REPRODUCED and "n=4: sender 60% < receiver 95%" in v.loc["F04", "this run shows"]
+
+
+def test_outcast_has_no_tpc_or_receiver_bottleneck_finding_and_f05_needs_all_opts():
     v = verdicts({1: [(30, 80, 95, COPY_FIRST)] * 2, 8: [(10, 80, 99, COPY_FIRST)] * 2}, "outcast", "tsogro")
-    assert list(v.index) == ["F04", "F05"]
+    assert list(v.index) == ["F05"]
     assert v.loc["F05", "verdict"] == INCONCLUSIVE and "ran tsogro" in v.loc["F05", "this run shows"]
 
 
