@@ -10,13 +10,13 @@ from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 REF = REPO / "data" / "reference"
 
 
-def tidy(tpc: dict, reps: int = 2) -> tuple[pd.DataFrame, list[dict]]:
-    """tpc: {(algorithm, flows): tpc}; throughput = tpc, receiver busier than the sender."""
+def tidy(tpc: dict, reps: int = 2, bottleneck: str = "receiver") -> tuple[pd.DataFrame, list[dict]]:
+    """tpc: {(algorithm, flows): tpc}; throughput = tpc, `bottleneck` the busier side."""
     rows, manifests = [], []
     for (cc, n), value in tpc.items():
         for r in range(reps):
             run = f"{cc}-{n}-{r}"
-            manifests.append({"run_id": run, "status": "ok", "bottleneck": "receiver"})
+            manifests.append({"run_id": run, "status": "ok", "bottleneck": bottleneck})
             for metric, side, v in (("tpc_gbps", "both", value + r * 0.1), ("throughput_gbps", "both", value),
                                     ("retransmits_count", "sender", 10 * n), ("cpu_util_pct", "sender", 60),
                                     ("cpu_util_pct", "receiver", 100)):
@@ -25,8 +25,8 @@ def tidy(tpc: dict, reps: int = 2) -> tuple[pd.DataFrame, list[dict]]:
     return pd.DataFrame(rows), manifests
 
 
-def verdict(tpc, refused=None):
-    t, m = tidy(tpc)
+def verdict(tpc, refused=None, bottleneck="receiver"):
+    t, m = tidy(tpc, bottleneck=bottleneck)
     s = congestion.table(t, refused or {})
     return congestion.verdict_table(s, t, m, REF).iloc[0]
 
@@ -51,6 +51,13 @@ def test_f17_little_change_with_receiver_bottleneck_is_reproduced():
 def test_f17_large_spread_is_not_reproduced_and_one_algorithm_is_inconclusive():
     assert verdict({("reno", 1): 10, ("bbr", 1): 20}).verdict == NOT_REPRODUCED
     assert verdict({("cubic", 1): 10}).verdict == INCONCLUSIVE
+
+
+def test_f17_on_a_sender_bound_host_is_inconclusive_either_way():
+    """The claim explains little change by a receiver-bound host; without that premise a spread proves nothing."""
+    for tpc in ({("reno", 1): 29, ("bbr", 1): 10}, {("reno", 1): 20, ("bbr", 1): 21}):
+        v = verdict(tpc, bottleneck="sender")
+        assert v.verdict == INCONCLUSIVE and "premise (a receiver-bound host) does not hold" in v["this run shows"]
 
 
 def test_refused_file_round_trip(tmp_path):

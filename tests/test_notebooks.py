@@ -26,7 +26,11 @@ def test_replay_writes_figures_and_report(tmp_path):
         assert f"{stem}.svg" in html
     assert {"single-flow-tpc", "single-flow-receiver-breakdown", "rx-buffer-latency"} <= set(stems)
     assert html.count("<img") == len(stems)
-    assert "paper says" in html and "reproduced" in html and "F07" in html
+    assert "paper says" in html and "F07" in html
+    from hostnet.report import _verdict_class
+    for m in metas.values():  # each notebook's verdict cells, as computed, with the class that colours them
+        for v in m["verdicts"]:
+            assert f"<td class='{_verdict_class(v['verdict'])}'>{v['verdict']}</td>" in html, (m["notebook"], v["id"])
 
 
 def test_undeclared_parameter_is_an_error(tmp_path):
