@@ -102,18 +102,24 @@ def write_summary(out: Path, results: list[dict], meta: dict) -> str:
         {k: v for k, v in r.items() if k not in ("rows", "profile")} for r in results]}, indent=1, default=str))
     m = meta["machine"]
     load = meta.get("load", {})
+    rej = meta.get("rejudged")
     text = (f"Run {meta['date']} on `{m['host']}` ({m['cpu']}, {m['cores']} cores, {m['mem_gb']} GB, "
             f"kernel {m['kernel']}), commit `{meta['commit']}`{' (uncommitted changes)' if meta['dirty'] else ''}, "
             f"{'quick mode' if meta['quick'] else 'full mode'}, {meta['wall_s']:.0f} s in all. "
             f"Machine load while it ran: 1-min load average median {load.get('loadavg_median', float('nan')):.2f} "
             f"(max {load.get('loadavg_max', float('nan')):.2f}); runs flagged for foreign load: "
-            f"{meta.get('contaminated_runs', 0)} of {meta.get('live_runs', 0)}. Results: `{_shown(out)}/`.\n\n"
+            f"{meta.get('contaminated_runs', 0)} of {meta.get('live_runs', 0)}"
+            + (f"; failed runs: {meta['failed_runs']}" if meta.get("failed_runs") else "")
+            + f". Results: `{rej['source'] if rej else shown(out)}/`."
+            + (f" Judged again on {rej['date']} by `python -m bench --resummarize` with commit `{rej['commit']}`"
+               f"{' (uncommitted changes)' if rej['dirty'] else ''}, from the stored rows." if rej else "")
+            + "\n\n"
             + table(results) + "\n\n" + "\n".join(f"- {r['figure']}" for r in results) + "\n")
     (out / "summary.md").write_text(text)
     return text
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     path = path.resolve()
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
