@@ -96,9 +96,22 @@ def _row(rd, side: str, metric: str, value: float, category: str = "", config: s
 
 
 def _versions(host: Host) -> dict:
-    return {"local": {"kernel": host.run(["uname", "-r"]).stdout.strip(),
-                      "perf": host.run(["perf", "--version"], check=False).stdout.strip(),
-                      "cc": host.run([native.compiler(host), "--version"], check=False).stdout.splitlines()[:1]}}
+    """Tool versions for the manifest; a missing perf or compiler is recorded, not fatal (the
+    microbenchmarks that need perf are then recorded unsupported, the rest still run)."""
+    def version(argv) -> str:
+        try:
+            res = host.run(argv, check=False)
+        except HostError as exc:  # not installed
+            return f"unsupported ({exc})"
+        lines = res.stdout.strip().splitlines()
+        return lines[0] if res.ok and lines else f"unsupported (exit {res.returncode}: {res.stderr.strip()[-200:]})"
+
+    try:
+        cc = version([native.compiler(host), "--version"])
+    except native.NativeBuildError as exc:
+        cc = f"unsupported ({exc})"
+    return {"local": {"kernel": host.run(["uname", "-r"]).stdout.strip(), "perf": version(["perf", "--version"]),
+                      "cc": cc}}
 
 
 def cpu_clock_mhz(cpuinfo: str) -> float | None:
@@ -152,15 +165,22 @@ def micro_run(host: Host, tb, microbench: str, *, runs_dir, campaign: str, repet
         load.start(host)
         t0 = time.time()
         pin = ["taskset", "-c", str(cpu)]
-        res = host.run(pin + ["perf", "bench", "syscall", "basic", "-l", str(max(10_000, int(SYSCALL_LOOPS * scale)))],
-                       check=False)
-        rd.write_raw("perf_bench_syscall_basic.txt", res.stdout + res.stderr)
-        try:
-            rows.append(_row(rd, "machine", "cost_ns", parse_syscall_basic(res.stdout + res.stderr).usec_per_op * 1e3,
-                             "syscall_perf"))
-        except ParseError as exc:
-            unsupported["syscall_perf"] = str(exc)
+        no_perf = None if host.which("perf") else "perf is not installed"  # hostnet's own benches still run
+        if no_perf:
+            unsupported["syscall_perf"] = no_perf
+        else:
+            res = host.run(pin + ["perf", "bench", "syscall", "basic", "-l",
+                                  str(max(10_000, int(SYSCALL_LOOPS * scale)))], check=False)
+            rd.write_raw("perf_bench_syscall_basic.txt", res.stdout + res.stderr)
+            try:
+                rows.append(_row(rd, "machine", "cost_ns",
+                                 parse_syscall_basic(res.stdout + res.stderr).usec_per_op * 1e3, "syscall_perf"))
+            except ParseError as exc:
+                unsupported["syscall_perf"] = str(exc)
         for size, loops in MEMCPY_SIZES.items():
+            if no_perf:
+                unsupported[f"memcpy_{size}"] = no_perf
+                continue
             res = host.run(pin + ["perf", "bench", "mem", "memcpy", "-f", "default", "-s", size,
                                   "-l", str(max(1, int(loops * scale)))], check=False)
             rd.write_raw(f"perf_bench_memcpy_{size}.txt", res.stdout + res.stderr)

@@ -17,7 +17,8 @@ Shares (lost_pct, loss_pct) are of the datagrams the receiving side accounts for
 lost, which is also the offered rate, offered_gbps): the receiver's counters are read at one
 instant, while the sender's are read in another namespace tens of ms apart on a loaded machine,
 which at Gbit/s rates shifts thousands of datagrams. The sender's Udp OutDatagrams gives
-sent_gbps; the gap is kept as unaccounted_datagrams_count.
+sent_gbps; the gap is kept as unaccounted_datagrams_count. Rates divide each side's counts by the
+time between its own two /proc/net/snmp reads, which bracket the window (a few % longer than it).
 """
 from __future__ import annotations
 
@@ -89,6 +90,14 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
         f = ep_raw[role]
         return deltas(parse(f[f"before.{name}"]), parse(f[f"after.{name}"]))
 
+    def snap_seconds(role):
+        """Time between the role's two snmp reads; the counter deltas span it, not the window."""
+        f = ep_raw[role]
+        if "before.snmp_monotonic_s.txt" not in f:
+            # runs recorded before the reads were timed: the window, so their rates read a few % high
+            return seconds
+        return float(f["after.snmp_monotonic_s.txt"]) - float(f["before.snmp_monotonic_s.txt"])
+
     snd_snmp, rcv_snmp = snap(snd_role, "snmp.txt", parse_snmp), snap(rcv_role, "snmp.txt", parse_snmp)
     snd_link = snap(snd_role, "link.json", parse_ip_link_stats)
     rcv_link = snap(rcv_role, "link.json", parse_ip_link_stats)
@@ -100,13 +109,14 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     sent = snd_snmp.get("Udp.OutDatagrams", 0)
     delivered = rcv_snmp.get("Udp.InDatagrams", 0)
     arrived = delivered + sum(lost.values())  # offered to the receiving host, in its own account
-    gbps = payload * 8 / seconds / 1e9
+    snd_gbps = payload * 8 / snap_seconds(snd_role) / 1e9  # Gbit/s per datagram counted
+    rcv_gbps = payload * 8 / snap_seconds(rcv_role) / 1e9
     add("sender", "sent_datagrams_count", sent)
-    add("both", "sent_gbps", sent * gbps)
+    add("both", "sent_gbps", sent * snd_gbps)
     add("receiver", "offered_datagrams_count", arrived)
-    add("both", "offered_gbps", arrived * gbps)
+    add("both", "offered_gbps", arrived * rcv_gbps)
     add("receiver", "delivered_datagrams_count", delivered)
-    add("both", "delivered_gbps", delivered * gbps)
+    add("both", "delivered_gbps", delivered * rcv_gbps)
     for where, n in lost.items():
         add("receiver", "lost_datagrams_count", n, where)
         add("receiver", "lost_pct", 100.0 * n / arrived if arrived else float("nan"), where)

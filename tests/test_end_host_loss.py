@@ -33,6 +33,13 @@ def test_client_report_separates_sent_from_the_server_report():
     assert r8.local.bps == 677e6 and r8.server.loss_pct == 0.0
 
 
+def test_iperf_2_0_report_lines_pad_the_end_time():
+    text = ("[  3] local 198.18.0.2 port 15002 connected with 198.18.0.1 port 40000\n"
+            "[  3]  0.0- 3.0 sec   457 MBytes  1.28 Gbits/sec   0.001 ms 15916/342106 (4.7%)\n")
+    r = parse_iperf2_udp(text)
+    assert r.server.seconds == 3.0 and (r.server.lost, r.server.total) == (15916, 342106)
+
+
 def test_client_without_server_report_and_empty_output():
     r = parse_iperf2_udp(fixture_text("iperf2_udp_client_noserver.txt"))
     assert r.server is None and r.datagrams_sent == 26229
@@ -133,6 +140,14 @@ def test_window_rows_from_counter_snapshots():
     assert rows[("unaccounted_datagrams_count", "")] == 0
     assert rows[("cpu_busy_pct", "rx_cpu")] == pytest.approx(100 * 90 / 100)  # 10+30+50 busy of 100 ticks
     assert rows[("cpu_softirq_pct", "rx_cpu")] == pytest.approx(50.0)
+    # with the snmp reads timed, rates divide by the time between them (2.5 s), not the window's 2 s
+    ep["sender"].update({"before.snmp_monotonic_s.txt": "100.0\n", "after.snmp_monotonic_s.txt": "102.4\n"})
+    ep["receiver"].update({"before.snmp_monotonic_s.txt": "100.1\n", "after.snmp_monotonic_s.txt": "102.6\n"})
+    rows = pd.DataFrame(udp_loss.window_rows(m, raw, ep)).set_index(["metric", "category"]).value
+    assert rows[("sent_gbps", "")] == pytest.approx(100000 * 1470 * 8 / 2.4 / 1e9)
+    assert rows[("offered_gbps", "")] == pytest.approx(100000 * 1470 * 8 / 2.5 / 1e9)
+    assert rows[("delivered_gbps", "")] == pytest.approx(80000 * 1470 * 8 / 2.5 / 1e9)
+    assert rows[("loss_pct", "")] == 20.0  # shares do not depend on the interval
 
 
 def test_sweep_builds_udp_points():
@@ -145,16 +160,22 @@ def test_sweep_builds_udp_points():
                                                          (8.0, "different")}
 
 
-def summary(same_1m, diff_1m, same_4m, diff_4m, sender=0.0):
+def summary(same_1m, diff_1m, same_4m, diff_4m, sender=0.0, spread=0.5, offered=100_000):
+    """A table() result: loss medians, each with a ±spread range over repetitions, and counts of
+    `offered` datagrams per point."""
     rows = []
     for placement, kb, loss in (("same", 1024, same_1m), ("different", 1024, diff_1m), ("same", 4096, same_4m),
                                 ("different", 4096, diff_4m)):
         for rate, scale in ((1.0, 0.0), (8.0, 1.0)):
-            rows.append({"placement": placement, "buffer_kb": kb, "target_gbps": rate, "offered_gbps": rate / 3,
-                         "delivered_gbps": rate / 4, "loss_pct": (loss + sender) * scale,
-                         "sender_pct": sender * scale,
-                         "link_pct": 0.0, "backlog_pct": 0.0, "rcvbuf_pct": loss * scale, "udp_other_pct": 0.0,
-                         "unaccounted_pct": 0.5, "iperf_loss_pct": loss * scale + 0.5, "repetitions": 3})
+            total = (loss + sender) * scale
+            row = {"placement": placement, "buffer_kb": kb, "target_gbps": rate, "offered_gbps": rate / 3,
+                   "delivered_gbps": rate / 4, "loss_pct": total, "loss_min_pct": max(0.0, total - spread),
+                   "loss_max_pct": total + spread, "sender_pct": sender * scale,
+                   "link_pct": 0.0, "backlog_pct": 0.0, "rcvbuf_pct": loss * scale, "udp_other_pct": 0.0,
+                   "unaccounted_pct": 0.5, "iperf_loss_pct": loss * scale + 0.5, "repetitions": 3}
+            for loc in udp_loss.LOCATIONS:
+                row[f"{loc}_lost_count"] = row[f"{loc}_pct"] * offered / 100
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -176,6 +197,24 @@ def test_opposite_patterns_are_not_reproduced():
     v = verdicts(summary(5, 30, 0.2, 25))
     assert v["F22"] == NOT_REPRODUCED and v["F23"] == NOT_REPRODUCED
     assert verdicts(summary(5, 5, 2, 2, sender=30))["F21"] == NOT_REPRODUCED  # lost at the sender
+
+
+def test_f22_within_run_to_run_spread_is_inconclusive():
+    """3 points apart in the medians, but the repetitions' ranges overlap: noise, not a direction."""
+    v = ehl.verdict_table(summary(30, 33, 20, 23, spread=4), CLEAN, REF).set_index("id")
+    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "ranges overlap" in v.loc["F22", "this run shows"]
+    assert verdicts(summary(30, 33, 20, 23, spread=1))["F22"] == NOT_REPRODUCED  # apart: a direction
+    one_run = summary(30, 5, 20, 2).assign(repetitions=1)
+    assert verdicts(one_run)["F22"] == INCONCLUSIVE
+
+
+def test_f21_weighs_points_by_their_datagrams():
+    """A point losing half of a few datagrams at the sender must not outweigh 5 % of many at the receiver."""
+    few = summary(0, 0, 0, 0, sender=50, offered=100)
+    many = summary(5, 5, 5, 5, offered=1_000_000).assign(target_gbps=lambda d: d.target_gbps * 2)
+    v = ehl.verdict_table(pd.concat([few, many], ignore_index=True), CLEAN, REF).set_index("id")
+    assert v.loc["F21", "verdict"] == REPRODUCED and "mostly at 'rcvbuf'" in v.loc["F21", "this run shows"]
+    assert verdicts(few)["F21"] == NOT_REPRODUCED
 
 
 def test_confounded_placement_and_no_overload_are_inconclusive():

@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, FakeHost, fixture_text
-from hostnet import budget, native, time_budget
+from hostnet import budget, native, store, time_budget, time_budget_run
 from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench, parse_udpbatch
 from hostnet.parsers.perfbench import parse_memcpy, parse_syscall_basic
 from hostnet.time_budget_run import cpu_clock_mhz, recv_argv, send_argv
+from hostnet.verdicts import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED
 
 RUNS, REF = REPO / "data" / "runs", REPO / "data" / "reference"
 CAMPAIGN = "20261123-time-budget-embedded"
@@ -111,19 +112,29 @@ def test_no_compiler_is_a_clear_error(monkeypatch):
         native.binary_name("nosuch")
 
 
-def test_remote_build_goes_through_the_host():
-    path = f"{native.REMOTE_DIR}/{native.binary_name('udpbatch')}"
+def test_remote_build_goes_through_the_host_into_a_fresh_private_dir():
+    """Nothing found on the remote host is trusted: each ensure() builds in a new mktemp -d
+    directory (0700, the login user's), even when a binary of the same name exists elsewhere."""
+    name = native.binary_name("udpbatch")
+    dirs = iter(["/tmp/hostnet-native.aaaa1111", "/tmp/hostnet-native.bbbb2222"])
     compiled = []
 
     def cc(argv, host):
         compiled.append(argv)
         return 0, "", ""
 
-    host = FakeHost(name="remote", files={f"{path}.c": ""}, handlers={
-        "test": lambda argv, h: (1, "", ""), "mkdir": lambda argv, h: (0, "", ""), "cc": cc})
-    assert native.ensure("udpbatch", host) == path
-    assert host.files[f"{path}.c"] == native.source("udpbatch")
-    assert compiled == [native.compile_argv("cc", f"{path}.c", path)]
+    host = FakeHost(name="remote", files={f"/tmp/hostnet-native.{d}/{name}.c": "" for d in ("aaaa1111", "bbbb2222")},
+                    handlers={"mktemp": lambda argv, h: (0, next(dirs) + "\n", ""), "cc": cc,
+                              "test": lambda argv, h: (0, "", "")})  # "a binary is already there"
+    first, second = native.ensure("udpbatch", host), native.ensure("udpbatch", host)
+    assert (first, second) == (f"/tmp/hostnet-native.aaaa1111/{name}", f"/tmp/hostnet-native.bbbb2222/{name}")
+    assert host.files[f"{first}.c"] == native.source("udpbatch")
+    assert compiled == [native.compile_argv("cc", f"{p}.c", p) for p in (first, second)]
+    assert [c[0] for c in host.commands] == ["mktemp", "cc", "mktemp", "cc"]
+    assert host.commands[0] == ["mktemp", "-d", native.REMOTE_TEMPLATE]
+    odd = FakeHost(name="odd", handlers={"mktemp": lambda argv, h: (0, "\n", ""), "cc": cc})
+    with pytest.raises(native.NativeBuildError, match="mktemp -d gave"):
+        native.ensure("udpbatch", odd)
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +168,13 @@ def test_microbench_runs_and_refuses_unknown(tools):
     assert r.bench == "atomic" and r.iterations == 100_000 and r.ns_per_op > 0
     p = subprocess.run([tools["microbench"], "nosuch"], capture_output=True, text=True)
     assert p.returncode == 2 and "unknown benchmark: nosuch" in p.stderr
+
+
+def test_malloc256_times_the_iterations_it_reports(tools):
+    """It frees in rounds of 256: 1000 asked runs 1024, and ns_per_op divides by 1024."""
+    p = subprocess.run([tools["microbench"], "malloc256", "--iterations", "1000"], capture_output=True, text=True)
+    r = parse_microbench(p.stdout)
+    assert r.iterations == 1024 and r.ns_per_op == pytest.approx(r.total_ns / 1024, abs=1e-3)
 
 
 def test_udpbatch_over_loopback(tools):
@@ -210,8 +228,12 @@ def test_recorded_campaign_verdicts(recorded):
     mhz, _ = time_budget.clock_mhz(micro)
     v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch), mhz, REF)
     assert v.id.tolist() == ["F18", "F19", "F20"]
-    assert v.set_index("id").loc["F18", "verdict"] == "reproduced"
-    assert "123.04 ns" in v.set_index("id").loc["F18", "this run shows"]
+    v = v.set_index("id")
+    # as docs/time-budget.md reports them
+    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": NOT_TESTABLE}
+    assert "123.04 ns" in v.loc["F18", "this run shows"]
+    assert "fewer than two clean runs" in v.loc["F19", "this run shows"]
+    assert "Context only" in v.loc["F20", "this run shows"] and "32 ns" in v.loc["F20", "this run shows"]
 
 
 def test_flatten_point_and_speedup():
@@ -222,13 +244,91 @@ def test_flatten_point_and_speedup():
     assert time_budget.flattens_at(s, "receiver") is None
 
 
-def test_f18_fails_against_wrong_reference(tmp_path):
+def _f18_with(quantity, printed, mhz=2600.0):
     ref = time_budget.talk_numbers(REF)
-    ref.loc[ref.quantity == "interval_1538B_100G_ns", "value"] = 120.0
-    ref.to_csv(tmp_path / "time_budget_talk.csv", index=False)
-    (tmp_path / "findings.csv").write_text((REF / "findings.csv").read_text())
-    assert time_budget._f18(time_budget.load_findings(tmp_path).set_index("id"), ref, 2600)["verdict"] \
-        == "not reproduced"
+    ref.loc[ref.quantity == quantity, "value"] = printed
+    return time_budget._f18(time_budget.load_findings(REF).set_index("id"), ref, mhz)
+
+
+def test_f18_fails_against_wrong_reference():
+    assert _f18_with("interval_1538B_100G_ns", "120.0")["verdict"] == "not reproduced"
+
+
+def test_f18_tolerance_is_half_of_each_printed_digit():
+    """14.88 Mpps is printed to 0.01: 14.90 is off by more than 0.005 and must fail, though it is
+    within the 0.05 of one-decimal quantities such as 67.2 ns."""
+    assert [time_budget.half_last_digit(t) for t in ("14.88", "123.0", "815", 67.2)] == [0.005, 0.05, 0.5, 0.05]
+    assert _f18_with("mpps_84B_10G", "14.88")["verdict"] == "reproduced"
+    assert _f18_with("mpps_84B_10G", "14.90")["verdict"] == "not reproduced"
+    assert _f18_with("interval_84B_10G_ns", "67.3")["verdict"] == "not reproduced"
+
+
+def test_no_cpu_clock_leaves_cycles_out():
+    """arm64 /proc/cpuinfo has no 'cpu MHz': no cycles anywhere, said to be unsupported."""
+    micro = pd.DataFrame({"metric": ["cost_ns"], "category": ["atomic"], "value": [5.0]})
+    mhz, source = time_budget.clock_mhz(micro)
+    assert mhz is None and source.startswith("unsupported")
+    table = time_budget.budget_table(mhz)
+    assert "cycles" not in table.columns
+    assert time_budget.budget_pivot(table, "cycles").iloc[0, 0].startswith("unsupported")
+    assert len(time_budget.budget_pivot(table, "interval_ns")) == len(budget.FRAME_BYTES)
+    f18 = _f18_with("mpps_84B_10G", "14.88", mhz=None)
+    assert f18["verdict"] == "reproduced" and "cycles at this host's clock: unsupported" in f18["this run shows"]
+
+
+def _f19_inputs():
+    """Sender CPU per packet clearly lower at batch 32 than at 1 (ranges apart, 3 runs each)."""
+    costs = pd.DataFrame([{"cost": "syscall_perf", "median_ns": 100.0, "min_ns": 95.0, "max_ns": 105.0}])
+    batches = pd.DataFrame([
+        {"side": "sender", "batch": 1, "cpu_ns_per_pkt": 1000.0, "cpu_ns_min": 990.0, "cpu_ns_max": 1010.0,
+         "pps_median": 1e6, "speedup": 1.0, "repetitions": 3},
+        {"side": "sender", "batch": 32, "cpu_ns_per_pkt": 900.0, "cpu_ns_min": 890.0, "cpu_ns_max": 910.0,
+         "pps_median": 1.1e6, "speedup": 1.1, "repetitions": 3}])
+    return costs, batches
+
+
+def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
+    costs, batches = _f19_inputs()
+    clean = time_budget.verdict_table(costs, batches, 2600.0, REF).set_index("id").loc["F19"]
+    assert clean.verdict == REPRODUCED
+    flagged = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.BATCH_EXPERIMENT])
+    row = flagged.set_index("id").loc["F19"]
+    assert row.verdict == INCONCLUSIVE and "flagged for foreign load" in row["this run shows"]
+    micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT])
+    row = micro_only.set_index("id").loc["F19"]
+    assert row.verdict == REPRODUCED and "system-call cost comes from runs flagged" in row["this run shows"]
+
+
+def test_f20_is_not_testable_with_a_user_space_stand_in():
+    costs = pd.DataFrame([{"cost": "skballoc", "median_ns": 20.0, "min_ns": 19.0, "max_ns": 21.0}])
+    row = time_budget.verdict_table(costs, pd.DataFrame(), 2600.0, REF).set_index("id").loc["F20"]
+    assert row.verdict == NOT_TESTABLE and "Context only" in row["this run shows"] and "20 ns" in row["this run shows"]
+
+
+class _Testbed:
+    def describe(self):
+        return {"kind": "fake"}
+
+
+def test_a_host_without_perf_records_it_unsupported_and_still_measures(tmp_path):
+    """No perf: the versions say unsupported, the perf benches are recorded unsupported, hostnet's
+    own microbenchmarks still give costs (and batch_run's _versions no longer raises)."""
+    def microbench(argv, h):
+        return 0, f"microbench bench={argv[1]} iterations={argv[3]} total_ns=5000000 ns_per_op=5.000\n", ""
+
+    host = FakeHost(name="noperf", files={"/proc/cpuinfo": "processor\t: 0\n"}, handlers={
+        "uname": lambda argv, h: (0, "6.1.0-test\n", ""), "cc": lambda argv, h: (0, "cc (Debian) 12.2.0\n", ""),
+        "sh": lambda argv, h: (0, "", ""), "getconf": lambda argv, h: (0, "100\n", ""), "/x/microbench": microbench})
+    versions = time_budget_run._versions(host)["local"]
+    assert versions["perf"].startswith("unsupported") and versions["cc"] == "cc (Debian) 12.2.0"
+    run = time_budget_run.micro_run(host, _Testbed(), "/x/microbench", runs_dir=tmp_path, campaign="c", repetition=0)
+    m = store.load_manifest(run)
+    assert m["status"] == "ok" and m["versions"]["local"]["perf"].startswith("unsupported")
+    assert m["unsupported"]["syscall_perf"] == "perf is not installed"
+    assert {"memcpy_64KB", "memcpy_1MB", "memcpy_64MB", "cpu_clock"} <= set(m["unsupported"])
+    tidy = pd.read_csv(run / "tidy.csv")
+    assert set(tidy[tidy.metric == "cost_ns"].category) == set(time_budget_run.MICROBENCHES)
+    assert not any(c[0] == "taskset" for c in host.commands)  # perf was never run
 
 
 def test_all_flagged_experiment_is_shown_and_named(tmp_path):
@@ -245,3 +345,6 @@ def test_all_flagged_experiment_is_shown_and_named(tmp_path):
             (run / "manifest.json").write_text(json.dumps(m))
     micro, batch, _, only_flagged = time_budget.load(tmp_path, "c")
     assert only_flagged == ["time-budget-micro"] and not micro.empty and not batch.empty
+    v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch),
+                                  time_budget.clock_mhz(micro)[0], REF, flagged=only_flagged).set_index("id")
+    assert "system-call cost comes from runs flagged" in v.loc["F19", "this run shows"]

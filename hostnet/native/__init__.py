@@ -2,7 +2,9 @@
 
 `make install` builds them; ensure() builds on demand, on the host that will run them, and
 names the missing compiler when there is none. A binary's name carries its source's hash,
-so an edited source is rebuilt and a stale binary is never run.
+so an edited source is rebuilt and a stale binary is never run. On a remote host every
+ensure() builds afresh in a new private directory (mktemp -d: mode 0700, its user's own), so a
+binary someone else left under /tmp is never trusted and run (perhaps under sudo).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ BUILD_DIR = SOURCE_DIR / "build"
 TOOLS = ("udpbatch", "microbench")
 # -fno-builtin-*: the compiler must not elide the malloc/free pairs microbench measures
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-fno-builtin-malloc", "-fno-builtin-free"]
-REMOTE_DIR = "/tmp/hostnet-native"
+REMOTE_TEMPLATE = "/tmp/hostnet-native.XXXXXXXX"  # mktemp -d template on a remote host
 
 
 class NativeBuildError(RuntimeError):
@@ -60,11 +62,12 @@ def ensure(tool: str, host: Host | None = None) -> str:
             _compile(builder, compiler(builder), str(SOURCE_DIR / f"{tool}.c"), str(tmp))
             os.replace(tmp, path)  # concurrent builders: each renames a complete binary
         return str(path)
-    path = f"{REMOTE_DIR}/{name}"
-    if host.run(["test", "-x", path], check=False).ok:
-        return path
     cc = compiler(host)
-    host.run(["mkdir", "-p", REMOTE_DIR])
+    # A fresh private directory each time: nothing found there can predate this build.
+    build_dir = host.run(["mktemp", "-d", REMOTE_TEMPLATE]).stdout.strip()
+    if not build_dir.startswith(REMOTE_TEMPLATE.rstrip("X")):
+        raise NativeBuildError(f"{host.name}: mktemp -d gave {build_dir!r}, not a directory under /tmp")
+    path = f"{build_dir}/{name}"
     host.write_text(f"{path}.c", source(tool))
     _compile(host, cc, f"{path}.c", path)
     return path

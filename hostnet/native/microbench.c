@@ -8,6 +8,7 @@
  *   spinlock      lock + unlock of an uncontended test-and-set spinlock (one CPU)
  *   malloc        malloc + free of a 256-byte object, the same one reused (allocator fast path)
  *   malloc256     256 mallocs then 256 frees of 256-byte objects, per alloc+free pair
+ *                 (N rounded up to a multiple of 256; the output line gives the N run)
  *   skballoc      an skb-like pair: a 256-byte head (zeroed, as the kernel zeroes an skb)
  *                 and a 2048-byte data buffer, allocated and freed
  *   syscall       getppid() through syscall(2): a minimal system call
@@ -132,11 +133,12 @@ static const struct {
     const char *name;
     void (*fn)(long);
     long default_iterations;
+    long unit; /* fn(n) runs whole multiples of this many operations */
 } benches[] = {
-    {"atomic", bench_atomic, 50000000},     {"cmpxchg", bench_cmpxchg, 50000000},
-    {"spinlock", bench_spinlock, 50000000}, {"malloc", bench_malloc, 20000000},
-    {"malloc256", bench_malloc256, 10000000}, {"skballoc", bench_skballoc, 10000000},
-    {"syscall", bench_syscall, 2000000},
+    {"atomic", bench_atomic, 50000000, 1},     {"cmpxchg", bench_cmpxchg, 50000000, 1},
+    {"spinlock", bench_spinlock, 50000000, 1}, {"malloc", bench_malloc, 20000000, 1},
+    {"malloc256", bench_malloc256, 10000000, 256}, {"skballoc", bench_skballoc, 10000000, 1},
+    {"syscall", bench_syscall, 2000000, 1},
 };
 
 int main(int argc, char **argv)
@@ -169,6 +171,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    /* round up to what fn actually runs, so ns_per_op divides by the operations timed */
+    long unit = benches[which].unit;
+    n = (n + unit - 1) / unit * unit;
     benches[which].fn(n / 100);  /* warm caches and the allocator's free lists */
     int64_t t0 = now_ns();
     benches[which].fn(n);

@@ -9,8 +9,9 @@ from . import ParseError
 _BYTES = {"Bytes": 1, "KBytes": 1 << 10, "MBytes": 1 << 20, "GBytes": 1 << 30}
 _BITS = {"bits/sec": 1, "Kbits/sec": 1e3, "Mbits/sec": 1e6, "Gbits/sec": 1e9}
 _NUM = r"[0-9.]+"
-# "[  1] 0.0000-3.0006 sec   457 MBytes  1.28 Gbits/sec   0.001 ms 15916/342106 (4.7%)"
-_LINE = re.compile(rf"^\[\s*\d+\]\s+(?P<start>{_NUM})-(?P<end>{_NUM}) sec\s+(?P<xfer>{_NUM}) (?P<xu>\w+)\s+"
+# "[  1] 0.0000-3.0006 sec   457 MBytes  1.28 Gbits/sec   0.001 ms 15916/342106 (4.7%)";
+# iperf 2.0.x pads the end time: "[  3]  0.0- 3.0 sec ..."
+_LINE = re.compile(rf"^\[\s*\d+\]\s+(?P<start>{_NUM})-\s*(?P<end>{_NUM}) sec\s+(?P<xfer>{_NUM}) (?P<xu>\w+)\s+"
                    rf"(?P<rate>{_NUM}) (?P<ru>[KMG]?bits/sec)(?:\s+(?P<jitter>{_NUM}) ms\s+"
                    rf"(?P<lost>-?\d+)/\s*(?P<total>\d+))?")
 _SENT = re.compile(r"^\[\s*\d+\] Sent (\d+) datagrams")

@@ -2,10 +2,13 @@
 
 Per endpoint (its network namespace): /proc/net/snmp, /proc/net/netstat, `ip -s -j link` and
 `ethtool -S` of its data interface. Per machine: /proc/net/softnet_stat (global).
+Each endpoint snapshot also records when /proc/net/snmp was read (snmp_monotonic_s.txt, the
+controller's monotonic clock): the snapshots bracket the window, so rates divide by this interval.
 """
 from __future__ import annotations
 
 import signal
+import time
 
 from ..hosts import Host
 from .cpu import FileSnapshotProbe
@@ -21,7 +24,11 @@ class EndpointCounterProbe:
 
     def _snap(self, host: Host) -> dict[str, str]:
         eth = host.run(["ethtool", "-S", self.iface], check=False)
-        return {"snmp.txt": host.read_text("/proc/net/snmp"), "netstat.txt": host.read_text("/proc/net/netstat"),
+        t0 = time.monotonic()
+        snmp = host.read_text("/proc/net/snmp")
+        t = (t0 + time.monotonic()) / 2  # the read's midpoint: when the counters were taken, at best
+        return {"snmp.txt": snmp, "snmp_monotonic_s.txt": f"{t:.6f}\n",
+                "netstat.txt": host.read_text("/proc/net/netstat"),
                 "link.json": host.run(["ip", "-s", "-j", "link", "show", "dev", self.iface]).stdout,
                 "ethtool_S.txt": eth.stdout if eth.returncode == 0 else ""}
 
