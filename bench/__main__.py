@@ -17,11 +17,13 @@ from hostnet.testbed import embedded
 from . import analysis_speed, live, replay_speed, results, sweep_overhead
 
 NAMES = ("fidelity", "profiler_cost", "cpu_accounting", "sweep_overhead", "analysis_speed", "replay_speed")
-FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), "default", *live.CPU_VARIANTS],
+FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), "default", *live.CPU_VARIANTS,
+                     *live.SPIN_VARIANTS],
         "repetitions": 4, "duration": 4, "warmup": 2, "sweep_points": 3, "sweep_duration": 10, "sweep_warmup": 2,
         "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**5, 10**6], "analysis_reps": 2,
         "replay_reps": 2}
-QUICK = {"variants": ["hand", "harness", "perf999", "default", *live.CPU_VARIANTS], "repetitions": 1,
+QUICK = {"variants": ["hand", "harness", "perf999", "default", *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
+         "repetitions": 1,
          "duration": 2, "warmup": 1, "sweep_points": 2, "sweep_duration": 2, "sweep_warmup": 1,
          "sweep_repetitions": 1, "sweep_profile": True, "analysis_sizes": [2 * 10**4], "analysis_reps": 1,
          "replay_reps": 1}

@@ -8,6 +8,11 @@ Variants of the same single-flow all-opts point (same namespaces, same pinning, 
                latency probe (benchmark 2 divides it by harness; neither runs mpstat)
   cpu          default profiling + mpstat in the same window (benchmark 3, CPUs fully busy)
   cpu-partial  the same, the flow rate-limited with iperf3 -b so the CPUs are partly busy
+  spin, spin-partial  the same two flows by hand with a SCHED_IDLE spinner (microbench idlespin)
+               on each side's CPU: the share of the CPU the flow took, measured by how much it
+               slowed the spinner against an idle CPU, not by the kernel's time accounting
+               (benchmark 3's independent source; the spinner keeps the CPU from idling, so it
+               is a separate run of the same flow, not the same window)
 A run that fails is recorded (failed, its error) and the loop goes on; the medians are over the
 repetitions that ran, and their n says how many.
 """
@@ -20,8 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostnet import config as stackconfig, taxonomy
+from hostnet import config as stackconfig, native, taxonomy
 from hostnet.parsers import ParseError
+from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ
 from hostnet.runner import _wait_listening, plan_flows, run_point
@@ -52,6 +58,9 @@ MIN_CLEAN_PAIRS = 2
 PARTIAL_RATE_GBPS = 5.0
 PARTIAL_BAND = (10.0, 90.0)
 CPU_VARIANTS = {"cpu": "full", "cpu-partial": "partial"}
+SPIN_VARIANTS = {"spin": "full", "spin-partial": "partial"}
+SPIN_ITERATIONS = 1_000_000  # blocks of 1000 increments: ~1.8 s on an idle CPU here
+SPIN_FLOW_S = 10  # the spin runs' flow outlasts warm-up + a spinner slowed down to ~4x
 
 
 def is_true(v) -> bool:
@@ -135,9 +144,54 @@ def variant_kwargs(variant: str) -> dict:
 
 
 def workload(variant: str, duration_s: int, warmup_s: int) -> LongFlows:
-    if variant == "cpu-partial":
+    if variant in SPIN_VARIANTS:
+        duration_s = max(duration_s, SPIN_FLOW_S)
+    if variant in ("cpu-partial", "spin-partial"):
         return PacedFlows(duration_s, warmup_s)
     return LongFlows(duration_s, warmup_s)
+
+
+def _spin(tb, iterations: int) -> dict[str, dict]:
+    """microbench idlespin on each side's CPU at once: {side: {"ns_per_op", "wall_s"}}."""
+    procs = {}
+    t0 = time.monotonic()
+    try:
+        for side in ("sender", "receiver"):
+            ep = tb.endpoints[side]
+            host = tb.machines[ep.machine]
+            procs[side] = host.start([native.ensure("microbench", host), "idlespin", "--cpu", str(ep.cpus[0]),
+                                      "--iterations", str(iterations)])
+        out = {}
+        for side, proc in procs.items():
+            proc.wait(timeout=120)
+            out[side] = {"ns_per_op": parse_microbench(proc.stdout(), f"idlespin {side}").ns_per_op,
+                         "wall_s": time.monotonic() - t0}
+        return out
+    finally:
+        for proc in procs.values():
+            proc.close()
+
+
+def spin_busy(tb, cfg, wl: LongFlows, iterations: int = SPIN_ITERATIONS) -> dict:
+    """Per side: 100 * (1 - idle-CPU spinner speed / its speed next to the flow) = the share of
+    the CPU the flow's work took. Calibrated just before the flow, on the same CPUs."""
+    stackconfig.apply(tb, cfg)
+    alone = _spin(tb, iterations)
+    server, client = start_pair(tb, wl)
+    try:
+        time.sleep(wl.warmup_s)
+        loaded = _spin(tb, iterations)
+        client.wait(timeout=wl.total_s() + 60)
+        server.wait(timeout=10)
+        gbps = wl.parse_client(client.stdout(), "spin-run iperf3")["throughput_gbps"]
+    finally:
+        client.close()
+        server.close()
+    # the spinner must finish while the flow still runs, or it measured idle time too
+    overran = max(v["wall_s"] for v in loaded.values()) > wl.duration_s
+    return {"throughput_gbps": gbps, "spin_overran": overran,
+            **{f"spin_{side}_pct": 100.0 * (1 - alone[side]["ns_per_op"] / loaded[side]["ns_per_op"])
+               for side in loaded}}
 
 
 def variants_for(names, variants: list[str]) -> list[str]:
@@ -149,7 +203,7 @@ def variants_for(names, variants: list[str]) -> list[str]:
     if "profiler_cost" in names:
         need |= {"harness", "default", *(v for v in variants if v.startswith("perf"))}
     if "cpu_accounting" in names:
-        need |= set(CPU_VARIANTS)
+        need |= set(CPU_VARIANTS) | set(SPIN_VARIANTS)
     return [v for v in variants if v in need]
 
 
@@ -164,6 +218,8 @@ def run_variants(tb, variants: list[str], repetitions: int, duration_s: int, war
         try:
             if variant == "hand":
                 row["throughput_gbps"] = by_hand(tb, cfg, wl)
+            elif variant in SPIN_VARIANTS:
+                row.update(spin_busy(tb, cfg, wl))
             else:
                 path = run_point(tb, cfg, wl, runs_dir=runs_dir, campaign=campaign, repetition=rep,
                                  experiment="bench", run_id=f"{variant}-r{rep}", **variant_kwargs(variant))
@@ -316,10 +372,15 @@ def cpu_agreement(rows: list[dict], per_run: list[dict] | None = None) -> dict:
     verdict goes through judged() like benchmarks 1-2, and is inconclusive when no side of the
     partly loaded point was actually partly busy (agreement at 100 % is trivial)."""
     per_run = cpu_rows(rows) if per_run is None else per_run
+    spin = spin_pct(rows)
     for p in per_run:
         p["diff_mpstat_pp"] = abs(p["hostnet_pct"] - p["mpstat_pct"])
         p["diff_perf_pp"] = abs(p["hostnet_pct"] - p["perf_pct"])
-        p["diff_worst_pp"] = _worst(p["diff_mpstat_pp"], p["diff_perf_pp"])
+        # the spinner ran the same flow in a run of its own (same repetition and load)
+        p["spin_pct"] = spin.get((p["repetition"], p["load"], p["side"]), float("nan"))
+        p["diff_spin_pp"] = abs(p["hostnet_pct"] - p["spin_pct"])
+        p["diff_worst_pp"] = _worst(p["diff_mpstat_pp"], p["diff_perf_pp"],
+                                    *([p["diff_spin_pp"]] if spin else []))
     s = summarize(p["diff_worst_pp"] for p in per_run)
     value = s.hi if all(p["diff_worst_pp"] == p["diff_worst_pp"] for p in per_run) else float("nan")
     op, target = CPU_TARGET_PP
@@ -335,21 +396,43 @@ def cpu_agreement(rows: list[dict], per_run: list[dict] | None = None) -> dict:
         if not sel:
             continue
         mp, pf = summarize(p["diff_mpstat_pp"] for p in sel), summarize(p["diff_perf_pp"] for p in sel)
+        sp = summarize(p["diff_spin_pp"] for p in sel if p["diff_spin_pp"] == p["diff_spin_pp"])
+        spun = {side: summarize(p["spin_pct"] for p in sel if p["side"] == side and p["spin_pct"] == p["spin_pct"])
+                for side in ("sender", "receiver")}
         busy = {side: summarize(p["hostnet_pct"] for p in sel if p["side"] == side) for side in ("sender", "receiver")}
-        detail[load] = {"mpstat_pp": mp.as_dict(), "perf_pp": pf.as_dict(),
-                        "busy_pct": {k: b.as_dict() for k, b in busy.items()}}
+        detail[load] = {"mpstat_pp": mp.as_dict(), "perf_pp": pf.as_dict(), "spin_pp": sp.as_dict(),
+                        "busy_pct": {k: b.as_dict() for k, b in busy.items()},
+                        "spin_busy_pct": {k: b.as_dict() for k, b in spun.items()}}
         label = "full load" if load == "full" else f"paced to {PARTIAL_RATE_GBPS:g} Gbit/s"
         parts.append(f"{label} (busy: sender {busy['sender'].median:.0f} %, receiver {busy['receiver'].median:.0f} %): "
                      f"|hostnet - mpstat| {mp.text('{:.2f}')} pp, worst {mp.hi:.2f} "
                      f"({verdict(mp.hi, op, target)}); |hostnet - perf samples| {pf.text('{:.2f}')} pp, "
-                     f"worst {pf.hi:.2f} ({verdict(pf.hi, op, target)})")
+                     f"worst {pf.hi:.2f} ({verdict(pf.hi, op, target)})"
+                     + (f"; SCHED_IDLE spinner (own run of the same flow) finds sender "
+                        f"{spun['sender'].median:.0f} %, receiver {spun['receiver'].median:.0f} % busy: "
+                        f"|hostnet - spinner| {sp.text('{:.1f}')} pp, worst {sp.hi:.1f} "
+                        f"({verdict(sp.hi, op, target)})" if sp.n else ""))
     return {"name": "cpu_accounting", "title": "CPU accounting agreement", "unit": "percentage points",
             "metric": "worst absolute difference, hostnet per-side utilisation vs mpstat and vs perf's per-CPU "
-                      "samples, same run (per side and run; full load and paced)",
+                      "samples (same run), and vs a SCHED_IDLE spinner's lost capacity (own run of the same "
+                      "flow); per side and run, full load and paced",
             "summary": s.as_dict(), "value": value, "op": op, "target": target, "verdict": v,
-            "by_load": detail, "runs": [r for r in rows if r["variant"] in CPU_VARIANTS], "rows": per_run,
+            "by_load": detail, "runs": [r for r in rows if r["variant"] in {**CPU_VARIANTS, **SPIN_VARIANTS}],
+            "rows": per_run,
             "figure": "CPU accounting: " + ("; ".join(parts) or "no run") + f"; target {op} {target} pp on both"
-                      + failures(rows, CPU_VARIANTS)}
+                      + failures(rows, {**CPU_VARIANTS, **SPIN_VARIANTS})}
+
+
+def spin_pct(rows: list[dict]) -> dict[tuple, float]:
+    """{(repetition, load, side): % of the CPU the flow took, by the spinner}, from the spin runs
+    that neither failed nor outlasted their flow."""
+    out = {}
+    for r in rows:
+        if r["variant"] in SPIN_VARIANTS and not failed(r) and not is_true(r.get("spin_overran")):
+            for side in ("sender", "receiver"):
+                if f"spin_{side}_pct" in r:
+                    out[(r["repetition"], SPIN_VARIANTS[r["variant"]], side)] = float(r[f"spin_{side}_pct"])
+    return out
 
 
 def perf_busy_pct(report: str, kernel: str) -> dict[int, float]:

@@ -17,6 +17,21 @@ EXPERIMENTS = {"single-flow": "single", "one-to-one": "one-to-one", "incast": "i
                "all-to-all": "all-to-all"}
 
 
+PARTLY_LOADED_PCT = 90.0
+
+
+def cpu_accounting_note(manifest: dict, busy_pct: dict[str, float]) -> str:
+    """A warning when /proc/stat is tick-accounted and a side was partly loaded: its utilisation
+    (and the tpc computed from it) may read low (capabilities.cpu_accounting)."""
+    ticks = sorted({v.get("cpu_accounting", "") for v in manifest.get("versions", {}).values()
+                    if v.get("cpu_accounting", "").startswith("tick")})
+    partly = [s for s, pct in busy_pct.items() if pct < PARTLY_LOADED_PCT]
+    if not ticks or not partly:
+        return ""
+    return (f"{' and '.join(partly)} CPU below {PARTLY_LOADED_PCT:.0f} % with {ticks[0]} CPU accounting: "
+            "bursts between ticks are not counted, so utilisation may read low and tpc high")
+
+
 def _die(msg: str) -> None:
     print(f"hostnet: {msg}", file=sys.stderr)
     raise SystemExit(2)
@@ -105,6 +120,9 @@ def _print_summary(runs: list[Path]) -> None:
         print(f"  CPU sender        {v('cpu_util_pct', 'sender'):7.1f} %   receiver "
               f"{v('cpu_util_pct', 'receiver'):6.1f} %  (bottleneck: {m['bottleneck']})")
         print(f"  throughput/core   {v('tpc_gbps', 'both'):7.2f} Gbit/s")
+        note = cpu_accounting_note(m, {s: v("cpu_util_pct", s) for s in ("sender", "receiver")})
+        if note:
+            print(f"  caution           {note}")
         for side in ("sender", "receiver"):
             top = analysis.top_categories(t, m["config"]["name"], side, 3)
             print(f"  top {side:<9}    " + ", ".join(f"{c} {p:.1f}%" for c, p in top))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import analysis, config as stackconfig, taxonomy, udp_loss
+from . import analysis, capabilities, config as stackconfig, taxonomy, udp_loss
 from .hosts import HostError
 from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
@@ -77,6 +77,9 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
             **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
                for t in tools},
             "kernel": host.run(["uname", "-r"]).stdout.strip(),
+            # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
+            "cpu_accounting": capabilities.cpu_accounting(
+                host.run(capabilities.KCONFIG_ARGV, check=False).stdout).value,
         }
     return versions
 

@@ -217,7 +217,8 @@ def test_mpstat_runs_in_neither_compared_variant_of_benchmark_2():
         kw = live.variant_kwargs(v)
         assert kw["perf_freq_hz"] == DEFAULT_FREQ_HZ and kw["latency_sample_every"] == 1
         assert [p.name for p in kw["extra_probes"]()] == ["mpstat"]
-    assert live.variants_for(["cpu_accounting"], bench_main.FULL["variants"]) == ["cpu", "cpu-partial"]
+    assert live.variants_for(["cpu_accounting"], bench_main.FULL["variants"]) == ["cpu", "cpu-partial", "spin",
+                                                                                  "spin-partial"]
     assert live.variants_for(["fidelity"], bench_main.FULL["variants"]) == ["hand", "harness"]
 
 
@@ -261,6 +262,25 @@ def test_cpu_accounting_needs_a_partly_loaded_point_and_clean_runs():
     missing = _cpu_runs()
     missing[0]["perf_pct"] = float("nan")  # a source that gave nothing is not agreement
     assert live.cpu_agreement([], missing)["verdict"] == "not measured"
+
+
+def test_cpu_accounting_pairs_the_spinner_runs_with_the_same_repetition_and_load():
+    """The SCHED_IDLE spinner is the source independent of the kernel's tick accounting: a paced flow
+    that /proc/stat calls 2 % busy but that took 20 % of the spinner's CPU fails the 2 pp target."""
+    runs = _cpu_runs()
+    for r in runs:
+        if r["load"] == "partial" and r["side"] == "receiver":
+            r.update(hostnet_pct=2.0, mpstat_pct=2.1, perf_pct=2.5)
+    spins = [{"repetition": rep, "variant": v, "spin_sender_pct": s, "spin_receiver_pct": rcv}
+             for rep in range(2) for v, s, rcv in (("spin", 98.5, 97.0), ("spin-partial", 45.5, 20.0))]
+    spins.append({"repetition": 1, "variant": "spin", "spin_sender_pct": 10.0, "spin_receiver_pct": 10.0,
+                  "spin_overran": True})  # a spinner that outlasted its flow measured idle time: left out
+    res = live.cpu_agreement(spins, runs)
+    assert res["verdict"] == "below target" and res["value"] == pytest.approx(18.0)
+    assert res["by_load"]["partial"]["spin_busy_pct"]["receiver"]["median"] == 20.0
+    assert "spinner (own run of the same flow) finds sender 46 %, receiver 20 % busy" in res["figure"]
+    # older stored results have no spin runs: judged on mpstat and perf as before
+    assert live.cpu_agreement([], _cpu_runs())["verdict"] == "met"
 
 
 def test_sweep_overhead_is_judged_on_measurement_windows_over_repeated_sweeps():

@@ -90,3 +90,23 @@ def test_require_and_table():
         capabilities.require(caps, {"a": ["dctcp"], "b": ["dctcp"]})
     text = capabilities.table(caps)
     assert "✗ n" in text and "✓ y" in text and text.splitlines()[0].split() == ["capability", "a", "b"]
+
+
+def test_cpu_accounting_from_the_kernel_config():
+    """This VM's kernel: tick-based /proc/stat accounting, which reads partly loaded CPUs low."""
+    here = capabilities.cpu_accounting(fixture_text("kconfig_accounting_6.18-fc.txt"))
+    assert (here.ok, here.value) == (False, "tick (HZ=250)") and "no IRQ time accounting" in here.detail
+    precise = capabilities.cpu_accounting("CONFIG_VIRT_CPU_ACCOUNTING_GEN=y\nCONFIG_HZ=1000\n")
+    assert (precise.ok, precise.value) == (True, "precise")
+    assert capabilities.cpu_accounting("").value == "unknown"
+
+
+def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
+    from hostnet.cli import cpu_accounting_note
+    tick = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "tick (HZ=250)"}}}
+    note = cpu_accounting_note(tick, {"sender": 99.0, "receiver": 2.3})
+    assert note.startswith("receiver CPU below 90 % with tick (HZ=250) CPU accounting")
+    assert cpu_accounting_note(tick, {"sender": 99.0, "receiver": 95.0}) == ""
+    precise = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "precise"}}}
+    assert cpu_accounting_note(precise, {"sender": 10.0, "receiver": 2.3}) == ""
+    assert cpu_accounting_note({"versions": {"local": {"kernel": "6.18"}}}, {"sender": 1.0}) == ""  # older runs

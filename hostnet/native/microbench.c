@@ -12,6 +12,9 @@
  *   skballoc      an skb-like pair: a 256-byte head (zeroed, as the kernel zeroes an skb)
  *                 and a 2048-byte data buffer, allocated and freed
  *   syscall       getppid() through syscall(2): a minimal system call
+ *   idlespin      1000 volatile increments at SCHED_IDLE priority: it runs only when nothing else
+ *                 wants the CPU, so its ns_per_op against an idle CPU's says what share of the CPU
+ *                 other work took, without the kernel's CPU time accounting (bench/, benchmark 3)
  * One line on stdout: "microbench bench=atomic iterations=... total_ns=... ns_per_op=..."
  * Argument errors exit 2 with "microbench: ..." on stderr.
  */
@@ -29,7 +32,7 @@
 static void usage_error(const char *msg, const char *arg)
 {
     fprintf(stderr, "microbench: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    fprintf(stderr, "usage: microbench atomic|cmpxchg|spinlock|malloc|malloc256|skballoc|syscall "
+    fprintf(stderr, "usage: microbench atomic|cmpxchg|spinlock|malloc|malloc256|skballoc|syscall|idlespin "
                     "[--iterations N] [--cpu C]\n");
     exit(2);
 }
@@ -129,6 +132,22 @@ static void bench_syscall(long n)
         sink = (uintptr_t)syscall(SYS_getppid);
 }
 
+static void bench_idlespin(long n)
+{
+    static int idle_class;
+    if (!idle_class) {  /* once, before the warm-up: the timed run is SCHED_IDLE throughout */
+        struct sched_param p = {0};
+        if (sched_setscheduler(0, SCHED_IDLE, &p) < 0) {
+            fprintf(stderr, "microbench: sched_setscheduler(SCHED_IDLE): %s\n", strerror(errno));
+            exit(1);
+        }
+        idle_class = 1;
+    }
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < 1000; k++)
+            sink++;
+}
+
 static const struct {
     const char *name;
     void (*fn)(long);
@@ -138,7 +157,7 @@ static const struct {
     {"atomic", bench_atomic, 50000000, 1},     {"cmpxchg", bench_cmpxchg, 50000000, 1},
     {"spinlock", bench_spinlock, 50000000, 1}, {"malloc", bench_malloc, 20000000, 1},
     {"malloc256", bench_malloc256, 10000000, 256}, {"skballoc", bench_skballoc, 10000000, 1},
-    {"syscall", bench_syscall, 2000000, 1},
+    {"syscall", bench_syscall, 2000000, 1},    {"idlespin", bench_idlespin, 4000000, 1},
 };
 
 int main(int argc, char **argv)
