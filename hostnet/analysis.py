@@ -42,8 +42,9 @@ def confidence(values) -> tuple[float, float]:
     return mean, t * sd / n ** 0.5
 
 
-def side_utilization(before: dict, after: dict, cpus: Iterable[int]) -> dict[str, float]:
-    return cpu_utilization(before, after, list(cpus))
+def side_utilization(before: dict, after: dict, cpus: Iterable[int], interval_s: float | None = None,
+                     clk_tck: int | None = None) -> dict[str, float]:
+    return cpu_utilization(before, after, list(cpus), interval_s, clk_tck)
 
 
 def throughput_per_core(throughput_gbps: float, busy_pct: dict[str, float]) -> tuple[str, float]:

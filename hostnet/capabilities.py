@@ -53,8 +53,9 @@ def cpu_accounting(kconfig: str) -> Capability:
     if parse_kconfig(kconfig, "VIRT_CPU_ACCOUNTING_GEN") == "y":
         return Capability(True, "precise", "context-switch time accounting")
     if parse_kconfig(kconfig, "TICK_CPU_ACCOUNTING") == "y":
-        return Capability(False, f"tick (HZ={hz})", "utilisation of partly loaded CPUs can read low: bursts "
-                          f"between ticks are missed{'' if irq else '; no IRQ time accounting'}")
+        return Capability(False, f"tick (HZ={hz})", "the busy fields of partly loaded CPUs read low (bursts "
+                          f"between ticks are missed; hostnet uses wall minus idle, mpstat/sar do not)"
+                          f"{'' if irq else '; no IRQ time accounting'}")
     return Capability(None, "other", "neither TICK_CPU_ACCOUNTING nor VIRT_CPU_ACCOUNTING_GEN")
 
 

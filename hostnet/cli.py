@@ -21,8 +21,11 @@ PARTLY_LOADED_PCT = 90.0
 
 
 def cpu_accounting_note(manifest: dict, busy_pct: dict[str, float]) -> str:
-    """A warning when /proc/stat is tick-accounted and a side was partly loaded: its utilisation
-    (and the tpc computed from it) may read low (capabilities.cpu_accounting)."""
+    """A warning when a side was partly loaded and its utilisation came from tick-sampled busy
+    fields on a tick-accounted kernel: it may read low, and tpc high (capabilities.cpu_accounting).
+    Runs that kept their /proc/stat snapshot times use wall minus idle instead, which has no such bias."""
+    if "wall-minus-idle" in manifest.get("cpu_util_method", {}).values():
+        return ""
     ticks = sorted({v.get("cpu_accounting", "") for v in manifest.get("versions", {}).values()
                     if v.get("cpu_accounting", "").startswith("tick")})
     partly = [s for s, pct in busy_pct.items() if pct < PARTLY_LOADED_PCT]

@@ -17,7 +17,7 @@ from .hosts import HostError
 from .parsers import ParseError
 from .parsers.perf_report import parse_perf_report
 from .parsers.procpids import parse_snapshot
-from .parsers.procstat import parse_proc_stat
+from .parsers.procstat import parse_proc_stat, proc_stat_interval
 from .attribution import breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
 from .parsers.perf_script import parse_folded
@@ -292,7 +292,10 @@ def _analyse(cfg, workload, rd: RunDir, flows: list[Flow], cpus: dict, raw: dict
             files = raw[machine]
             before = parse_proc_stat(files["proc_stat_before.txt"], "proc_stat_before.txt")
             after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
-            for k, v in analysis.side_utilization(before, after, cpu_set).items():
+            # wall minus idle where the snapshots' times were kept (runs before that: ticks)
+            interval, clk = proc_stat_interval(files)
+            m.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
+            for k, v in analysis.side_utilization(before, after, cpu_set, interval, clk).items():
                 util[k] += v
             records += [(r, cpu_set) for r in parse_perf_report(files.get("perf_report.txt", ""))]
         busy[side] = util["busy_pct"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from .knobs import KNOBS, cpu_mask
 from .parsers.counters import deltas, parse_ip_link_stats, parse_snmp, parse_softnet_stat
-from .parsers.procstat import cpu_utilization, parse_proc_stat
+from .parsers.procstat import cpu_utilization, parse_proc_stat, proc_stat_interval
 from .testbed import Testbed
 from .workloads import UdpRate
 
@@ -127,8 +127,9 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     add("both", "target_gbps", float(m["workload"]["rate_gbps"]))
     ps_before = parse_proc_stat(files["proc_stat_before.txt"])
     ps_after = parse_proc_stat(files["proc_stat_after.txt"])
+    interval, clk = proc_stat_interval(files)
     for role in ("rx_cpu", "app_cpu", "sender_cpu"):
-        u = cpu_utilization(ps_before, ps_after, [p[role]])
+        u = cpu_utilization(ps_before, ps_after, [p[role]], interval, clk)
         add("machine:" + machine, "cpu_busy_pct", u["busy_pct"], role)
         add("machine:" + machine, "cpu_softirq_pct", u["softirq_pct"], role)
     return rows

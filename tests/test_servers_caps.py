@@ -110,3 +110,5 @@ def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
     precise = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "precise"}}}
     assert cpu_accounting_note(precise, {"sender": 10.0, "receiver": 2.3}) == ""
     assert cpu_accounting_note({"versions": {"local": {"kernel": "6.18"}}}, {"sender": 1.0}) == ""  # older runs
+    # runs that kept their snapshot times measure busy as wall minus idle: no tick bias to warn of
+    assert cpu_accounting_note({**tick, "cpu_util_method": {"local": "wall-minus-idle"}}, {"receiver": 2.3}) == ""
