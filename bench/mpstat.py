@@ -1,28 +1,15 @@
 """mpstat as an independent CPU source, run in the same window as hostnet's /proc/stat probe."""
 from __future__ import annotations
 
-import signal
 
-from hostnet.hosts import Host
+from hostnet.probes.background import BackgroundCommandProbe
 from hostnet.parsers import ParseError
 
 
-class MpstatProbe:
+class MpstatProbe(BackgroundCommandProbe):
     """`mpstat -P ALL 1` over the window; on SIGINT it prints the average of its whole intervals."""
 
-    name = "mpstat"
-    pids: list[int] = []
-
-    def start(self, host: Host) -> None:
-        self._proc = host.start(["mpstat", "-P", "ALL", "1"])
-        self.pids = [self._proc.pid]
-
-    def stop(self, host: Host) -> dict[str, str]:
-        try:
-            self._proc.stop(signal.SIGINT, grace=5)
-            return {"mpstat.txt": self._proc.stdout()}
-        finally:
-            self._proc.close()
+    name, output, argv = "mpstat", "mpstat.txt", ["mpstat", "-P", "ALL", "1"]
 
 
 def parse_mpstat_average(text: str, source: str = "mpstat.txt") -> dict[int, dict[str, float]]:

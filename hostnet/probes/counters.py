@@ -7,10 +7,10 @@ controller's monotonic clock): the snapshots bracket the window, so rates divide
 """
 from __future__ import annotations
 
-import signal
 import time
 
 from ..hosts import Host
+from .background import BackgroundCommandProbe
 from .cpu import FileSnapshotProbe
 
 CACHE_EVENTS = ("cache-references", "cache-misses", "LLC-loads", "LLC-load-misses")
@@ -44,19 +44,8 @@ class SoftnetProbe(FileSnapshotProbe):
     path, prefix = "/proc/net/softnet_stat", "softnet"
 
 
-class CacheProbe:
+class CacheProbe(BackgroundCommandProbe):
     """perf stat of cache events on every CPU; '<not supported>' (no PMU) is kept as such."""
 
-    name = "cache"
-    pids: list[int] = []
-
-    def start(self, host: Host) -> None:
-        self._proc = host.start(["perf", "stat", "-a", "-A", "-x,", "-e", ",".join(CACHE_EVENTS)])
-        self.pids = [self._proc.pid]
-
-    def stop(self, host: Host) -> dict[str, str]:
-        try:
-            self._proc.stop(signal.SIGINT, grace=10)
-            return {"perf_stat_cache.txt": self._proc.stderr()}
-        finally:
-            self._proc.close()
+    name, output, stream, grace = "cache", "perf_stat_cache.txt", "stderr", 10.0
+    argv = ["perf", "stat", "-a", "-A", "-x,", "-e", ",".join(CACHE_EVENTS)]
