@@ -3,6 +3,7 @@
 set -euo pipefail
 
 KP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$KP_DIR/../scripts/common.sh"
 # Pinned: bookworm-security keeps only the last few versions. When the pin is no longer
 # installable the scripts fall back to the newest installable linux-source-6.12 and say so
 # (the series usually applies across 6.12.x); moving the pin is a one-line change here.
@@ -46,9 +47,11 @@ kp_can_install() {
 		kp_skip "no apt-get to install: $*"
 }
 
-# Installed version of a package, or nothing.
+# Installed version of a package, or nothing. Total: a package that is not installed (or not
+# known at all) prints nothing and succeeds -- dpkg-query exits 1 for it, and under pipefail
+# that status would end the caller's script before it could install the package.
 kp_installed_version() {
-	dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+	{ dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null || true; } |
 		awk '$1 == "install" && $2 == "ok" && $3 == "installed" { print $4 }'
 }
 
@@ -66,17 +69,21 @@ kp_need_packages() {
 	kp_can_install "${missing[@]}"
 	mkdir -p "$KP_WORK"
 	kp_log "installing ${missing[*]}"
+	hostnet_record_installed "${missing[@]}"
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
 		--no-install-recommends --allow-downgrades "${missing[@]}" >"$KP_WORK/apt.log" 2>&1 ||
 		kp_fail "cannot install ${missing[*]} (see $KP_WORK/apt.log: $(tail -1 "$KP_WORK/apt.log"))"
 }
 
+# Whether apt can install version $2 of $1 (a predicate: false, never an exit, when it cannot).
 kp_installable() {
-	apt-cache madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | grep -qxF -- "$2"
+	{ apt-cache madison "$1" 2>/dev/null || true; } |
+		awk -F'|' -v want="$2" '{ gsub(/ /, "", $2) } $2 == want { found = 1 } END { exit !found }'
 }
 
+# The version apt would install, or nothing (total, like kp_installed_version).
 kp_candidate() {
-	apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }'
+	{ apt-cache policy "$1" 2>/dev/null || true; } | awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }'
 }
 
 # The kernel source: the pinned version, or else the newest installable one (loudly).

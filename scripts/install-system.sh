@@ -2,6 +2,7 @@
 # Installs the Debian packages hostnet drives. Idempotent: apt runs only when something
 # is missing. Needs root (the embedded testbed needs root anyway).
 set -euo pipefail
+source "$(dirname "$0")/common.sh"
 
 PACKAGES=(
   iproute2      # ip netns, veth
@@ -36,6 +37,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 echo "install-system: installing ${missing[*]}"
+hostnet_record_installed "${missing[@]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
