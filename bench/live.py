@@ -30,7 +30,7 @@ from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ
-from hostnet.runner import _wait_listening, plan_flows, run_point
+from hostnet.runner import plan_flows, run_point, wait_listening
 from hostnet.workloads import Flow, LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average
@@ -110,7 +110,7 @@ def start_pair(tb, wl: LongFlows):
     rcv, snd = tb.endpoints[f.receiver], tb.endpoints[f.sender]
     server = rcv.host.start(wl.server_argv(f, rcv.ip))
     try:
-        _wait_listening(tb, [f], {f.index: server})
+        wait_listening(tb, [f], {f.index: server})
         return server, snd.host.start(wl.client_argv(f, rcv.ip))
     except BaseException:
         server.close()

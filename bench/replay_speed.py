@@ -6,7 +6,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hostnet.notebooks import run_notebooks
+from hostnet.batch import run_notebooks
 
 from .stats import summarize, verdict
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import analysis, config as stackconfig, store, testbed
-from .capabilities import MissingCapability
+from .testbed.capabilities import MissingCapability
 from .hosts import HostError, LocalHost
 from .runner import PreflightError
 
@@ -50,9 +50,9 @@ def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
 
 
 def _check(args) -> int:
-    from . import capabilities
+    from .testbed import capabilities
     if args.file:
-        from .servers import from_yaml
+        from .testbed.servers import from_yaml
         tb = from_yaml(args.file)
         print(capabilities.table({e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}))
         return 0
@@ -66,7 +66,7 @@ def _check(args) -> int:
     if args.name in {r["name"] for r in testbed.status()}:
         show(testbed.attach(args.name))
     else:  # nothing up under that name: check a temporary one
-        with testbed.embedded(f"c{os.getpid() % 10**7}", ssh=args.ssh) as tb:
+        with testbed.embedded(testbed.unique_name("c"), ssh=args.ssh) as tb:
             show(tb)
     return 0
 
@@ -165,19 +165,10 @@ def cmd_run(args) -> int:
                   runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
                   perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows,
                   congestion_control=args.cc, rpc_size=args.rpc_size, rpc_tool_name=args.rpc_tool)
-    if args.testbed:
-        tb = testbed.attach(args.testbed)
-        with testbed.raise_on_sigterm():
-            try:
-                runs = run_configs(tb, args.config, **kwargs)
-            finally:  # the testbed stays up; the settings this run changed do not
-                problems = tb.journal.restore()
-                if problems:
-                    print("hostnet: could not restore: " + "; ".join(problems), file=sys.stderr)
-    else:
-        with testbed.embedded(f"r{os.getpid() % 10**7}", n_senders=args.senders, n_receivers=args.receivers,
-                              ssh=args.ssh) as tb:
-            runs = run_configs(tb, args.config, **kwargs)
+    shape = {} if args.testbed else {"n_senders": args.senders, "n_receivers": args.receivers, "ssh": args.ssh}
+    # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
+    with testbed.using(args.testbed or "", prefix="r", **shape) as tb:
+        runs = run_configs(tb, args.config, **kwargs)
     _print_summary(runs)
     return 0 if runs else 1
 
@@ -192,7 +183,7 @@ def cmd_sweep(args) -> int:
         _die(str(exc))
     _require_live()
     campaign = args.campaign or store.new_campaign_id(spec.experiment, "embedded")
-    with testbed.embedded(f"s{os.getpid() % 10**7}", n_senders=args.senders, n_receivers=args.receivers,
+    with testbed.embedded(testbed.unique_name("s"), n_senders=args.senders, n_receivers=args.receivers,
                           ssh=args.ssh) as tb:
         out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
@@ -203,7 +194,7 @@ def cmd_sweep(args) -> int:
 
 def _sweep_notebook(args) -> int:
     """hostnet sweep NOTEBOOK.ipynb -f params.yaml: the notebook once per grid point, live, serially."""
-    from .notebooks import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
+    from .batch import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
     if not args.file:
         _die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
     spec = load_sweep_file(args.file)
@@ -224,16 +215,16 @@ def _sweep_notebook(args) -> int:
 
 
 def cmd_notebooks(args) -> int:
-    from . import notebooks
+    from . import batch
     paths = [Path(p) for p in args.notebooks] or None
     if args.action == "store-outputs":
-        for p in notebooks.store_outputs(paths):
+        for p in batch.store_outputs(paths):
             print(f"outputs stored in {p}")
     elif args.action == "strip-outputs":
-        for p in notebooks.strip_outputs(paths):
+        for p in batch.strip_outputs(paths):
             print(f"outputs removed from {p}")
     else:
-        bad = {nb.name: notebooks.check_conventions(nb) for nb in (paths or notebooks.section_notebooks())}
+        bad = {nb.name: batch.check_conventions(nb) for nb in (paths or batch.section_notebooks())}
         for name, problems in bad.items():
             print(f"{name}: " + ("; ".join(problems) if problems else "ok"))
         return 1 if any(bad.values()) else 0
@@ -280,7 +271,7 @@ def cmd_compare(args) -> int:
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
     if args.file:
-        from .servers import restore as restore_servers
+        from .testbed.servers import restore as restore_servers
         problems = restore_servers(args.file)
         if problems:
             _die("; ".join(problems))
@@ -304,7 +295,7 @@ def cmd_restore(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from .notebooks import NotebookExecutionError, run_notebooks
+    from .batch import NotebookExecutionError, run_notebooks
     if args.mode == "run":
         _require_live()
     try:

@@ -124,7 +124,7 @@ def apply(tb: Testbed, cfg: StackConfig) -> dict:
 
 def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None]]) -> dict:
     """Write (where, knob, key, value) settings through the journal, all validated first."""
-    plan = [(_host(tb, where), where, knob, key, value) for where, knob, key, value in planned]
+    plan = [(host_of(tb, where), where, knob, key, value) for where, knob, key, value in planned]
     for _h, _w, knob, key, value in plan:  # every value is checked before anything is written
         if value is not None:
             knob.validate(key, value)
@@ -138,7 +138,8 @@ def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None
     return applied
 
 
-def _host(tb: Testbed, where: str):
+def host_of(tb: Testbed, where: str):
+    """The host a setting's `where` names: an endpoint role, "switch" or "machine:<name>"."""
     if where == "switch":
         return tb.switch
     return tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host

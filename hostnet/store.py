@@ -28,6 +28,23 @@ TIDY_COLUMNS = ["run_id", "campaign", "experiment", "config", "repetition", "sid
                 "category", "flow", "value"]
 
 
+class Rows:
+    """Tidy rows of one run: each row carries the run's identity from its manifest."""
+
+    def __init__(self, manifest: dict, config: str | None = None):
+        m = manifest
+        self._run = {"run_id": m["run_id"], "campaign": m["campaign"], "experiment": m["experiment"],
+                     "config": m["config"]["name"] if config is None else config, "repetition": m["repetition"]}
+        self.rows: list[dict] = []
+
+    def add(self, side: str, metric: str, value, category: str = "", flow: str = "") -> None:
+        self.rows.append({**self._run, "side": side, "metric": metric, "category": category, "flow": flow,
+                          "value": value})
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=TIDY_COLUMNS)
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
@@ -65,6 +82,9 @@ class RunDir:
 
     def write_raw(self, name: str, text: str) -> None:
         _atomic_write(self.path / "raw" / name, text)
+
+    def read_raw(self, name: str) -> str:
+        return (self.path / "raw" / name).read_text()
 
     def finish(self, status: str, tidy: pd.DataFrame | None = None, error: str | None = None) -> Path:
         self.manifest.update(status=status, ended=time.time(), error=error)

@@ -37,7 +37,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from . import __version__, config as stackconfig
-from .capabilities import point_requirements
+from .testbed.capabilities import point_requirements
 from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
 from .store import load_manifest
 from .testbed import Testbed

@@ -1,6 +1,6 @@
 """UDP end-host loss (Marian et al., DSN 2010): where offered datagrams were lost, from counters.
 
-For a UdpRate point the runner asks this module for the CPU placement (recorded in the
+For a UdpRate point the workload's hooks (workloads.UdpRate) ask this module for the CPU placement (recorded in the
 manifest), the knob settings (RPS to the receive-processing CPU, the socket-buffer ceiling)
 and, after the window, the loss-location rows of the tidy table. All counter deltas cover the
 measurement window only (iperf2 has no warm-up option; its own report covers the whole run).
@@ -22,11 +22,16 @@ time between its own two /proc/net/snmp reads, which bracket the window (a few %
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .knobs import KNOBS, cpu_mask
 from .parsers.counters import deltas, parse_ip_link_stats, parse_snmp, parse_softnet_stat
 from .parsers.procstat import cpu_utilization, parse_proc_stat, proc_stat_interval
-from .testbed import Testbed
-from .workloads import UdpRate
+from .store import Rows
+
+if TYPE_CHECKING:  # udp_loss is the UdpRate workload's hooks: workloads.py calls in, not the reverse
+    from .testbed import Testbed
+    from .workloads import UdpRate
 
 LOCATIONS = ("sender", "link", "backlog", "rcvbuf", "udp_other")
 
@@ -79,12 +84,8 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     seconds = float(m["window"]["seconds"])
     payload = int(m["workload"]["payload_bytes"])
     p = m["placement"]
-    rows: list[dict] = []
-
-    def add(side, metric, value, category=""):
-        rows.append({"run_id": m["run_id"], "campaign": m["campaign"], "experiment": m["experiment"],
-                     "config": m["config"]["name"], "repetition": m["repetition"], "side": side, "metric": metric,
-                     "category": category, "flow": "", "value": value})
+    out = Rows(m)
+    add = out.add
 
     def snap(role, name, parse):
         f = ep_raw[role]
@@ -132,4 +133,4 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
         u = cpu_utilization(ps_before, ps_after, [p[role]], interval, clk)
         add("machine:" + machine, "cpu_busy_pct", u["busy_pct"], role)
         add("machine:" + machine, "cpu_softirq_pct", u["softirq_pct"], role)
-    return rows
+    return out.rows

@@ -14,7 +14,7 @@ INCONCLUSIVE = "inconclusive"
 NOISE_PCT = 5.0
 
 
-def _step(a: float | None, b: float | None) -> str:
+def step_sign(a: float | None, b: float | None) -> str:
     """'<' when b is clearly above a, '>' when clearly below, '≈' within NOISE_PCT of a, '?' when
     either is missing (a missing value is no evidence either way)."""
     if a is None or b is None or pd.isna(a) or pd.isna(b):
@@ -24,7 +24,8 @@ def _step(a: float | None, b: float | None) -> str:
     return "<" if b > a else ">"
 
 
-def _verdict(signs) -> str:
+def verdict_of_signs(signs) -> str:
+    """Reproduced when every step goes the paper's way, not reproduced when one goes against it."""
     if all(sign == "<" for sign in signs):
         return REPRODUCED
     return NOT_REPRODUCED if any(sign == ">" for sign in signs) else INCONCLUSIVE
@@ -66,21 +67,21 @@ def single_flow(tidy: pd.DataFrame, findings: pd.DataFrame) -> pd.DataFrame:
                    "absolute values depend on the host)", NOT_TESTABLE)
     if len(ladder) == 4:
         vals = [tpc[c] for c in ladder]
-        signs = [_step(a, b) for a, b in zip(vals, vals[1:], strict=False)]
+        signs = [step_sign(a, b) for a, b in zip(vals, vals[1:], strict=False)]
         shows = f"{ladder[0]} {vals[0]:.2f}" + "".join(
             f" {sign} {c} {v:.2f}" for sign, c, v in zip(signs, ladder[1:], vals[1:], strict=True))
-        add("F02", shows + f" Gbit/s (medians; ≈ means within {NOISE_PCT:.0f}%)", _verdict(signs))
+        add("F02", shows + f" Gbit/s (medians; ≈ means within {NOISE_PCT:.0f}%)", verdict_of_signs(signs))
     if tpc.get("tsogro") is not None and tpc.get("tsogro+jumbo") is not None:
-        sign = _step(tpc["tsogro"], tpc["tsogro+jumbo"])
+        sign = step_sign(tpc["tsogro"], tpc["tsogro+jumbo"])
         add("F03", f"tsogro {tpc['tsogro']:.2f} {sign} tsogro+jumbo {tpc['tsogro+jumbo']:.2f} Gbit/s",
-            _verdict([sign]))
+            verdict_of_signs([sign]))
     steps = [c for c in s.config.unique() if _median(s, c, "cpu_util_pct", "receiver") is not None]
     if steps:
-        signs = {c: _step(_median(s, c, "cpu_util_pct", "sender"), _median(s, c, "cpu_util_pct", "receiver"))
+        signs = {c: step_sign(_median(s, c, "cpu_util_pct", "sender"), _median(s, c, "cpu_util_pct", "receiver"))
                  for c in steps}
         shows = ", ".join(f"{c}: sender {_median(s, c, 'cpu_util_pct', 'sender'):.0f}% {signs[c]} receiver "
                           f"{_median(s, c, 'cpu_util_pct', 'receiver'):.0f}%" for c in steps)
-        add("F04", shows, _verdict(list(signs.values())))
+        add("F04", shows, verdict_of_signs(list(signs.values())))
     metric = breakdown_metric(tidy)
     for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):
         tops = {side: _argmax_category(s, cfg, side, metric=metric) for side in ("sender", "receiver")}

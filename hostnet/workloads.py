@@ -9,6 +9,8 @@ from __future__ import annotations
 import signal
 from dataclasses import asdict, dataclass
 
+from . import udp_loss
+
 IPERF3_PORT = 5201
 PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")
 
@@ -32,8 +34,21 @@ def slots(roles_cpus: list[tuple[str, list[int]]], n: int) -> list[tuple[str, in
     return out
 
 
+class PointHooks:
+    """What a workload adds to a measurement point beyond starting its flows (the runner calls
+    these for every workload; by default they add nothing). Pure, like the rest of this module."""
+
+    def point_setup(self, tb) -> tuple[dict | None, list]:
+        """(a CPU-placement note for the manifest or None, extra knob settings for this point)."""
+        return None, []
+
+    def window_rows(self, manifest: dict, raw: dict, ep_raw: dict) -> list[dict]:
+        """Tidy rows of the workload's own, from the window's raw files."""
+        return []
+
+
 @dataclass(frozen=True)
-class _Pattern:
+class _Pattern(PointHooks):
     """Flows laid out in one of the study's patterns, each end pinned to a core."""
 
     duration_s: int
@@ -226,6 +241,14 @@ class UdpRate(_Pattern):
                                  "receiver endpoint two CPUs (testbed.yaml cpus) for app_cpu 'different'")
         return {"rx_cpu": rx_cpu, "app_cpu": app, "app_cpu_from": source, "sender_cpu": senders[0][1][0]}
 
+    def point_setup(self, tb) -> tuple[dict | None, list]:
+        """Receive CPU (RPS) and the socket buffer ceiling for this point (udp_loss.py)."""
+        return udp_loss.placement(tb, self), udp_loss.settings(tb, self)
+
+    def window_rows(self, manifest: dict, raw: dict, ep_raw: dict) -> list[dict]:
+        """Offered and delivered rates, and loss by location, from the window's counters."""
+        return udp_loss.window_rows(manifest, raw, ep_raw)
+
     def flows(self, senders, receivers) -> list[Flow]:
         p = self.placement(senders, receivers)
         return [Flow(0, senders[0][0], p["sender_cpu"], receivers[0][0], p["app_cpu"], self.base_port)]
@@ -269,7 +292,7 @@ def cores_note(flows: list[Flow]) -> str:
 
 
 @dataclass(frozen=True)
-class MixedFlows:
+class MixedFlows(PointHooks):
     """One long flow (iperf3) plus k ping-pong RPC flows (§3.7), every flow on the same sender and
     receiver cores, so short flows compete with the long one for one core per side.
 

@@ -1,3 +1,17 @@
+"""Shared helpers and fixtures for every test (tests import them as `from conftest import ...`).
+
+Layout (the rule below is enforced at collection):
+- unit/ mirrors hostnet/: a test of hostnet/X/Y.py is unit/X/test_Y.py, of hostnet/Y.py
+  unit/test_Y.py, of a package's __init__.py unit/X/test_X.py. Where two hostnet modules share a
+  name (base, counters, rx_prof, native) the file is unit/X/test_X_Y.py. Tests of what is not
+  hostnet: test_bench.py (bench/), test_kernel_patch.py (kernel_patch/), test_scripts.py (shell
+  scripts), test_layout.py (the code's shape). No root, no testbed.
+- live/: every test marked `live` (root, network namespaces), and only those; files are
+  test_live_<what they exercise>.py with a module-level `pytestmark` that includes pytest.mark.live.
+- notebooks/: the notebooks themselves (papermill, nbval, conventions) and the report in Chromium.
+- fixtures/: captured tool output; fixtures/README.md says how each was captured.
+Basenames are unique across tests/ (there are no __init__.py files).
+"""
 import os
 import shutil
 from pathlib import Path
@@ -67,6 +81,29 @@ def fake_host():
     return FakeHost()
 
 
+LIVE_DIR = Path(__file__).parent / "live"
+
+
+def live_rule_violations(items, live_dir: Path = LIVE_DIR) -> list[str]:
+    """(node id, path, marked live) of collected tests -> one line per test that breaks the rule:
+    a test under live/ must be marked live, and a test marked live must be under live/."""
+    out = []
+    for nodeid, path, marked in items:
+        inside = Path(path).resolve().is_relative_to(Path(live_dir).resolve())
+        if inside and not marked:
+            out.append(f"{nodeid}: under {Path(live_dir).name}/ but not marked live")
+        elif marked and not inside:
+            out.append(f"{nodeid}: marked live but not under {Path(live_dir).name}/")
+    return out
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects anything
+def pytest_collection_modifyitems(config, items):
+    bad = live_rule_violations((i.nodeid, i.path, i.get_closest_marker("live") is not None) for i in items)
+    if bad:
+        raise pytest.UsageError("tests/live/ holds the live tests, and only those:\n  " + "\n  ".join(bad))
+
+
 def live_ready() -> str | None:
     """Why live tests cannot run here, or None."""
     if os.geteuid() != 0:
@@ -98,3 +135,68 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("hostnet measurements")
         for line in _SUMMARY:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def built_report(tmp_path):
+    """The report over the committed figures and their metadata (as `make figures` leaves them)."""
+    from hostnet import report
+    figs = tmp_path / "figures"
+    shutil.copytree(REPO / "figures", figs, ignore=shutil.ignore_patterns("index.html"))
+    return report.build(figs)
+
+
+# --- the patched kernel's rx_prof output ------------------------------------------------------
+RX_PROF_CONSOLE = "rx_prof_console.txt"  # serial console of kernel_patch/boot-test.sh (see fixtures/README.md)
+
+
+def rx_prof_phase(name):
+    """One phase's /proc/net/rx_prof text as the guest printed it."""
+    lines = fixture_text(RX_PROF_CONSOLE).replace("\r", "").splitlines()
+    start = lines.index(f"=== RXPROF phase {name}")
+    end = lines.index("=== RXPROF end", start)
+    return "\n".join(lines[start + 1:end]) + "\n"
+
+
+def patched_kernel_host():
+    """A host whose kernel has the whole rx_prof series (its file and sysctls) and bpftrace."""
+    from hostnet import kernel_source
+    files = {kernel_source.RX_PROF_FILE: rx_prof_phase("start")}
+    files.update({f"/proc/sys/net/core/{n}": "0\n" for n in kernel_source.RX_PROF_SYSCTLS})
+    return FakeHost("patched", files=files, handlers={"bpftrace": lambda a, h: (0, "", "")})
+
+
+# --- a fake real-server testbed, for the live paths of sections that need hardware -------------
+class RecordingJournal:
+    """Counts restores and keeps the last setting, instead of writing anything."""
+    restored = 0
+
+    def restore(self):
+        self.restored += 1
+        return []
+
+    def set(self, host, knob, key, value):
+        self.last = (knob.name, key, value)
+
+
+def servers_testbed(receiver_host):
+    """A two-server testbed ("servers" kind) with a fake sender and the given receiver host."""
+    from hostnet.testbed import Endpoint, Testbed
+    eps = {"sender": Endpoint("sender", FakeHost("tx"), "enp1", "198.18.0.1", [0, 1], "tx"),
+           "receiver": Endpoint("receiver", receiver_host, "enp37s0f1", "198.18.0.2", [12, 13], "rx")}
+    return Testbed("yaml", "servers", eps, {"tx": eps["sender"].host, "rx": receiver_host}, RecordingJournal())
+
+
+def capture_sweeps(monkeypatch, tmp_path, tb):
+    """The sweeps a section's run_live would start, built and validated but not run."""
+    from hostnet import sweep
+    from hostnet.testbed import servers
+    specs = []
+
+    def run_sweep(t, spec, *, runs_dir, campaign, progress=True):
+        specs.append((t, spec))
+        return {"campaign_dir": str(tmp_path)}
+
+    monkeypatch.setattr(servers, "from_yaml", lambda path: tb)
+    monkeypatch.setattr(sweep, "run_sweep", run_sweep)
+    return specs

@@ -9,7 +9,7 @@ from .mounts import Mount
 from .nic import Channels, RingSize
 from .platform import DdioWays, Iommu
 from .steering import RpsCpus, RpsFlowCnt, cpu_mask
-from .steering_extra import IrqAffinity, Irqbalance, XpsCpus, queue_irqs
+from .irq_xps import IrqAffinity, Irqbalance, XpsCpus, queue_irqs
 from .sysctl import CongestionControl, Sysctl
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (

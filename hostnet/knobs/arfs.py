@@ -61,7 +61,7 @@ class NtupleRule(Knob):
         if value != "absent":
             parse_spec(value)
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         iface, loc = self._key(key)
         if value == "absent":
             if self.read(host, key) == "present":

@@ -35,7 +35,8 @@ class Knob:
     def read(self, host: Host, key: str) -> str:
         raise NotImplementedError
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
+        """Change the setting, nothing more: write() validates first and reads back after."""
         raise NotImplementedError
 
     def normalize(self, value: str) -> str:
@@ -48,7 +49,7 @@ class Knob:
     def write(self, host: Host, key: str, value: str) -> None:
         self.validate(key, value)
         try:
-            self._write(host, key, value)
+            self.write_unverified(host, key, value)
         except HostError as exc:
             raise KnobError(f"{host.name}: cannot set {self.name}[{key}] to {value!r}: {exc}") from exc
         got = self.read(host, key)

@@ -86,7 +86,7 @@ class NftLoss(Knob):
         if not _IFACE.match(key):
             raise KnobError(f"loss: not an interface name: {key!r}")
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         rate = _rate(str(value))
         if rate == 0:
             if host.run(["nft", "list", "table", "inet", TABLE], check=False).returncode == 0:

@@ -63,7 +63,7 @@ class _EthtoolQueues(Knob):
         if _count(str(value)) is None:
             raise KnobError(f"{self.name}: {value!r} is not a count")
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         limit = _count(self._sections(host, key).get("max", {}).get(self.field, ""))
         if limit is not None and int(value) > limit:
             raise KnobError(f"{host.name}: {key} allows at most {limit} {self.what} {self.field}, not {value}")

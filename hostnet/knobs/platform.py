@@ -47,7 +47,7 @@ class DdioWays(Knob):
         if not re.fullmatch(r"0x[0-9a-fA-F]{1,5}", str(value)):
             raise KnobError(f"ddio_ways: {value!r} is not a hex way mask like 0x600")
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         host.run(["wrmsr", "-a", DDIO_MSR, str(value)])
 
 
@@ -76,5 +76,5 @@ class Iommu(Knob):
         return False, (f"{host.name}: the IOMMU is set on the kernel command line (intel_iommu=on|off, "
                        f"amd_iommu=...) and needs a reboot; hostnet only reads it (now: {self.read(host)})")
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         raise KnobError("iommu is read-only: change the kernel command line and reboot")

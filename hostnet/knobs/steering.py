@@ -36,7 +36,7 @@ class _QueueFile(Knob):
     def read(self, host: Host, key: str) -> str:
         return host.read_text(self.path(key)).strip()
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         host.write_text(self.path(key), f"{value}\n")
 
 

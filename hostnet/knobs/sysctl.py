@@ -6,7 +6,7 @@ import re
 from ..hosts import Host, HostError
 from .base import Knob, KnobError
 
-# Measured on the project VM (see docs/testbed.md): these exist only in the initial
+# Measured on the project VM (see docs/embedded-testbed.md): these exist only in the initial
 # namespace, or are read-only inside a child namespace, and must be set on the root host.
 GLOBAL_SYSCTLS = {
     "net.core.rps_sock_flow_entries", "net.core.netdev_budget", "net.core.netdev_budget_usecs",
@@ -43,7 +43,7 @@ class Sysctl(Knob):
     def validate(self, key: str, value: str) -> None:
         _validate_sysctl(key, value)
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         host.write_text(sysctl_path(key), f"{value}\n")
 
 
@@ -88,11 +88,11 @@ class CongestionControl(Sysctl):
             raise KnobError(f"congestion_control: key must be net.ipv4.tcp_congestion_control, not {key!r}")
         _validate_sysctl(key, value)
 
-    def _write(self, host: Host, key: str, value: str) -> None:
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
         if value not in self.available_algorithms(host):
             if host.which("modprobe"):
                 host.run(["modprobe", f"tcp_{value}"], check=False)
             if value not in self.available_algorithms(host):
                 raise KnobError(f"{host.name}: congestion control {value} is unsupported by this kernel "
                                 f"(available: {' '.join(self.available_algorithms(host))})")
-        super()._write(host, key, value)
+        super().write_unverified(host, key, value)

@@ -1,0 +1,333 @@
+"""Execute the notebooks with papermill: batch mode (every section notebook, then figures/index.html),
+sweeps of one notebook over a parameter grid, and the stored outputs that nbval compares.
+
+Conventions every section notebook follows (checked by `check_conventions`): a literal-only
+`parameters` cell declaring at least CONVENTION_PARAMETERS; `mode = "replay"` by default.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from . import report
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
+RUNS = REPO / "data" / "runs"
+
+# Measurement profiles for mode="run". quick: what the committed data uses and what `make reproduce`
+# runs (fits 2 cores in well under an hour); paper: the paper's 20 s points, 5 repetitions.
+PROFILES = {
+    "quick": {"duration": 2, "warmup": 1, "repetitions": 2},
+    "paper": {"duration": 20, "warmup": 5, "repetitions": 5},
+}
+QUICK = PROFILES["quick"]
+CONVENTION_PARAMETERS = ("mode", "campaign", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
+                         "figures_dir")
+
+
+class NotebookParameterError(ValueError):
+    pass
+
+
+class NotebookExecutionError(RuntimeError):
+    pass
+
+
+def section_notebooks(notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
+    """The paper-section notebooks (01-, 02-, ...), in order; 00-explore is interactive, not a section."""
+    return [p for p in sorted(Path(notebooks_dir).glob("[0-9][0-9]-*.ipynb")) if not p.name.startswith("00-")]
+
+
+def all_notebooks(notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(Path(notebooks_dir).glob("[0-9][0-9]-*.ipynb"))
+
+
+def profile(name: str) -> dict:
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+    return dict(PROFILES[name])
+
+
+def declared_parameters(notebook: Path) -> dict:
+    import papermill as pm
+    return pm.inspect_notebook(str(notebook))
+
+
+def check_declared(notebook: Path, names) -> dict:
+    """The notebook's declared parameters; raise if any of `names` is not among them."""
+    declared = declared_parameters(notebook)
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise NotebookParameterError(f"{Path(notebook).name} does not declare {', '.join(unknown)}; "
+                                     f"it declares {', '.join(declared)}")
+    return declared
+
+
+def check_conventions(notebook: Path) -> list[str]:
+    """What a section notebook misses of the shared conventions (empty: it follows them)."""
+    declared = declared_parameters(notebook)
+    problems = [f"does not declare {p}" for p in CONVENTION_PARAMETERS if p not in declared]
+    if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
+        problems.append(f"mode defaults to {declared['mode']['default']}, not \"replay\"")
+    return problems + non_literal_parameters(notebook)
+
+
+def non_literal_parameters(notebook: Path) -> list[str]:
+    """Statements of the `parameters` cell that are not `name = literal` (papermill injects values
+    after it, so a computed default would silently differ between interactive and batch runs)."""
+    import ast
+    nb = json.loads(Path(notebook).read_text())
+    cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        return [f"has {len(cells)} cells tagged parameters, not one"]
+    problems = []
+    for stmt in ast.parse("".join(cells[0]["source"])).body:
+        text = ast.get_source_segment("".join(cells[0]["source"]), stmt)
+        if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and
+                all(isinstance(t, ast.Name) for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]))):
+            problems.append(f"parameters cell line {stmt.lineno} is not `name = literal`: {text}")
+            continue
+        try:
+            ast.literal_eval(stmt.value)
+        except ValueError:
+            problems.append(f"parameters cell line {stmt.lineno} has a non-literal value: {text}")
+    return problems
+
+
+def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_name: str | None = None) -> Path:
+    """Run one notebook; a parameter it does not declare is an error, not silently ignored."""
+    import papermill as pm
+    if parameters:
+        check_declared(notebook, parameters)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    out = output_dir / (output_name or Path(notebook).name)
+    pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
+                        progress_bar=False, kernel_name="python3")
+    return out
+
+
+def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | None = None,
+                   overrides: dict | None = None, runs_dir: Path | None = None) -> dict:
+    """What batch mode passes every section notebook: run mode gets a new campaign and the profile."""
+    params: dict = {"mode": mode}
+    if mode == "run":
+        params["campaign"] = ""  # a new campaign, not the recorded one
+        params.update(profile(profile_name))
+        params.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if figures_dir is not None:
+        params["figures_dir"] = str(Path(figures_dir).resolve())
+    if runs_dir is not None:
+        params["runs_dir"] = str(Path(runs_dir).resolve())
+    return params
+
+
+def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
+                  quick: bool = False, notebooks_dir: Path = NOTEBOOKS,
+                  output_dir: Path | None = None, figures_dir: Path | None = None,
+                  profile_name: str | None = None, runs_dir: Path | None = None, progress=print,
+                  results_doc: Path | None = None) -> Path:
+    """Every section notebook in order (replay, or run with a profile), then figures/index.html and
+    docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
+    repository's docs/results.md for the default figures/).
+
+    A notebook that fails is reported and the others still run (a live batch takes most of an
+    hour: one section's failure should not cost the rest); the report is built from what ran, and
+    NotebookExecutionError names the failures at the end."""
+    name = profile_name or "quick"
+    overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
+    params = run_parameters(mode, name, figures_dir, overrides, runs_dir)
+    output_dir = output_dir or Path(notebooks_dir) / "executed"
+    notebooks = section_notebooks(notebooks_dir)
+    for nb in notebooks:  # all checked before the first one runs for minutes
+        check_declared(nb, params)
+    failures, start = [], time.time()
+    for i, nb in enumerate(notebooks, 1):
+        progress(f"[{i}/{len(notebooks)}] {nb.name} ({mode}{', ' + name + ' profile' if mode == 'run' else ''})")
+        status, seconds = _execute_recorded(nb, params, output_dir)
+        progress(f"    {status} in {seconds:.0f} s")
+        if status != "ok":
+            failures.append(f"{nb.name}: {status}")
+    figures = Path(figures_dir or REPO / "figures")
+    out = report.build(figures)
+    doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
+    progress(f"results: {doc}")
+    progress(f"{len(notebooks) - len(failures)} of {len(notebooks)} notebooks ran in {time.time() - start:.0f} s")
+    if failures:
+        raise NotebookExecutionError(f"{len(failures)} of {len(notebooks)} notebooks failed (executed copies in "
+                                     f"{output_dir}; report built from the others): " + "; ".join(failures))
+    return out
+
+
+def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path) -> tuple[str, float]:
+    """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
+    import papermill as pm
+    t0 = time.time()
+    try:
+        execute(Path(notebook), parameters, output_dir)
+        status = "ok"
+    except pm.PapermillExecutionError as exc:
+        status = f"failed: {exc.ename}: {exc.evalue}"
+    return status, time.time() - t0
+
+
+# --- sweeps of one notebook over a grid -------------------------------------------------------------
+
+def _slug(point: dict) -> str:
+    text = "-".join(f"{k}-{'_'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in point.items())
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text)
+
+
+def grid_points(grid: dict[str, list]) -> list[dict]:
+    """The cartesian product of the grid, in the order written (first key varies slowest)."""
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"grid {key} must be a non-empty list of values")
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def _fit_declared(point: dict, declared: dict) -> dict:
+    """A scalar swept over a parameter the notebook declares as a list (e.g. sizes_kb) becomes [scalar]."""
+    return {k: [v] if declared[k]["default"].lstrip().startswith("[") and not isinstance(v, list) else v
+            for k, v in point.items()}
+
+
+def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
+               profile_name: str = "quick", runs_dir: Path = RUNS, testbed_kind: str = "embedded") -> list[dict]:
+    """One entry per grid point: its campaign and the notebook parameters; checked, nothing run."""
+    notebook = Path(notebook)
+    parameters = dict(parameters or {})
+    clash = sorted(set(grid) & set(parameters))
+    if clash:
+        raise ValueError(f"{', '.join(clash)} both swept and fixed")
+    fixed = {**profile(profile_name), **parameters}
+    declared = check_declared(notebook, {*grid, *fixed, "mode", "campaign", "runs_dir", "figures_dir"})
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    plan = []
+    for point in grid_points(grid):
+        point = _fit_declared(point, declared)
+        campaign = f"{stamp}-{notebook.stem}-{_slug(point)}-{testbed_kind}"
+        cdir = Path(runs_dir).resolve() / campaign
+        plan.append({"point": point, "campaign": campaign, "campaign_dir": cdir,
+                     "parameters": {**fixed, **point, "mode": "run", "campaign": campaign,
+                                    "runs_dir": str(Path(runs_dir).resolve()), "figures_dir": str(cdir / "figures")}})
+    return plan
+
+
+def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
+                   profile_name: str = "quick", runs_dir: Path = RUNS, progress=print) -> list[dict]:
+    """Execute the notebook once per grid point, serially, each live (mode "run") into its own campaign.
+
+    The executed notebook lands next to the campaign's run directories
+    (runs_dir/<campaign>/<notebook>.ipynb) with its figures in runs_dir/<campaign>/figures/, and
+    notebook_sweep.json records the point. A failed point is recorded and the sweep goes on;
+    NotebookExecutionError names the failures at the end.
+    """
+    plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir)
+    failures = []
+    for i, entry in enumerate(plan, 1):
+        progress(f"[{i}/{len(plan)}] {Path(notebook).name} {entry['point']} -> {entry['campaign']}")
+        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["campaign_dir"])
+        entry["executed"] = entry["campaign_dir"] / Path(notebook).name
+        entry["seconds"] = round(seconds, 1)
+        if entry["status"] != "ok":
+            failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
+        record = {"notebook": Path(notebook).name, "profile": profile_name, "point": entry["point"],
+                  "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
+        entry["campaign_dir"].mkdir(parents=True, exist_ok=True)
+        (entry["campaign_dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
+    if failures:
+        raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures))
+    return plan
+
+
+def load_sweep_file(path) -> dict:
+    """params.yaml for `hostnet sweep NOTEBOOK -f`: grid (lists to sweep), parameters (fixed), profile."""
+    import yaml
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    unknown = sorted(set(data) - {"grid", "parameters", "profile"})
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")
+    if not data.get("grid"):
+        raise ValueError(f"{path}: needs a grid, e.g. grid: {{sizes_kb: [200, 3200]}}")
+    return {"grid": data["grid"], "parameters": data.get("parameters") or {},
+            "profile": data.get("profile") or "quick"}
+
+
+# --- stored outputs for nbval ----------------------------------------------------------------------
+
+VOLATILE_NOTEBOOK_KEYS = ("papermill", "widgets")
+# Random per execution, replaced by ids fixed by the cell's position so stored outputs diff cleanly.
+_RANDOM_IDS = [(re.compile(r"altair-viz-[0-9a-f]{32}"), "altair-viz-c{cell}n{n}"),
+               (re.compile(r"\bT_[0-9a-f]{5}(?=[_\"'\s])"), "T_c{cell}n{n}"),
+               (re.compile(r" at 0x[0-9a-f]{6,16}>"), " at 0x{cell}{n}>")]
+
+
+def stable_ids(text: str, cell: int) -> str:
+    for pattern, template in _RANDOM_IDS:
+        seen: dict[str, str] = {}
+        text = pattern.sub(lambda m, seen=seen, template=template: seen.setdefault(
+            m.group(0), template.format(cell=cell, n=len(seen))), text)
+    return text
+
+
+VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+
+
+def strip_volatile(nb: dict) -> dict:
+    """A notebook without what changes on every execution (timings, papermill bookkeeping, widget state)."""
+    nb = copy.deepcopy(nb)
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        nb["metadata"].pop(key, None)
+    nb["metadata"].get("language_info", {}).pop("version", None)
+    for i, cell in enumerate(nb["cells"]):
+        for key in VOLATILE_CELL_KEYS:
+            cell.get("metadata", {}).pop(key, None)
+        for out in cell.get("outputs", []):
+            out.get("metadata", {}).pop("execution", None)
+            # widget views reference models that are gone once the kernel stops
+            out.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/"):
+                    text = stable_ids("".join(value) if isinstance(value, list) else value, i)
+                    out["data"][mime] = text.splitlines(keepends=True) if isinstance(value, list) else text
+    return nb
+
+
+def store_outputs(notebooks=None, notebooks_dir: Path = NOTEBOOKS, progress=print) -> list[Path]:
+    """Execute notebooks (default: 00 and every section) in replay mode with their own default
+    parameters and write the outputs back into the notebooks, volatile metadata stripped, so that
+    nbval compares the cells marked `# NBVAL_CHECK_OUTPUT`."""
+    import nbformat
+    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
+    written = []
+    with tempfile.TemporaryDirectory(prefix="hostnet-outputs-") as tmp:
+        for nb in targets:
+            progress(f"storing outputs of {nb.name}")
+            declared = declared_parameters(nb)
+            if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
+                raise NotebookParameterError(f"{nb.name}: mode must default to \"replay\" to store outputs")
+            executed = execute(nb, None, Path(tmp))  # no injected parameters cell: the notebook as committed
+            clean = strip_volatile(json.loads(executed.read_text()))
+            nbformat.validate(nbformat.from_dict(clean))
+            nb.write_text(json.dumps(clean, indent=1, ensure_ascii=False) + "\n")
+            written.append(nb)
+    return written
+
+
+def strip_outputs(notebooks=None, notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
+    """The inverse of store_outputs (e.g. before editing a notebook's code)."""
+    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
+    for nb in targets:
+        data = json.loads(nb.read_text())
+        for cell in data["cells"]:
+            if cell["cell_type"] == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+        nb.write_text(json.dumps(strip_volatile(data), indent=1, ensure_ascii=False) + "\n")
+    return targets

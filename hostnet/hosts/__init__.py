@@ -1,0 +1,29 @@
+"""Hosts: where commands run. base.py holds the seam (Host, Proc, Result, ProcessTag,
+check_argv), local.py this machine and its namespaces, ssh.py servers over SSH, sshd.py an
+sshd per namespace for testing the SSH path on one machine. host_from_description rebuilds a
+host from Host.describe() (a journal restored after a crash)."""
+from __future__ import annotations
+
+from .base import STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv, process_start_ticks
+from .local import LocalHost, NetnsHost, netns_exists
+from .ssh import SshHost
+
+__all__ = ["STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "LocalHost", "NetnsHost", "Proc", "ProcessTag",
+           "Result", "SshHost", "check_argv", "host_from_description", "netns_exists", "process_start_ticks"]
+
+
+def host_from_description(desc: dict) -> Host:
+    """Rebuild a host from Host.describe(), e.g. to restore a journal after a crash."""
+    kind = desc.get("kind")
+    if kind == "LocalHost":
+        return LocalHost(desc.get("name", "local"))
+    if kind == "NetnsHost":
+        return NetnsHost(desc["netns"], desc.get("name"))
+    if kind == "SshHost":
+        return SshHost(desc["address"], user=desc["user"], port=desc["port"], name=desc.get("name"),
+                       key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
+                       proxy_command=desc.get("proxy_command"), sudo=desc.get("sudo"),
+                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False))
+    raise HostError(f"cannot rebuild a host of kind {kind!r}")
+
+

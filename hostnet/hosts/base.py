@@ -1,0 +1,206 @@
+"""The Host seam: the only place in hostnet where a command runs.
+
+Every command is an argv list (check_argv). Host is the interface; LocalHost and NetnsHost
+(local.py) run commands on this machine, SshHost (ssh.py) on a server through fabric.
+ProcessTag marks every process hostnet starts so a restore after a crash finds it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence, TypeVar
+
+T = TypeVar("T")
+# Bytes handed to a stream's sink at a time, and the pipe that buffers the command's output
+# meanwhile: the sink digests a chunk while the writer fills the pipe, so the two overlap
+# instead of taking turns (a default 64 KB pipe stalls the writer within a millisecond).
+STREAM_CHUNK = 1 << 18
+STREAM_PIPE = 1 << 20  # Linux's default limit for unprivileged pipes (fs.pipe-max-size)
+
+
+class HostError(RuntimeError):
+    """A command failed or a host cannot do what was asked."""
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def checked(self, host_name: str) -> "Result":
+        """Self, or one HostError line naming the host, the command and its last output line."""
+        if not self.ok:
+            lines = (self.stderr.strip() or self.stdout.strip()).splitlines()
+            raise HostError(f"{host_name}: {' '.join(self.argv)} exited {self.returncode}: "
+                            f"{lines[-1] if lines else 'no output'}")
+        return self
+
+
+def check_argv(argv: Sequence[str]) -> list[str]:
+    if isinstance(argv, (str, bytes)) or not argv:
+        raise TypeError("commands are non-empty argv lists, never shell strings")
+    return [str(a) for a in argv]
+
+
+class Proc:
+    """A background command: stop it, wait for it, read what it wrote."""
+
+    def __init__(self, argv: list[str], popen: subprocess.Popen, out_path: Path, err_path: Path):
+        self.argv = argv
+        self._popen = popen
+        self._out_path = out_path
+        self._err_path = err_path
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        try:
+            return self._popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise HostError(f"{self.argv[0]} did not finish within {timeout} s") from exc
+
+    def stop(self, sig: int = signal.SIGINT, grace: float = 5.0) -> int:
+        """Signal the process group we created (by PID, never by name); escalate to SIGKILL."""
+        if self._popen.poll() is None:
+            for s, t in ((sig, grace), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(self._popen.pid, s)
+                except ProcessLookupError:
+                    break
+                try:
+                    self._popen.wait(timeout=t)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        return self._popen.wait()
+
+    def stdout(self) -> str:
+        return self._out_path.read_text(errors="replace")
+
+    def stderr(self) -> str:
+        return self._err_path.read_text(errors="replace")
+
+    def close(self) -> None:
+        self.stop()
+        for p in (self._out_path, self._err_path):
+            p.unlink(missing_ok=True)
+
+
+class Host:
+    """Interface every host implements; `name` appears in errors and manifests."""
+
+    name: str = "host"
+
+    def run(self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 120,
+            input: str | None = None) -> Result:
+        raise NotImplementedError
+
+    def start(self, argv: Sequence[str]) -> Proc:
+        raise NotImplementedError
+
+    def stream(self, argv: Sequence[str], sink: Callable[[Iterable[bytes]], T], *, check: bool = True,
+               timeout: float | None = 300) -> tuple[Result, T]:
+        """Run a command whose stdout is too big to hold: `sink` consumes it as byte chunks while it
+        runs (bounded memory) and its return value comes back with the Result (stdout "").
+        This default holds the whole output; LocalHost and SshHost stream."""
+        res = self.run(argv, check=check, timeout=timeout)
+        return Result(res.argv, res.returncode, "", res.stderr), sink(iter([res.stdout.encode()]))
+
+    def read_text(self, path: str) -> str:
+        raise NotImplementedError
+
+    def write_text(self, path: str, text: str) -> None:
+        raise NotImplementedError
+
+    def which(self, tool: str) -> str | None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": type(self).__name__}
+
+
+def _running(pid: int) -> bool:
+    """Exists and is not a zombie (an orphan's zombie waits for init to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """Start time of a process (clock ticks since boot): tells a PID apart from a reused one."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2:].split()[19])
+
+
+class ProcessTag:
+    """Marks every process hostnet starts for a testbed with an environment variable, so a
+    later `hostnet restore` finds and stops them after the controller was killed (they run in
+    their own sessions and outlive it). The mark is set at exec: no window where a started
+    process is unknown, and PIDs reused by other processes are never matched."""
+
+    VAR = "HOSTNET_OWNER"
+
+    def __init__(self, tag: str):
+        self.tag = tag
+        self._needle = f"{self.VAR}={tag}".encode() + b"\0"
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, self.VAR: self.tag}
+
+    def running(self) -> list[int]:
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                try:
+                    if self._needle in (entry / "environ").read_bytes() and _running(int(entry.name)):
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        return pids
+
+    # Finds marked processes on any host through its shell (a fixed script; the tag is an argument).
+    _FIND = ('for p in /proc/[0-9]*; do tr "\\0" "\\n" < "$p/environ" 2>/dev/null | grep -qxF "$1" '
+             '&& echo "${p#/proc/}"; done; true')
+
+    def kill_on(self, host: "Host") -> list[int]:
+        """Stop marked processes on a (remote) host, e.g. after the controller died mid-run."""
+        pids = [int(p) for p in host.run(["sh", "-c", self._FIND, "sh", f"{self.VAR}={self.tag}"]).stdout.split()
+                if p.isdigit()]
+        if pids:
+            host.run(["kill", "-KILL", *map(str, pids)], check=False)
+        return pids
+
+    def kill_all(self, wait_s: float = 5.0) -> list[int]:
+        killed = []
+        for pid in self.running():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait_s
+        while any(_running(pid) for pid in killed) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return killed
+
+

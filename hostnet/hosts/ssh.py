@@ -1,0 +1,276 @@
+"""SshHost: a remote machine behind the Host seam, through fabric (paramiko) over SSH.
+
+Host keys are checked against a known_hosts file and an unknown key is refused (fabric itself
+would auto-add it); `insecure_accept_unknown_keys` exists for throwaway labs. Commands are argv
+lists joined with shlex.join; a non-root login runs them through sudo, with the password (if any)
+from HOSTNET_SUDO_PASSWORD — never logged or written to a manifest.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Sequence
+
+from .base import STREAM_CHUNK, Host, HostError, ProcessTag, Result, check_argv
+
+DEFAULT_CONNECT_TIMEOUT_S = 10
+DEFAULT_COMMAND_TIMEOUT_S = 120
+# Background start: detach into its own session, remember the PID, send output to files.
+# The script is constant; the command arrives as separate, quoted arguments.
+_START = 'base=$1; shift; setsid "$@" >"$base.out" 2>"$base.err" </dev/null & echo $!'
+# Running = exists and is not a zombie (an orphan waits for init to reap it).
+_RUNNING = 'test -d "/proc/$1" && ! grep -q "^State:[[:space:]]*Z" "/proc/$1/status"'
+
+
+class RemoteProc:
+    """A background command on an SshHost, tracked by its remote PID (= its process group)."""
+
+    def __init__(self, host: "SshHost", argv: list[str], pid: int, base: str):
+        self.host, self.argv, self.pid, self._base = host, argv, pid, base
+        self._rc: int | None = None
+
+    def poll(self) -> int | None:
+        if self._rc is None:
+            alive = self.host.run(["sh", "-c", _RUNNING, "sh", str(self.pid)], check=False).returncode == 0
+            if not alive:
+                self._rc = 0  # the exit status of a detached process is not kept; output tells
+        return self._rc
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise HostError(f"{self.host.name}: {self.argv[0]} did not finish within {timeout} s")
+            time.sleep(0.2)
+        return self._rc
+
+    def stop(self, sig: int = signal.SIGINT, grace: float = 5.0) -> int:
+        if self.poll() is None:
+            for s, t in ((sig, grace), (signal.SIGKILL, 5.0)):
+                self.host.run(["kill", f"-{int(s)}", "--", f"-{self.pid}"], check=False)
+                try:
+                    return self.wait(t)
+                except HostError:
+                    continue
+        return self.wait(5)
+
+    def stdout(self) -> str:
+        return self.host.run(["cat", f"{self._base}.out"], check=False).stdout
+
+    def stderr(self) -> str:
+        return self.host.run(["cat", f"{self._base}.err"], check=False).stdout
+
+    def close(self) -> None:
+        self.stop()
+        self.host.run(["rm", "-f", f"{self._base}.out", f"{self._base}.err"], check=False)
+
+
+class SshHost(Host):
+    def __init__(self, address: str, *, user: str = "root", port: int = 22, name: str | None = None,
+                 key_filename: str | None = None, known_hosts: str | None = None,
+                 insecure_accept_unknown_keys: bool = False, proxy_command: str | None = None,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                 command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S, tag: ProcessTag | None = None,
+                 management_interfaces: Sequence[str] = (), sudo: bool | None = None,
+                 tool_paths: dict[str, str] | None = None, guard_connection_interface: bool = True):
+        self.address, self.user, self.port = address, user, int(port)
+        self.name = name or f"{user}@{address}"
+        self.key_filename = key_filename
+        self.known_hosts = known_hosts or str(Path.home() / ".ssh" / "known_hosts")
+        self.insecure = insecure_accept_unknown_keys
+        self.proxy_command = proxy_command
+        self.connect_timeout, self.command_timeout = connect_timeout, command_timeout
+        self.tag = tag
+        self.management_interfaces = list(management_interfaces)
+        self.sudo = (user != "root") if sudo is None else sudo
+        self.tool_paths = dict(tool_paths or {})
+        self.guard_connection_interface = guard_connection_interface
+        self._conn = None
+
+    # -- connection -------------------------------------------------------------------------
+    def connection(self):
+        """The fabric Connection, opened on first use (and again if it dropped), strict about host keys."""
+        if self._conn is not None and self._conn.is_connected:
+            return self._conn
+        import paramiko
+        from fabric import Config, Connection
+
+        kwargs = {"look_for_keys": self.key_filename is None, "allow_agent": self.key_filename is None,
+                  "banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
+        if self.key_filename:
+            kwargs["key_filename"] = self.key_filename
+        conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
+                          connect_kwargs=kwargs, gateway=self.proxy_command,
+                          config=Config(overrides={"load_ssh_configs": False}))
+        # fabric installs AutoAddPolicy; a measurement tool must not trust a host it has never seen.
+        if self.insecure:
+            conn.client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        else:
+            conn.client.set_missing_host_key_policy(paramiko.RejectPolicy())
+            if os.path.exists(self.known_hosts):
+                conn.client.load_host_keys(self.known_hosts)
+        try:
+            conn.open()
+        except paramiko.SSHException as exc:
+            if "not found in known_hosts" in str(exc):
+                raise HostError(f"{self.name}: host key unknown (not in {self.known_hosts}); add it with "
+                                f"ssh-keyscan, or opt out for a throwaway lab") from exc
+            raise HostError(f"{self.name}: SSH failed: {exc}") from exc
+        except (socket.timeout, TimeoutError) as exc:
+            raise HostError(f"{self.name}: unreachable (no answer within {self.connect_timeout} s)") from exc
+        except OSError as exc:
+            raise HostError(f"{self.name}: unreachable ({exc.strerror or exc})") from exc
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _wrap(self, argv: Sequence[str], env: dict | None = None) -> str:
+        argv = check_argv(argv)
+        if argv[0] in self.tool_paths:  # testbed.yaml may say where a tool lives on this host
+            argv = [self.tool_paths[argv[0]], *argv[1:]]
+        if env:
+            argv = ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
+        if self.sudo:
+            # -S: password (if any) on stdin; -p '': no prompt text in the output.
+            argv = ["sudo", "-S", "-p", "", "--", *argv]
+        return shlex.join(argv)
+
+    # -- the Host seam ------------------------------------------------------------------------
+    def run(self, argv, *, check=True, timeout=None, input=None) -> Result:
+        from invoke.exceptions import CommandTimedOut
+
+        command = self._wrap(argv)
+        stdin = input
+        if self.sudo:
+            password = os.environ.get("HOSTNET_SUDO_PASSWORD")
+            stdin = (f"{password}\n" if password else "") + (input or "")
+        timeout = timeout or self.command_timeout
+        try:
+            res = self.connection().run(command, hide=True, warn=True, timeout=timeout, pty=False,
+                                         in_stream=_Stdin(stdin))
+        except CommandTimedOut as exc:
+            raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
+        out = Result(tuple(check_argv(argv)), res.exited, res.stdout, res.stderr)
+        if out.returncode == 127 and "not found" in res.stderr:
+            raise HostError(f"{self.name}: {argv[0]} is not installed")
+        return out.checked(self.name) if check else out
+
+    def stream(self, argv, sink, *, check=True, timeout=None):
+        """The command's stdout arrives in chunks over the SSH channel while it runs (nothing
+        held whole on either side); stderr is kept for the Result."""
+        command = self._wrap(argv)
+        timeout = timeout or self.command_timeout
+        stdin, stdout, stderr = self.connection().client.exec_command(command, timeout=timeout)
+        if self.sudo:
+            stdin.write(f"{os.environ.get('HOSTNET_SUDO_PASSWORD') or ''}\n")
+        stdin.channel.shutdown_write()
+        channel = stdout.channel
+        try:
+            value = sink(_channel_chunks(channel))
+            while channel.recv(1 << 16):  # a sink that stopped early: drain to the exit status
+                pass
+        except socket.timeout as exc:
+            channel.close()
+            raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
+        except BaseException:
+            channel.close()
+            raise
+        rc = channel.recv_exit_status()
+        err = stderr.read().decode(errors="replace")
+        if rc == 127 and "not found" in err:
+            raise HostError(f"{self.name}: {argv[0]} is not installed")
+        res = Result(tuple(check_argv(argv)), rc, "", err)
+        return (res.checked(self.name) if check else res), value
+
+    def start(self, argv) -> RemoteProc:
+        argv = check_argv(argv)
+        base = f"/tmp/hostnet-{uuid.uuid4().hex[:12]}"
+        full = ["sh", "-c", _START, "sh", base, *(["env", f"{ProcessTag.VAR}={self.tag.tag}"] if self.tag else []),
+                *argv]
+        pid = self.run(full).stdout.strip().splitlines()[-1]
+        if not pid.isdigit():
+            raise HostError(f"{self.name}: could not start {argv[0]}")
+        return RemoteProc(self, argv, int(pid), base)
+
+    def _sftp_ok(self, path: str) -> bool:
+        # sftp runs as the login user and sees procfs/sysfs files as empty: use cat/tee there.
+        return not self.sudo and not path.startswith(("/proc/", "/sys/"))
+
+    def read_text(self, path: str) -> str:
+        if not self._sftp_ok(path):
+            return self.run(["cat", path]).stdout
+        import paramiko
+        try:
+            with self.connection().sftp().open(path, "r") as fh:
+                return fh.read().decode()
+        except (OSError, paramiko.SSHException) as exc:
+            raise HostError(f"{self.name}: cannot read {path}: {exc}") from exc
+
+    def write_text(self, path: str, text: str) -> None:
+        if not self._sftp_ok(path):
+            # One write() call: a sysctl or sysfs file takes each write as a whole new value, and
+            # stdin streamed over SSH would arrive in pieces.
+            self.run(["sh", "-c", 'printf %s "$1" > "$2"', "sh", text, path])
+            return
+        import paramiko
+        try:
+            with self.connection().sftp().open(path, "w") as fh:
+                fh.write(text.encode())
+        except (OSError, paramiko.SSHException) as exc:
+            raise HostError(f"{self.name}: cannot write {path}: {exc}") from exc
+
+    def connection_interfaces(self) -> list[str]:
+        """The interface(s) holding the address this SSH session arrived on: management."""
+        if not self.guard_connection_interface:
+            return []
+        conn = self.run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False).stdout.split()
+        if len(conn) < 3:
+            return []
+        import json
+        addrs = json.loads(self.run(["ip", "-j", "addr"], check=False).stdout or "[]")
+        return [a["ifname"] for a in addrs for i in a.get("addr_info", []) if i.get("local") == conn[2]]
+
+    def which(self, tool: str) -> str | None:
+        if tool in self.tool_paths:
+            return self.tool_paths[tool]
+        res = self.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False)
+        return res.stdout.strip() or None
+
+    def describe(self) -> dict:
+        """Enough to reconnect (e.g. for `hostnet restore`); never a password."""
+        return {"name": self.name, "kind": "SshHost", "address": self.address, "user": self.user,
+                "port": self.port, "key_filename": self.key_filename, "known_hosts": self.known_hosts,
+                "proxy_command": self.proxy_command, "sudo": self.sudo,
+                "insecure_accept_unknown_keys": self.insecure}
+
+
+def _channel_chunks(channel):
+    # the channel hands out packets of a few KB; the sink gets them gathered into big chunks
+    buf = bytearray()
+    while data := channel.recv(1 << 16):
+        buf += data
+        if len(buf) >= STREAM_CHUNK:
+            yield bytes(buf)
+            buf.clear()
+    if buf:
+        yield bytes(buf)
+
+
+class _Stdin:
+    """A file-like stdin for invoke that yields `text` once, then EOF (never blocks on a TTY)."""
+
+    def __init__(self, text: str | None):
+        self._data = (text or "").encode()
+
+    def read(self, n: int = -1) -> str:
+        chunk, self._data = (self._data, b"") if n < 0 else (self._data[:n], self._data[n:])
+        return chunk.decode()

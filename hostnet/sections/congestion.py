@@ -1,0 +1,158 @@
+"""§3.10: congestion control (cubic, reno, bbr, dctcp where available) vs throughput-per-core.
+
+Notebook 11-congestion-control.ipynb calls only these; notebook 14 replays the same campaign
+for the TCP part of the end-host loss study (throughput and retransmits, 1 and 4 flows).
+An algorithm the host lacks is refused up front by the capability check and kept as a row
+"not available on this host" (recorded in the campaign's refused.json), never dropped silently.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from .. import analysis, config as stackconfig, plots, store, testbed
+from . import common
+from ..testbed.capabilities import point_requirements
+from ..sweep import SweepSpec, run_sweep
+from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, load_findings
+
+EXPERIMENT = "one-to-one"
+ALGORITHMS = ["reno", "cubic", "bbr", "dctcp"]
+FLOWS = [1, 4]
+REFUSED_FILE = "refused.json"
+# tpc medians across algorithms within this spread count as "changes little" (veth runs vary more
+# than the paper's NICs: notebook 01 sees ±10 % between repetitions of one point)
+SPREAD_LIMIT_PCT = 15.0
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts", algorithms=ALGORITHMS,
+            flows=FLOWS, repetitions: int = 3, duration: int = 5, warmup: int = 2, perf_freq_hz: int = 249) -> str:
+    if common.is_replay(mode, campaign):
+        return campaign
+    campaign = campaign or store.new_campaign_id("congestion-control", "embedded")
+    with testbed.embedded(testbed.unique_name("cc")) as tb:
+        refused = {}
+        for cc in algorithms:  # the capability check every sweep runs, asked per algorithm
+            problems = point_requirements(tb, stackconfig.get_config(config, congestion_control=cc))
+            if problems:
+                refused[cc] = "; ".join(problems)
+        ok = [cc for cc in algorithms if cc not in refused]
+        cdir = Path(runs_dir) / campaign
+        cdir.mkdir(parents=True, exist_ok=True)
+        (cdir / REFUSED_FILE).write_text(json.dumps(refused, indent=2))
+        if ok:
+            spec = SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"congestion_control": ok,
+                                                                            "flows": list(flows)},
+                             repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+            run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+    return campaign
+
+
+def refused(runs_dir, campaign: str) -> dict[str, str]:
+    path = Path(runs_dir) / campaign / REFUSED_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
+    point = {m["run_id"]: m.get("point", {}) for m in manifests}
+    tidy = tidy.assign(congestion_control=tidy.run_id.map(lambda r: point[r].get("congestion_control")),
+                       flows=tidy.run_id.map(lambda r: int(point[r].get("flows", 1))))
+    return tidy[tidy.congestion_control.notna()], manifests
+
+
+_COLUMNS = (("throughput_gbps", "throughput_gbps", "both"), ("retransmits_count", "retransmits_count", "sender"),
+            ("tpc_gbps", "tpc_gbps", "both"), ("sender_cpu_pct", "cpu_util_pct", "sender"),
+            ("receiver_cpu_pct", "cpu_util_pct", "receiver"))
+
+
+def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None,
+          algorithms=ALGORITHMS) -> pd.DataFrame:
+    """Per algorithm and flow count: medians over repetitions (tpc also mean ± 95 % CI)."""
+    rows = []
+    for cc in [a for a in algorithms if a in set(tidy.congestion_control) or a in (refused_algorithms or {})]:
+        if cc in (refused_algorithms or {}):
+            rows.append({"congestion_control": cc, "flows": None, "status": "not available on this host"})
+            continue
+        for n, g in tidy[tidy.congestion_control == cc].groupby("flows"):
+            row = {"congestion_control": cc, "flows": int(n), "status": "measured"}
+            for col, metric, side in _COLUMNS:
+                row[col] = g[(g.metric == metric) & (g.side == side)].value.median()
+            mean, ci = analysis.confidence(g[(g.metric == "tpc_gbps") & (g.side == "both")].value)
+            row["tpc_mean_gbps"], row["tpc_ci95_gbps"] = mean, ci
+            row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def breakdown(tidy: pd.DataFrame, flows: int = 1) -> pd.DataFrame:
+    """CPU breakdown (median % per category) per algorithm and side, for one flow count."""
+    metric = analysis.breakdown_metric(tidy)
+    t = tidy[(tidy.metric == metric) & (tidy.flows == flows) & tidy.side.isin(["sender", "receiver"])]
+    out = t.groupby(["congestion_control", "side", "category"]).value.median().rename("pct").reset_index()
+    out.attrs["metric"] = metric
+    return out
+
+
+def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
+    m = summary[summary.status == "measured"].assign(flows=lambda d: d.flows.astype(int).astype(str) + " flow(s)")
+    order = [a for a in ALGORITHMS if a in set(m.congestion_control)]
+    x = alt.X("congestion_control:N", sort=order, title="congestion control")
+    tpc = alt.Chart(m).mark_bar().encode(
+        x=x, xOffset="flows:N", y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s, median)"),
+        color=alt.Color("flows:N", title=""), tooltip=["congestion_control", "flows", "tpc_gbps", "throughput_gbps",
+                                                       "retransmits_count", "repetitions"],
+    ).properties(width=340, height=240, title=alt.Title(
+        "§3.10 analogue: throughput per core by congestion control",
+        subtitle=[*label.split("\n"), "median over repetitions; "
+                  + ", ".join(sorted(set(summary.congestion_control) - set(order))) + " not available on this host"
+                  if set(summary.congestion_control) - set(order) else "median over repetitions"]))
+    stack = alt.Chart(bd).mark_bar().encode(
+        x=alt.X("congestion_control:N", sort=order, title="congestion control"),
+        y=alt.Y("pct:Q", stack="normalize", title="share of the side's CPU samples", axis=alt.Axis(format="%")),
+        color=alt.Color("category:N", sort=list(plots.CATEGORY_COLORS),
+                        scale=alt.Scale(domain=list(plots.CATEGORY_COLORS), range=list(plots.CATEGORY_COLORS.values())),
+                        title="category"),
+        column=alt.Column("side:N", title=None, sort=["sender", "receiver"]),
+        tooltip=["congestion_control", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
+    ).properties(width=200, height=240, title=alt.Title(
+        "§3.10 analogue: CPU breakdown per congestion control, one flow",
+        subtitle=["median shares; " + (plots.ATTRIBUTED_CAVEAT if bd.attrs.get("metric") == "breakdown_attributed_pct"
+                                        else plots.CPU_CLOCK_CAVEAT)]))
+    return {"congestion-control-tpc": tpc, "congestion-control-breakdown": stack}
+
+
+def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> pd.DataFrame:
+    """F17: tpc changes little across algorithms because the receiver is the bottleneck."""
+    findings = load_findings(reference_dir).set_index("id")
+    m = summary[summary.status == "measured"]
+    missing = sorted(summary[summary.status != "measured"].congestion_control)
+    spreads, parts = [], []
+    for n, g in m.groupby("flows"):
+        lo, hi = g.tpc_gbps.min(), g.tpc_gbps.max()
+        spread = 100.0 * (hi - lo) / lo if lo > 0 else float("inf")
+        spreads.append(spread)
+        values = ", ".join(f"{r.congestion_control} {r.tpc_gbps:.1f}" for r in g.itertuples())
+        parts.append(f"{int(n)} flow(s): tpc {values} Gbit/s (spread {spread:.0f} %)")
+    ok = {mm["run_id"] for mm in manifests if mm["status"] == "ok"} & set(tidy.run_id)
+    bottleneck = [mm.get("bottleneck") for mm in manifests if mm["run_id"] in ok]
+    rx_share = 100.0 * bottleneck.count("receiver") / len(bottleneck) if bottleneck else float("nan")
+    shows = "; ".join(parts) + f"; receiver is the bottleneck side in {rx_share:.0f} % of runs"
+    if missing:
+        shows += f"; {', '.join(missing)}: not available on this host"
+    if len(m.congestion_control.unique()) < 2:
+        verdict = INCONCLUSIVE
+    elif not rx_share >= 50:
+        # the claim's premise is a receiver-bound host; where the sender's core is the limit, the
+        # algorithms' own sender-side costs (e.g. bbr's pacing) can show, and say nothing against it
+        verdict = INCONCLUSIVE
+        shows += "; the paper's premise (a receiver-bound host) does not hold here"
+    elif max(spreads) > SPREAD_LIMIT_PCT:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = REPRODUCED
+    return pd.DataFrame([{"id": "F17", "paper says": findings.loc["F17", "claim"], "this run shows": shows,
+                          "verdict": verdict}])

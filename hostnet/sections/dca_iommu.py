@@ -1,0 +1,198 @@
+"""§3.8-3.9 Fig. 12: DCA (Intel DDIO) off and the IOMMU on, each against the Default (DDIO on, IOMMU off).
+
+DDIO is set through the journaled `ddio_ways` knob where the host has it (Intel Xeon, bare metal,
+msr-tools): "on" is the host's own way mask, "minimal" one LLC way (hostnet does not write the
+per-root-port bits that switch DDIO off entirely, so F15 is tested as "fewer DDIO ways"). The IOMMU is
+read-only (kernel command line + reboot): the comparison uses two campaigns recorded on boots
+with it off and on. Where neither exists (the embedded testbed: AMD VM, IOMMU off) run mode
+records the check and refuses. The notebook 10-dca-iommu.ipynb is a thin caller of these functions.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from ..testbed import record as capability_record
+from . import common
+from .. import store, testbed
+from ..analysis import breakdown_metric
+from ..testbed.capabilities import MissingCapability
+from ..knobs import DdioWays, Iommu
+from ..verdicts import NOT_TESTABLE, load_findings, step_sign, verdict_of_signs
+
+EXPERIMENT = "dca-iommu"
+DDIO_CONFIGS = ("ddio-on", "ddio-minimal")
+
+
+def reference(reference_dir) -> pd.DataFrame:
+    return pd.read_csv(Path(reference_dir) / "dca_iommu_fig12.csv", comment="#")
+
+
+def ddio_plan(host) -> dict[str, str]:
+    """Way masks per point: the host's own and its lowest way alone. Raises where DDIO is not settable."""
+    ok, why = DdioWays().available(host)
+    if not ok:
+        raise MissingCapability(f"no DDIO: {why}")
+    raw = DdioWays().read(host)
+    mask = int(raw, 16) if raw.strip("0x") else 0  # the knob reads an all-zero mask as "0x"
+    if mask == 0:
+        raise MissingCapability(f"{host.name}: DDIO way mask reads 0x0 (already minimal or off)")
+    return {"ddio-on": hex(mask), "ddio-minimal": hex(mask & -mask)}
+
+
+def iommu_pair(records: dict[str, dict]) -> tuple[str, str]:
+    """(campaign with the IOMMU off, campaign with it on) among recorded campaigns; raises when one is missing."""
+    states = {c: {caps["iommu"]["value"] for caps in r["capabilities"].values() if "iommu" in caps}
+              for c, r in records.items()}
+    off = [c for c, s in states.items() if s == {"off"}]
+    on = [c for c, s in states.items() if s == {"on"}]
+    if not (off and on):
+        seen = ", ".join(f"{c}: IOMMU {'/'.join(sorted(s)) or 'unknown'}" for c, s in states.items())
+        raise MissingCapability(
+            f"the IOMMU is read-only (kernel command line, e.g. intel_iommu=on, and a reboot) and the campaigns "
+            f"given cover one state only ({seen}); record one campaign per boot and pass both")
+    return off[0], on[0]
+
+
+def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmup: int, repetitions: int,
+             config: str = "all-opts") -> dict[str, str]:
+    """DDIO on vs minimal on the receiver of a testbed.yaml (raises MissingCapability first), plus one
+    Default-config run labelled with this boot's IOMMU state for a later two-boot comparison."""
+    if not testbed_file:
+        from ..hosts import LocalHost
+        ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
+        raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
+    from ..sweep import run_configs
+    with testbed.using(testbed_file) as tb:
+        host = tb.endpoints["receiver"].host
+        plan = ddio_plan(host)
+        iommu = Iommu().read(host)
+        for label, mask in plan.items():
+            tb.journal.set(host, DdioWays(), "llc_ways", mask)
+            run_configs(tb, [config], duration_s=duration, warmup_s=warmup, repetitions=repetitions,
+                        runs_dir=runs_dir, campaign=campaign, experiment="single-flow",
+                        label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
+    return plan
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed_file: str = "", duration: int = 5,
+            warmup: int = 2, repetitions: int = 3) -> tuple[str, str]:
+    """(campaign, refusal), as numa.collect."""
+    if common.is_replay(mode, campaign):
+        return campaign, ""
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, "yaml" if testbed_file else "embedded")
+    capability_record.write(Path(runs_dir) / campaign, capability_record.detect(testbed_file))
+    try:
+        run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
+                 repetitions=repetitions)
+    except MissingCapability as exc:
+        return campaign, f"refused: {exc}"
+    return campaign, ""
+
+
+def point_of_experiment(experiment: str) -> tuple[str, str]:
+    """'dca-iommu-ddio-on-iommu-off' -> ('ddio-on', 'off')."""
+    ddio, iommu = experiment.removeprefix(EXPERIMENT + "-").rsplit("-iommu-", 1)
+    return ddio, iommu
+
+
+def load(runs_dir, campaigns: list[str]) -> tuple[pd.DataFrame, list[dict], dict[str, dict]]:
+    """Tidy runs of the campaigns (columns ddio = ddio-on/ddio-minimal, iommu = off/on), manifests, records."""
+    frames, manifests, records = [], [], {}
+    for campaign in campaigns:
+        records[campaign] = capability_record.read(runs_dir, campaign)
+        exps = sorted({m["experiment"] for m in store.load_manifests(runs_dir, campaign)
+                       if m.get("experiment", "").startswith(EXPERIMENT + "-")})
+        for exp in exps:
+            tidy, ms = common.load(runs_dir, campaign, exp)
+            ddio, iommu = point_of_experiment(exp)
+            frames.append(tidy.assign(ddio=ddio, iommu=iommu))
+            manifests += ms
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), manifests, records
+
+
+def status_table(records: dict[str, dict], reference_dir) -> pd.DataFrame:
+    """What Fig. 12 varies, on the paper's servers and on each recorded host."""
+    paper = pd.read_csv(Path(reference_dir) / "paper_testbed.csv", comment="#").set_index("property")
+    rows = [{"testbed": "paper (Xeon Gold 6128)", "ddio": f"{paper.loc['ddio', 'value']} (settable)",
+             "iommu": f"{paper.loc['iommu', 'value']} (enabled for Fig. 12)"}]
+    for rec in records.values():
+        for host, caps in rec["capabilities"].items():
+            ddio = caps.get("ddio", {})
+            rows.append({"testbed": f"{rec['testbed'].split(' (')[0]}: {host}",
+                         "ddio": "settable" if ddio.get("ok") else f"not settable ({ddio.get('detail', '?')})",
+                         "iommu": f"{caps.get('iommu', {}).get('value', '?')} (read-only)"})
+    return pd.DataFrame(rows)
+
+
+def measured_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    if tidy.empty:
+        return pd.DataFrame(columns=["ddio", "iommu", "tpc_gbps", "sender_mm_pct", "receiver_mm_pct", "runs"])
+    metric = breakdown_metric(tidy)
+    rows = []
+    for (ddio, iommu), g in tidy.groupby(["ddio", "iommu"]):
+        tpc = g[(g.metric == "tpc_gbps") & (g.side == "both")].value
+        mm = {side: g[(g.metric == metric) & (g.side == side) & (g.category == "mm")].value.median()
+              for side in ("sender", "receiver")}
+        rows.append({"ddio": ddio, "iommu": iommu, "tpc_gbps": tpc.median(), "sender_mm_pct": mm["sender"],
+                     "receiver_mm_pct": mm["receiver"], "runs": len(tpc)})
+    return pd.DataFrame(rows)
+
+
+def charts(status: pd.DataFrame, reference: pd.DataFrame, measured: pd.DataFrame, label: str) -> dict:
+    names = {"tpc_gbps": "throughput per core (Gbit/s)", "breakdown_pct": "CPU breakdown, {side} (% of CPU)",
+             "breakdown_pct:mm": "memory management, {side} (% of CPU)"}
+    claims = reference[reference.figure.str.startswith("12")].copy()
+    claims["where"] = [names[m].format(side=s) for m, s in zip(claims.metric, claims.side, strict=True)]
+    paper = alt.Chart(claims).mark_text(fontSize=12).encode(
+        x=alt.X("config:N", title="configuration vs Default (DDIO on, IOMMU off)", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("where:N", title="quantity (side)"), text="paper_direction:N",
+        tooltip=["figure", "finding", "paper_direction", "paper_magnitude"],
+    ).properties(width=380, height=200, title=alt.Title(
+        "Fig. 12 (paper, directions only): DCA off and IOMMU on vs Default",
+        subtitle=["the source text gives directions; bar heights were not in it", label]))
+    out = {"dca-iommu-paper": paper}
+    if not measured.empty:
+        out["dca-iommu-tpc"] = alt.Chart(measured.assign(point=measured.ddio + ", IOMMU " + measured.iommu)).mark_bar(
+        ).encode(x=alt.X("point:N", title="DDIO ways, IOMMU state"),
+                 y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"), tooltip=list(measured.columns),
+                 ).properties(width=300, height=240, title=alt.Title("Fig. 12(a) analogue: throughput per core",
+                                                                     subtitle=[label, "medians over runs"]))
+    return out
+
+
+def verdict_table(records: dict[str, dict], measured: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    findings = load_findings(reference_dir).set_index("id")
+    rows = []
+    m = measured.set_index(["ddio", "iommu"]) if not measured.empty else None
+
+    def add(fid, shows, verdict):
+        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows, "verdict": verdict})
+
+    if m is not None and {("ddio-on", "off"), ("ddio-minimal", "off")} <= set(m.index):
+        on, low = m.loc[("ddio-on", "off"), "tpc_gbps"], m.loc[("ddio-minimal", "off"), "tpc_gbps"]
+        sign = step_sign(low, on)  # '<' when the full mask is clearly above one way
+        add("F15", f"tpc DDIO own mask {on:.2f} vs one way {low:.2f} Gbit/s (DDIO not fully off)",
+            verdict_of_signs([sign]))
+    else:
+        reasons = [c["ddio"]["detail"] or f"{h}: DDIO {c['ddio']['value']}" for r in records.values()
+                   for h, c in r["capabilities"].items() if "ddio" in c]
+        add("F15", "DDIO not settable — " + "; ".join(dict.fromkeys(reasons)), NOT_TESTABLE)
+    if m is not None and {("ddio-on", "off"), ("ddio-on", "on")} <= set(m.index):
+        off, on = m.loc[("ddio-on", "off")], m.loc[("ddio-on", "on")]
+        # the paper: lower tpc, and more memory management on both sides
+        signs = [step_sign(on.tpc_gbps, off.tpc_gbps), step_sign(off.sender_mm_pct, on.sender_mm_pct),
+                 step_sign(off.receiver_mm_pct, on.receiver_mm_pct)]
+        add("F16", f"tpc IOMMU off {off.tpc_gbps:.2f} vs on {on.tpc_gbps:.2f} Gbit/s; mm off vs on: sender "
+                   f"{off.sender_mm_pct:.1f} vs {on.sender_mm_pct:.1f} %, receiver "
+                   f"{off.receiver_mm_pct:.1f} vs {on.receiver_mm_pct:.1f} %", verdict_of_signs(signs))
+    else:
+        try:
+            iommu_pair(records)
+            why = "both IOMMU states recorded, but without Default-config runs"
+        except MissingCapability as exc:
+            why = str(exc)
+        add("F16", why, NOT_TESTABLE)
+    return pd.DataFrame(rows)

@@ -1,0 +1,230 @@
+"""Marian et al., DSN 2010: end-host UDP loss by location vs offered rate, CPU placement and
+socket buffer (Fig. 5), plus TCP congestion-control variants with 1 and 4 flows (Fig. 6).
+
+Notebook 14-end-host-loss.ipynb calls only these. The UDP sweep is this module's own; the TCP
+part replays the congestion-control campaign of notebook 11 (hostnet.congestion).
+"""
+from __future__ import annotations
+
+import os
+
+import altair as alt
+import pandas as pd
+
+from . import common
+from .. import store, testbed
+from ..sweep import SweepSpec, run_sweep
+from ..udp_loss import LOCATIONS
+from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+
+EXPERIMENT = "udp-loss"
+RATES_GBPS = [0.5, 1, 2, 8]
+BUFFERS_KB = [1024, 4096]        # the study's 1 MB and 4 MB socket buffers
+PLACEMENTS = ["same", "different"]
+LOCATION_COLORS = {"sender": "#9d755d", "link": "#54a24b", "backlog": "#f58518", "rcvbuf": "#4c78a8",
+                   "udp_other": "#b279a2"}
+# "lossy": a point losing more than this share of what was offered
+LOSSY_PCT = 1.0
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB,
+            placements=PLACEMENTS, repetitions: int = 3, duration: int = 5, warmup: int = 2,
+            config: str = "no-opts", perf_freq_hz: int = 49) -> str:
+    """Run (mode "run") or name (mode "replay") the UDP campaign. CPU placement comes from the
+    testbed's endpoint CPU sets (workloads.UdpRate.placement); perf samples lightly (loss is
+    read from counters, the profile is only a cross-check)."""
+    if common.is_replay(mode, campaign):
+        return campaign
+    spec = SweepSpec(experiment=EXPERIMENT, configs=[config],
+                     grid={"udp_rate_gbps": list(rates_gbps), "socket_buffer_kb": list(buffers_kb),
+                           "app_cpu": list(placements)},
+                     repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+    campaign = campaign or store.new_campaign_id("end-host-loss", "embedded")
+    snd, rcv = embedded_cpus(os.cpu_count() or 1)
+    with testbed.embedded(testbed.unique_name("el"), sender_cpus=snd, receiver_cpus=rcv) as tb:
+        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+    return campaign
+
+
+def embedded_cpus(n_cpus: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sender, receiver) CPUs: with 3 or more cores the receiver gets two, so "different CPU" is
+    one of its own; with 2 it gets one and "different" lends the sender's (a recorded confound)."""
+    return ((0,), (1, 2)) if n_cpus >= 3 else ((0,), (1,))
+
+
+def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
+    point = {m["run_id"]: m.get("point", {}) for m in manifests}
+    tidy = tidy.assign(target_gbps=tidy.run_id.map(lambda r: float(point[r]["udp_rate_gbps"])),
+                       buffer_kb=tidy.run_id.map(lambda r: int(point[r]["socket_buffer_kb"])),
+                       placement=tidy.run_id.map(lambda r: point[r]["app_cpu"]))
+    return tidy, manifests
+
+
+def placement_notes(manifests: list[dict]) -> dict[str, dict]:
+    """{placement: {rx_cpu, app_cpu, sender_cpu, confounded, note}} as the runs recorded it."""
+    out = {}
+    for m in manifests:
+        p = m.get("placement")
+        if p and m["status"] == "ok":
+            out.setdefault(p["placement"], p)
+    return out
+
+
+def table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """One row per (placement, buffer, target rate): medians over repetitions, the range of
+    loss_pct over them (loss_min_pct, loss_max_pct) and lost datagrams per location."""
+    rows = []
+    for (placement, kb, target), g in tidy.groupby(["placement", "buffer_kb", "target_gbps"]):
+        def med(metric, side, category="", g=g):
+            return g[(g.metric == metric) & (g.side == side) & (g.category == category)].value.median()
+        row = {"placement": placement, "buffer_kb": int(kb), "target_gbps": float(target),
+               "offered_gbps": med("offered_gbps", "both"), "delivered_gbps": med("delivered_gbps", "both"),
+               "loss_pct": med("loss_pct", "both")}
+        loss = g[(g.metric == "loss_pct") & (g.side == "both")].value
+        row["loss_min_pct"], row["loss_max_pct"] = loss.min(), loss.max()
+        for loc in LOCATIONS:
+            row[f"{loc}_pct"] = med("lost_pct", "receiver", loc)
+        for loc in LOCATIONS:  # counts, so shares across points weigh each point by its datagrams
+            row[f"{loc}_lost_count"] = med("lost_datagrams_count", "receiver", loc)
+        row["iperf_loss_pct"] = med("iperf_loss_pct", "both")  # iperf's own count, warm-up included
+        row["sent_gbps"] = med("sent_gbps", "both")
+        row["unaccounted_pct"] = 100.0 * med("unaccounted_datagrams_count", "both") / med(
+            "sent_datagrams_count", "sender")
+        row["time_squeeze_count"] = med("time_squeeze_count", "receiver")
+        row["rx_cpu_busy_pct"] = g[(g.metric == "cpu_busy_pct") & (g.category == "rx_cpu")].value.median()
+        row["rx_cpu_softirq_pct"] = g[(g.metric == "cpu_softirq_pct") & (g.category == "rx_cpu")].value.median()
+        row["repetitions"] = int(((g.metric == "loss_pct") & (g.side == "both")).sum())
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["placement", "buffer_kb", "target_gbps"], key=_placement_first).reset_index(drop=True)
+
+
+def _placement_first(col: pd.Series) -> pd.Series:
+    return col.map({p: i for i, p in enumerate(PLACEMENTS)}) if col.name == "placement" else col
+
+
+def highest_rate(summary: pd.DataFrame) -> pd.DataFrame:
+    """The loss-location breakdown at the highest offered rate, per placement and buffer."""
+    top = summary[summary.target_gbps == summary.target_gbps.max()]
+    cols = ["placement", "buffer_kb", "target_gbps", "offered_gbps", "delivered_gbps", "loss_pct",
+            *[f"{loc}_pct" for loc in LOCATIONS], "repetitions"]
+    return top[cols].reset_index(drop=True)
+
+
+def charts(summary: pd.DataFrame, label: str, notes: dict) -> dict:
+    loss = summary.melt(id_vars=["placement", "buffer_kb", "target_gbps", "offered_gbps"],
+                        value_vars=[f"{loc}_pct" for loc in LOCATIONS], var_name="location", value_name="pct")
+    loss["location"] = loss.location.str.removesuffix("_pct")
+    loss["buffer"] = loss.buffer_kb.map(lambda kb: f"{kb // 1024} MB socket buffer")
+    loss["app CPU"] = loss.placement.map(lambda p: f"app on {p} CPU" + (" (confounded)" if notes.get(p, {}).get(
+        "confounded") else ""))
+    confound = [f"2 cores: the 'different' CPU {n['app_cpu']} is also the sender's (confounded)"
+                for n in notes.values() if n.get("confounded")]
+    stacked = alt.Chart(loss).mark_bar().encode(
+        x=alt.X("target_gbps:O", title="target rate (iperf2 -b, Gbit/s)"),
+        y=alt.Y("pct:Q", stack="zero", title="datagrams lost (% of offered)"),
+        color=alt.Color("location:N", title="lost at", sort=list(LOCATION_COLORS),
+                        scale=alt.Scale(domain=list(LOCATION_COLORS), range=list(LOCATION_COLORS.values()))),
+        column=alt.Column("app CPU:N", title=None, sort="descending"), row=alt.Row("buffer:N", title=None),
+        tooltip=["placement", "buffer_kb", "target_gbps", "offered_gbps", "location",
+                 alt.Tooltip("pct:Q", format=".2f")],
+    ).properties(width=220, height=150, title=alt.Title(
+        "Marian et al. DSN 2010, Fig. 5 analogue: where UDP datagrams were lost vs offered rate",
+        subtitle=[*label.split("\n"), "medians over repetitions; counters over the measurement window",
+                  *confound[:1]]))
+    rate = summary.assign(series=summary.placement + " CPU, " + (summary.buffer_kb // 1024).astype(str) + " MB")
+    delivered = alt.Chart(rate).mark_line(point=True).encode(
+        x=alt.X("offered_gbps:Q", title="offered to the receiver (delivered + lost, Gbit/s of UDP payload)"),
+        y=alt.Y("delivered_gbps:Q", title="delivered to the application (Gbit/s)"),
+        color=alt.Color("series:N", title=""), tooltip=["series", "target_gbps", "offered_gbps", "delivered_gbps",
+                                                        "loss_pct"],
+    ).properties(width=340, height=240, title=alt.Title(
+        "Marian et al. DSN 2010 analogue: delivered vs offered UDP rate", subtitle=label.split("\n")))
+    return {"end-host-loss-locations": stacked, "end-host-loss-delivered": delivered}
+
+
+def tcp_table(cc_summary: pd.DataFrame) -> pd.DataFrame:
+    """The TCP part (study Fig. 6): throughput and retransmits per variant, 1 and 4 flows."""
+    cols = ["congestion_control", "flows", "status", "throughput_gbps", "retransmits_count", "tpc_gbps", "repetitions"]
+    return cc_summary[[c for c in cols if c in cc_summary.columns]]
+
+
+def tcp_chart(cc_summary: pd.DataFrame, label: str) -> alt.Chart:
+    m = cc_summary[cc_summary.status == "measured"].assign(
+        flows=lambda d: d.flows.astype(int).astype(str) + " flow(s)")
+    base = alt.Chart(m).encode(x=alt.X("congestion_control:N", title="TCP variant"), xOffset="flows:N",
+                               color=alt.Color("flows:N", title=""))
+    thr = base.mark_bar().encode(y=alt.Y("throughput_gbps:Q", title="throughput (Gbit/s, median)"),
+                                 tooltip=["congestion_control", "flows", "throughput_gbps", "retransmits_count"])
+    retr = base.mark_bar().encode(y=alt.Y("retransmits_count:Q", title="retransmitted segments (median)"),
+                                  tooltip=["congestion_control", "flows", "retransmits_count"])
+    return alt.hconcat(thr.properties(width=230, height=220), retr.properties(width=230, height=220)).properties(
+        title=alt.Title("Marian et al. DSN 2010, Fig. 6 analogue: TCP variants, 1 and 4 parallel flows",
+                        subtitle=[*label.split("\n"), "no path: sender and receiver joined by veth (RTT ~0)"]))
+
+
+def verdict_table(summary: pd.DataFrame, notes: dict, reference_dir) -> pd.DataFrame:
+    """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help)."""
+    findings = load_findings(reference_dir).set_index("id")
+    rows = []
+
+    def add(fid, shows, verdict):
+        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows, "verdict": verdict})
+
+    top_rate = summary.target_gbps.max()
+    top = summary[summary.target_gbps == top_rate].set_index(["placement", "buffer_kb"])
+    lossy = summary[summary.loss_pct > LOSSY_PCT]
+    # F21: every lost datagram is found at a receiver-side location, and the counters add up
+    if lossy.empty:
+        add("F21", f"no point lost more than {LOSSY_PCT:g} % (highest offered {summary.offered_gbps.max():.2f} "
+                   "Gbit/s): the receiver was never overloaded", INCONCLUSIVE)
+    else:
+        where = lossy[[f"{loc}_lost_count" for loc in LOCATIONS]].sum()  # datagrams, not a sum of shares
+        main = where.idxmax().removesuffix("_lost_count")
+        at_receiver = 100.0 * (where.sum() - where["sender_lost_count"]) / where.sum() if where.sum() else float("nan")
+        agree = lossy.dropna(subset=["iperf_loss_pct"])
+        cross = (f"; iperf's own count (whole run) {agree.iperf_loss_pct.min():.1f}–{agree.iperf_loss_pct.max():.1f}"
+                 f" % vs counters {agree.loss_pct.min():.1f}–{agree.loss_pct.max():.1f} %") if len(agree) else ""
+        shows = (f"{len(lossy)} lossy points; {at_receiver:.0f} % of their lost datagrams lost in the receiving "
+                 f"host, mostly at '{main}'{cross}; no network core on veth, so that half holds by construction")
+        add("F21", shows, REPRODUCED if at_receiver >= 90 else NOT_REPRODUCED)
+    # F22: same CPU loses more than a different CPU at the highest rate, beyond run-to-run spread
+    both = [kb for kb in sorted({kb for _, kb in top.index}) if {("same", kb), ("different", kb)} <= set(top.index)]
+    pairs = [(kb, top.loc[("same", kb)], top.loc[("different", kb)]) for kb in both]
+    if not pairs:
+        add("F22", "the sweep lacks a same/different pair at its highest rate", NOT_TESTABLE)
+    else:
+        shows = "; ".join(f"{kb // 1024} MB: same CPU {s.loss_pct:.1f} % ({s.loss_min_pct:.1f}–{s.loss_max_pct:.1f})"
+                          f" vs different CPU {d.loss_pct:.1f} % ({d.loss_min_pct:.1f}–{d.loss_max_pct:.1f}) lost"
+                          for kb, s, d in pairs)
+        shows += f" at {top_rate:g} Gbit/s offered (median, range over repetitions)"
+        # as F19: a direction only where the repetitions' ranges are apart
+        same_worse = [s.loss_min_pct > d.loss_max_pct for _, s, d in pairs]
+        diff_worse = [d.loss_min_pct > s.loss_max_pct for _, s, d in pairs]
+        if max(max(s.loss_pct, d.loss_pct) for _, s, d in pairs) <= LOSSY_PCT:
+            add("F22", shows + "; the receiver was not overloaded", INCONCLUSIVE)
+        elif notes.get("different", {}).get("confounded"):
+            add("F22", shows + "; " + notes["different"]["note"], INCONCLUSIVE)
+        elif min(min(s.repetitions, d.repetitions) for _, s, d in pairs) < 2:
+            add("F22", shows + "; fewer than two repetitions per point", INCONCLUSIVE)
+        elif all(same_worse):
+            add("F22", shows, REPRODUCED)
+        elif any(diff_worse):
+            add("F22", shows + "; a different CPU lost more, beyond both ranges", NOT_REPRODUCED)
+        else:
+            add("F22", shows + "; the ranges overlap: the difference is within run-to-run spread", INCONCLUSIVE)
+    # F23: at the highest rate, 4 MB still loses (same-CPU placement: no confound)
+    kbs = sorted({kb for p, kb in top.index if p == "same"})
+    if len(kbs) < 2:
+        add("F23", "the sweep lacks two socket-buffer sizes at its highest rate", NOT_TESTABLE)
+    else:
+        small, large = top.loc[("same", kbs[0])], top.loc[("same", kbs[-1])]
+        shows = (f"app on the receive CPU, {top_rate:g} Gbit/s offered: {kbs[0] // 1024} MB loses "
+                 f"{small.loss_pct:.1f} %, {kbs[-1] // 1024} MB loses {large.loss_pct:.1f} % "
+                 f"(delivered {small.delivered_gbps:.2f} vs {large.delivered_gbps:.2f} Gbit/s)")
+        if small.loss_pct <= LOSSY_PCT:
+            add("F23", shows + "; the receiver was not overloaded at the small buffer", INCONCLUSIVE)
+        else:
+            add("F23", shows, REPRODUCED if large.loss_pct > LOSSY_PCT else NOT_REPRODUCED)
+    return pd.DataFrame(rows)

@@ -1,0 +1,186 @@
+"""What the one-grid-key sections (packet loss, short flows, mixed flows) share: a sweep over one
+grid key run live or replayed, tidy rows tagged with the point's value, per-value means with 95 %
+CIs, per-value CPU breakdowns and their chart, and comparisons that respect the CIs."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from .. import analysis, store, testbed
+from . import common
+from ..analysis import BREAKDOWN_ORDER
+from ..plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
+from ..sweep import SweepSpec, run_sweep
+from ..taxonomy import CATEGORIES
+from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+
+
+# Clean runs per point a live sweep tops up to: two give a confidence interval, so a verdict can
+# tell a difference from the noise.
+CLEAN_RUNS = 2
+
+
+def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, testbed_name: str = "",
+            top_up_rounds: int = 2) -> str:
+    """Replay: the campaign named. Run: the sweep on a fresh embedded testbed, into `campaign` or a
+    new <date>-<name>-embedded campaign, then top_up() so no point is left without a clean run;
+    returns the campaign's name."""
+    if common.is_replay(mode, campaign):
+        return campaign
+    campaign = campaign or store.new_campaign_id(name, "embedded")
+    with testbed.embedded(testbed_name or testbed.unique_name("nb")) as tb:
+        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        top_up(tb, spec, runs_dir=runs_dir, campaign=campaign, rounds=top_up_rounds)
+    return campaign
+
+
+def _plain(point: dict) -> str:
+    return json.dumps({k: v for k, v in point.items() if k != "id"}, sort_keys=True)
+
+
+def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int = CLEAN_RUNS) -> list[dict]:
+    """The spec's points with fewer than min_clean successful runs free of foreign load."""
+    clean = Counter(_plain(m.get("point", {})) for m in manifests if store.usable(m))
+    return [p for p in spec.points() if clean[_plain(p)] < min(min_clean, spec.repetitions)]
+
+
+def top_up(tb, spec: SweepSpec, *, runs_dir, campaign: str, rounds: int = 2) -> list[dict]:
+    """Another repetition of every point with fewer than CLEAN_RUNS runs not flagged for foreign
+    load (nor failed), up to `rounds` times; flagged runs stay in the campaign (notebooks count them). The extra rounds
+    are recorded in sweep.json under "top_ups". Returns the points still lacking a clean run."""
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    plan = json.loads(sweep_json.read_text())
+    manifests = store.load_manifests(runs_dir, campaign, spec.experiment)
+    lacking = lacking_points(spec, manifests)
+    for extra in range(1, rounds + 1):
+        if not lacking:
+            break
+        # the lacking points' values per grid key; their product may add a repetition elsewhere
+        grid = {k: [v for v in spec.grid[k] if any(p[k] == v for p in lacking)] for k in spec.grid}
+        keys = {_plain(p) for p in lacking}
+        reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in manifests
+                                            if _plain(m.get("point", {})) in keys)]) + 2  # one more each
+        more = replace(spec, grid=grid, configs=list(dict.fromkeys(p["config"] for p in lacking)),
+                       repetitions=reps, seed=spec.seed + extra)
+        run_sweep(tb, more, runs_dir=runs_dir, campaign=campaign)
+        plan.setdefault("top_ups", []).append(json.loads(sweep_json.read_text()))
+        manifests = store.load_manifests(runs_dir, campaign, spec.experiment)
+        lacking = lacking_points(spec, manifests)
+    sweep_json.write_text(json.dumps(plan, indent=2))  # the campaign's own plan, plus its top-ups
+    return lacking
+
+
+def tag(tidy: pd.DataFrame, manifests: list[dict], key: str, default=None) -> pd.DataFrame:
+    """Each tidy row gets its run's value of grid key `key` (runs without one get `default`)."""
+    value = {m["run_id"]: m.get("point", {}).get(key, default) for m in manifests}
+    tidy = tidy.assign(**{key: tidy.run_id.map(value)})
+    return tidy[tidy[key].notna()]
+
+
+def mean_ci(g: pd.DataFrame, metric: str, side: str, category: str | None = None) -> tuple[float, float]:
+    rows = g[(g.metric == metric) & (g.side == side)]
+    if category is not None:
+        rows = rows[rows.category.fillna("") == category]
+    return analysis.confidence(rows.value)
+
+
+def counter(g: pd.DataFrame, side: str, name: str) -> pd.Series:
+    """One counter's per-run deltas (counter_delta_count rows, e.g. 'snmp:Tcp.RetransSegs')."""
+    rows = g[(g.metric == "counter_delta_count") & (g.side == side) & (g.category == name)]
+    return rows.set_index("run_id").value
+
+
+def breakdown(tidy: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Per grid value, side and category: mean share of busy samples (%) with its 95 % CI."""
+    metric = analysis.breakdown_metric(tidy)
+    rows = []
+    part = tidy[tidy.metric == metric]
+    for (value, side, cat), g in part.groupby([key, "side", "category"]):
+        mean, ci = analysis.confidence(g.value)
+        rows.append({key: value, "side": side, "category": cat, "pct": mean, "pct_ci95": ci})
+    out = pd.DataFrame(rows, columns=[key, "side", "category", "pct", "pct_ci95"])
+    out.attrs["metric"] = metric
+    return out
+
+
+def top_categories(bd: pd.DataFrame, key: str, value, side: str, n: int = 3) -> list[tuple[str, float]]:
+    """The side's largest kernel categories (the paper's eight; user time and unclassified apart; etc
+    too for the leaf-only breakdown, where cpu-clock bills IRQs-off time to it)."""
+    cats = [c for c in CATEGORIES if c != "etc"] if bd.attrs.get("metric") == "breakdown_pct" else CATEGORIES
+    part = bd[(bd[key] == value) & (bd.side == side) & bd.category.isin(cats)]
+    part = part.sort_values("pct", ascending=False).head(n)
+    return [(r.category, float(r.pct)) for r in part.itertuples()]
+
+
+def share(bd: pd.DataFrame, key: str, value, side: str, category: str) -> tuple[float, float]:
+    row = bd[(bd[key] == value) & (bd.side == side) & (bd.category == category)]
+    return (float(row.pct.iloc[0]), float(row.pct_ci95.iloc[0])) if len(row) else (float("nan"), float("nan"))
+
+
+def tpc_bars(s: pd.DataFrame, field: str, x_title: str, title: str, subtitle: list[str], tooltip=()) -> alt.Chart:
+    """Throughput-per-core per grid value (`field` holds its label): mean bars, 95 % CI error bars."""
+    x = alt.X(f"{field}:N", sort=list(s[field]), title=x_title, axis=alt.Axis(labelAngle=0))
+    y_title = "throughput per core (Gbit/s)"
+    err = s.assign(lo=s.tpc_gbps - s.tpc_gbps_ci95.fillna(0), hi=s.tpc_gbps + s.tpc_gbps_ci95.fillna(0))
+    return alt.layer(
+        alt.Chart(err).mark_bar(color="#4c78a8").encode(
+            x=x, y=alt.Y("tpc_gbps:Q", title=y_title),
+            tooltip=[field, "tpc_gbps", "tpc_gbps_ci95", *tooltip, "repetitions"]),
+        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title=y_title), y2="hi:Q"),
+    ).properties(width=300, height=240, title=alt.Title(title, subtitle=subtitle))
+
+
+def breakdown_chart(bd: pd.DataFrame, key: str, title: str, label: str, value_title: str) -> alt.Chart:
+    """The paper's breakdown figures: per category, one bar per grid value, a panel per side."""
+    caveat = ATTRIBUTED_CAVEAT if bd.attrs.get("metric") == "breakdown_attributed_pct" else CPU_CLOCK_CAVEAT
+    data = bd[bd.category.isin(BREAKDOWN_ORDER)].assign(**{key: lambda d: d[key].astype(str)})
+    values = [str(v) for v in sorted(bd[key].unique())]
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("category:N", sort=BREAKDOWN_ORDER, title="CPU category"),
+        xOffset=alt.XOffset(f"{key}:N", sort=values),
+        y=alt.Y("pct:Q", title="share of busy CPU samples (%)"),
+        color=alt.Color(f"{key}:N", sort=values, title=value_title),
+        tooltip=[key, "side", "category", alt.Tooltip("pct:Q", format=".1f"), alt.Tooltip("pct_ci95:Q", format=".1f")],
+    ).properties(width=330, height=220).facet(
+        column=alt.Column("side:N", sort=["sender", "receiver"], title=None),
+    ).properties(title=alt.Title(title, subtitle=[*label.split("\n"), caveat, "means over repetitions"]))
+
+
+def breakdown_table(bd: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Side x category rows, one column per grid value: the breakdown figure as numbers (%)."""
+    part = bd[bd.category.isin(BREAKDOWN_ORDER)]
+    t = part.pivot_table(index=["side", "category"], columns=key, values="pct")
+    order = [(s, c) for s in ("sender", "receiver") for c in BREAKDOWN_ORDER if (s, c) in t.index]
+    return t.reindex(order)
+
+
+def _ci(value: float) -> float:
+    """A missing CI (a single repetition) is as wide as the data allows: infinite."""
+    return float("inf") if pd.isna(value) else float(value)
+
+
+def clearly_below(a: float, a_ci: float, b: float, b_ci: float) -> bool:
+    """a lies below b by more than both 95 % CIs (veth on a shared VM is noisy)."""
+    return a + _ci(a_ci) < b - _ci(b_ci)
+
+
+def change_pct(before: float, after: float) -> float:
+    return 100.0 * (after - before) / before if before else float("nan")
+
+
+
+def judged(fid: str, claim: str, shows: str, *, reproduced: bool, contradicted: bool, noise_note: str) -> pd.DataFrame:
+    """One verdict row: reproduced, else not reproduced when the data contradict the claim, else
+    inconclusive (the difference is within the noise, which `noise_note` says)."""
+    if reproduced:
+        verdict = REPRODUCED
+    elif contradicted:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict, shows = INCONCLUSIVE, f"{shows}; {noise_note}"
+    return pd.DataFrame([{"id": fid, "paper says": claim, "this run shows": shows, "verdict": verdict}])

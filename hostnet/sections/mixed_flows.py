@@ -1,0 +1,157 @@
+"""§3.7 Fig. 11: one long flow sharing one core per side with 0, 1, 4 or 16 short (4 KB RPC) flows.
+
+The sweep (experiment "mixed", workloads.MixedFlows) also runs the short flows without the long
+one, their own baseline on that core. The notebook 08-mixed-flows.ipynb is a thin caller.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from .. import analysis
+from . import common, grid_view
+from ..sweep import SweepSpec
+from ..verdicts import INCONCLUSIVE, load_findings
+
+EXPERIMENT = "mixed"
+KEY = "short_flows"
+SHORT_FLOWS = [0, 1, 4, 16]
+CLASSES = ("long", "short")
+
+
+def spec(short_flows=SHORT_FLOWS, *, rpc_size_kb: int = 4, config: str = "all-opts", repetitions: int = 3,
+         duration: int = 5, warmup: int = 2, perf_freq_hz: int = 99) -> SweepSpec:
+    """Every short-flow count with the long flow, and without it (the short flows' own baseline)."""
+    grid = {KEY: [int(k) for k in short_flows], "long_flow": [1, 0], "rpc_size": [int(rpc_size_kb) * 1024]}
+    return SweepSpec(experiment=EXPERIMENT, configs=[config], grid=grid, repetitions=repetitions, duration=duration,
+                     warmup=warmup, seed=8, perf_freq_hz=perf_freq_hz)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed_name: str = "", top_up_rounds: int = 2,
+            **spec_args) -> str:
+    return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="mixed-flows",
+                             testbed_name=testbed_name, top_up_rounds=top_up_rounds)
+
+
+def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
+    tidy = grid_view.tag(tidy, manifests, KEY, default=0)
+    return grid_view.tag(tidy, manifests, "long_flow", default=1), manifests
+
+
+def class_tpc(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per run: each flow class's share of the run's throughput-per-core (the classes add up to it).
+
+    The flows share one core per side, so a class's tpc is its throughput over the cores the
+    bottleneck side used: tpc x class throughput / total throughput.
+    """
+    flows = tidy[(tidy.side == "flow") & (tidy.metric == "flow_throughput_gbps")]
+    per_class = flows.groupby(["run_id", "category"]).value.sum().unstack(fill_value=0.0)
+    run = tidy[(tidy.metric.isin(["tpc_gbps", "throughput_gbps"])) & (tidy.side == "both")]
+    run = run.pivot_table(index="run_id", columns="metric", values="value")
+    out = run.join(per_class.reindex(columns=list(CLASSES), fill_value=0.0), how="left").fillna(0.0)
+    for c in CLASSES:
+        out[f"{c}_tpc_gbps"] = out.tpc_gbps * out[c] / out.throughput_gbps
+    keys = tidy.drop_duplicates("run_id").set_index("run_id")[[KEY, "long_flow"]]
+    return out.join(keys).reset_index()
+
+
+def table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per (long flow present, short-flow count): tpc total and per class, throughput, CPU per side."""
+    per_run = class_tpc(tidy)
+    rows = []
+    for (long_flow, k), g in tidy.groupby(["long_flow", KEY]):
+        runs = per_run[(per_run.long_flow == long_flow) & (per_run[KEY] == k)]
+        row = {"long_flow": int(long_flow), KEY: int(k)}
+        for col in ("tpc_gbps", "long_tpc_gbps", "short_tpc_gbps"):
+            row[col], row[col + "_ci95"] = analysis.confidence(runs[col])
+        for col, metric, side in (("throughput_gbps", "throughput_gbps", "both"),
+                                  ("transactions_per_s", "transactions_per_s", "both"),
+                                  ("sender_cpu_pct", "cpu_util_pct", "sender"),
+                                  ("receiver_cpu_pct", "cpu_util_pct", "receiver")):
+            row[col] = grid_view.mean_ci(g, metric, side)[0]
+        row["repetitions"] = len(runs)
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(["long_flow", KEY], ascending=[False, True]).reset_index(drop=True)
+
+
+def _label(long_flow: int, k: int) -> str:
+    return f"long + {k} short" if long_flow else f"{k} short alone"
+
+
+def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
+    s = summary.assign(point=[_label(lf, k) for lf, k in zip(summary.long_flow, summary[KEY], strict=True)])
+    order = list(s.point)
+    bars = s.melt(id_vars=["point"], value_vars=["long_tpc_gbps", "short_tpc_gbps"], var_name="flows",
+                  value_name="gbps")
+    bars["flows"] = bars.flows.map({"long_tpc_gbps": "long flow", "short_tpc_gbps": "short flows"})
+    tpc = alt.Chart(bars).mark_bar().encode(
+        x=alt.X("point:N", sort=order, title="flows sharing the core"),
+        y=alt.Y("gbps:Q", stack="zero", title="throughput per core (Gbit/s)"),
+        color=alt.Color("flows:N", sort=["long flow", "short flows"], title="",
+                        scale=alt.Scale(range=["#4c78a8", "#f58518"])),
+        tooltip=["point", "flows", alt.Tooltip("gbps:Q", format=".2f")],
+    ).properties(width=340, height=250, title=alt.Title(
+        "Fig. 11(a) analogue: throughput per core, long flow mixed with short flows",
+        subtitle=[*label.split("\n"), "one core per side; stacked: long flow + short (4 KB RPC) flows = total; means"]))
+    mixed = bd[bd.long_flow == 1].drop(columns="long_flow")
+    bd_chart = grid_view.breakdown_chart(mixed.assign(**{KEY: mixed[KEY].astype(int)}), KEY,
+                                         "Fig. 11(b) analogue: CPU breakdown, long flow + k short flows", label,
+                                         "short flows")
+    return {"mixed-flows-tpc": tpc, "mixed-flows-breakdown": bd_chart}
+
+
+def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
+    """grid_view.breakdown per (long flow present, short-flow count)."""
+    parts = [grid_view.breakdown(g, KEY).assign(long_flow=int(lf)) for lf, g in tidy.groupby("long_flow")]
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["metric"] = analysis.breakdown_metric(tidy)
+    return out
+
+
+def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
+    """The breakdown with the long flow, one column per short-flow count."""
+    return grid_view.breakdown_table(bd[bd.long_flow == 1], KEY)
+
+
+SIZE_TOLERANCE_PTS = 15.0  # "about 43 %": a total cut within this many points of the paper's counts as its size
+
+
+def reference(reference_dir) -> pd.DataFrame:
+    """The paper's Fig. 11(a) numbers (stated changes, and the tpc values the text gives)."""
+    return pd.read_csv(Path(reference_dir) / "mixed_fig11.csv", comment="#").set_index("quantity")
+
+
+def verdict_table(summary: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F14: total and long-flow tpc fall as short flows join the long flow's core, by about the paper's size."""
+    claim = load_findings(reference_dir).set_index("id").loc["F14", "claim"]
+    paper = reference(reference_dir).stated_change_pct
+    mixed = summary[summary.long_flow == 1].sort_values(KEY)
+    if len(mixed) < 2 or mixed[KEY].iloc[0] != 0:
+        return pd.DataFrame([{"id": "F14", "paper says": claim, "verdict": INCONCLUSIVE,
+                              "this run shows": "needs the long flow alone and with short flows"}])
+    alone, most = mixed.iloc[0], mixed.iloc[-1]
+    k = int(most[KEY])
+    total_down = grid_view.clearly_below(most.tpc_gbps, most.tpc_gbps_ci95, alone.tpc_gbps, alone.tpc_gbps_ci95)
+    total_up = grid_view.clearly_below(alone.tpc_gbps, alone.tpc_gbps_ci95, most.tpc_gbps, most.tpc_gbps_ci95)
+    long_down = grid_view.clearly_below(most.long_tpc_gbps, most.long_tpc_gbps_ci95,
+                                        alone.long_tpc_gbps, alone.long_tpc_gbps_ci95)
+    total_change = grid_view.change_pct(alone.tpc_gbps, most.tpc_gbps)
+    sized = abs(total_change - paper["total"]) <= SIZE_TOLERANCE_PTS
+    shows = (f"total tpc {alone.tpc_gbps:.1f} → {most.tpc_gbps:.1f} Gbit/s with {k} short flows "
+             f"({total_change:+.0f} %, paper {paper['total']:+.0f} %); long flow "
+             f"{alone.long_tpc_gbps:.1f} → {most.long_tpc_gbps:.1f} "
+             f"({grid_view.change_pct(alone.long_tpc_gbps, most.long_tpc_gbps):+.0f} %, paper {paper['long']:+.0f} %)")
+    short_alone = summary[(summary.long_flow == 0) & (summary[KEY] == k)]
+    if len(short_alone):
+        base = short_alone.iloc[0].short_tpc_gbps
+        shows += (f"; {k} short flows {base:.2f} alone → {most.short_tpc_gbps:.2f} mixed "
+                  f"({grid_view.change_pct(base, most.short_tpc_gbps):+.0f} %, paper {paper['short']:+.0f} %)")
+    if total_down and long_down and not sized:
+        shows += (f"; mixing hurts as in the paper, but the total cut is more than {SIZE_TOLERANCE_PTS:.0f} points "
+                  f"from its size")
+    return grid_view.judged("F14", claim, shows, reproduced=total_down and long_down and sized,
+                            contradicted=total_up or (total_down and long_down and not sized),
+                            noise_note="the drop is within the 95 % CIs")

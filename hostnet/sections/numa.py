@@ -1,0 +1,170 @@
+"""§3.6 Fig. 10(c): short flows with the application on a core of the NIC-local vs a NIC-remote NUMA node.
+
+Needs a host with two or more NUMA nodes and a NIC that reports its node. Where the testbed lacks
+them (the embedded testbed: one node, veth), run mode records the capability check and refuses;
+replay shows the paper's published directions and the recorded reason. The notebook
+09-numa.ipynb is a thin caller of these functions.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from ..testbed import record as capability_record
+from . import common
+from .. import store, testbed
+from ..testbed.capabilities import MissingCapability
+from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+
+PLACEMENTS = ("nic-local", "nic-remote")
+EXPERIMENT = "numa"
+MARGINAL_PCT = 10.0  # "only marginal": NIC-remote tpc within this share of NIC-local's
+
+
+def reference(reference_dir) -> pd.DataFrame:
+    return pd.read_csv(Path(reference_dir) / "numa_fig10c.csv", comment="#")
+
+
+def paper_testbed(reference_dir) -> pd.DataFrame:
+    return pd.read_csv(Path(reference_dir) / "paper_testbed.csv", comment="#")
+
+
+def placement_plan(layout: dict) -> dict[str, list[int]]:
+    """Receiver application CPUs per placement: one core on the NIC's node, one on another node."""
+    nodes = {int(k): v for k, v in layout["nodes"].items()}
+    problems = []
+    if len(nodes) < 2:
+        problems.append(f"one NUMA node ({len(nodes)} in /sys/devices/system/node): nothing is NIC-remote")
+    if layout.get("nic_node") is None:
+        what = layout.get("iface") or "the embedded testbed's veth"
+        problems.append(f"{what} has no NIC reporting a NUMA node (/sys/class/net/IFACE/device/numa_node)")
+    if problems:
+        raise MissingCapability("; ".join(problems))
+    local = nodes.get(layout["nic_node"])
+    remote = [n for n in sorted(nodes) if n != layout["nic_node"] and nodes[n]]
+    if not local:
+        raise MissingCapability(f"NUMA node {layout['nic_node']} (the NIC's) has no CPUs")
+    if not remote:
+        raise MissingCapability(f"no NUMA node other than the NIC's ({layout['nic_node']}) has CPUs")
+    return {"nic-local": local[:1], "nic-remote": nodes[remote[0]][:1]}
+
+
+def _with_receiver_cpus(tb, cpus: list[int]):
+    """The same testbed with the receiver application pinned elsewhere."""
+    eps = dict(tb.endpoints)
+    eps["receiver"] = dataclasses.replace(eps["receiver"], cpus=list(cpus))
+    return dataclasses.replace(tb, endpoints=eps)
+
+
+def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, duration: int, warmup: int,
+             repetitions: int, rpc_size: int, flows: int = 16, config: str = "all-opts") -> dict[str, list[int]]:
+    """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
+    if not testbed_file:
+        placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
+    from ..sweep import run_configs
+    with testbed.using(testbed_file) as tb:
+        plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
+        for placement, cpus in plan.items():
+            # Fig. 10's short flows: RPC incast into the one receiver core, stored per placement
+            run_configs(_with_receiver_cpus(tb, cpus), [config], duration_s=duration, warmup_s=warmup,
+                        repetitions=repetitions, runs_dir=runs_dir, campaign=campaign, experiment="incast",
+                        flows=flows, rpc_size=rpc_size, label=f"{EXPERIMENT}-{placement}")
+    return plan
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed_file: str = "", duration: int = 5,
+            warmup: int = 2, repetitions: int = 3, rpc_size: int = 4096) -> tuple[str, str]:
+    """(campaign, refusal): replay a campaign, or detect the testbed, record the check and run where it can."""
+    if common.is_replay(mode, campaign):
+        return campaign, ""
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, "yaml" if testbed_file else "embedded")
+    record = capability_record.detect(testbed_file)
+    capability_record.write(Path(runs_dir) / campaign, record)
+    try:
+        run_live(testbed_file, record, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
+                 repetitions=repetitions, rpc_size=rpc_size)
+    except MissingCapability as exc:
+        return campaign, f"refused: {exc}"
+    return campaign, ""
+
+
+def load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict]:
+    """Tidy data of both placements (empty where nothing ran), manifests, the capability record."""
+    record = capability_record.read(runs_dir, campaign)
+    frames, manifests = [], []
+    for placement in PLACEMENTS:
+        exp = f"{EXPERIMENT}-{placement}"
+        ms = store.load_manifests(runs_dir, campaign, exp)
+        if ms:
+            tidy, ms = common.load(runs_dir, campaign, exp)
+            frames.append(tidy.assign(placement=placement))
+            manifests += ms
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), manifests, record
+
+
+def nodes_table(record: dict, reference_dir) -> pd.DataFrame:
+    """NUMA nodes: the paper's servers vs each host of this testbed, and the NIC's node."""
+    paper = paper_testbed(reference_dir).set_index("property")
+    rows = [{"testbed": "paper (4-socket Xeon Gold 6128)", "numa_nodes": int(paper.loc["numa_nodes", "value"]),
+             "nic_node": "one of the sockets"}]
+    for host, layout in record["numa"].items():
+        rows.append({"testbed": f"this testbed: {host}", "numa_nodes": len(layout["nodes"]),
+                     "nic_node": "none (no NIC)" if layout["nic_node"] is None else str(layout["nic_node"])})
+    return pd.DataFrame(rows)
+
+
+def measured_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    if tidy.empty:
+        return pd.DataFrame(columns=["placement", "tpc_gbps", "runs"])
+    t = tidy[(tidy.metric == "tpc_gbps") & (tidy.side == "both")]
+    return t.groupby("placement").value.agg(tpc_gbps="median", runs="count").reset_index()
+
+
+def charts(nodes: pd.DataFrame, measured: pd.DataFrame, label: str) -> dict:
+    need = pd.DataFrame({"needed": [2]})
+    bars = alt.Chart(nodes).mark_bar(color="#4c78a8").encode(
+        x=alt.X("testbed:N", title="testbed", sort=None, axis=alt.Axis(labelAngle=0, labelLimit=220)),
+        y=alt.Y("numa_nodes:Q", title="NUMA nodes (count)", scale=alt.Scale(domain=[0, 4]),
+                axis=alt.Axis(tickMinStep=1, format="d")),
+        tooltip=["testbed", "numa_nodes", "nic_node"])
+    rule = alt.Chart(need).mark_rule(color="#e45756", strokeDash=[4, 3]).encode(y="needed:Q")
+    out = {"numa-nodes": alt.layer(bars, rule).properties(width=380, height=240, title=alt.Title(
+        "Fig. 10(c) prerequisite: NUMA nodes, paper vs this testbed",
+        subtitle=[label, "dashed: at least 2 nodes and a NIC on one of them are needed for NIC-local vs -remote"]))}
+    if not measured.empty:
+        out["numa-tpc"] = alt.Chart(measured).mark_bar().encode(
+            x=alt.X("placement:N", sort=list(PLACEMENTS), title="receiver application placement"),
+            y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"), tooltip=["placement", "tpc_gbps", "runs"],
+        ).properties(width=300, height=240, title=alt.Title(
+            "Fig. 10(c) analogue: 4 KB RPCs, NIC-local vs NIC-remote", subtitle=[label, "medians over runs"]))
+    return out
+
+
+def refusal_reason(record: dict) -> str:
+    """Why this testbed cannot run Fig. 10(c), from the recorded check ('' when it can)."""
+    reasons = []
+    for host, layout in record["numa"].items():
+        try:
+            placement_plan(layout)
+        except MissingCapability as exc:
+            reasons.append(f"{host}: {exc}")
+    return "; ".join(reasons) if len(reasons) == len(record["numa"]) else ""
+
+
+def verdict_table(record: dict, measured: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F13: NIC-remote tpc only marginally below NIC-local for short flows."""
+    claim = load_findings(reference_dir).set_index("id").loc["F13", "claim"]
+    m = measured.set_index("placement").tpc_gbps if not measured.empty else pd.Series(dtype=float)
+    if set(PLACEMENTS) <= set(m.index):
+        local, remote = m["nic-local"], m["nic-remote"]
+        change = 100 * (remote - local) / local
+        shows = (f"4 KB RPCs: NIC-local {local:.2f}, NIC-remote {remote:.2f} Gbit/s ({change:+.1f} %); "
+                 f"'marginal' taken as within {MARGINAL_PCT:.0f} %; cache misses need a PMU")
+        verdict = REPRODUCED if abs(change) <= MARGINAL_PCT else (
+            NOT_REPRODUCED if change < -MARGINAL_PCT else INCONCLUSIVE)
+    else:
+        shows, verdict = refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign", NOT_TESTABLE
+    return pd.DataFrame([{"id": "F13", "paper says": claim, "this run shows": shows, "verdict": verdict}])

@@ -1,0 +1,318 @@
+"""§3.2–3.4 and the appendix: one-to-one, incast, all-to-all and outcast vs the flow count.
+
+One module for the four traffic-pattern notebooks (03-one-to-one, 04-incast, 05-all-to-all,
+12-outcast): each is a thin caller of these functions with its pattern's name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import pandas as pd
+
+from .. import analysis, plots, store, testbed
+from . import common
+from ..sweep import SweepSpec, run_sweep
+from ..taxonomy import CATEGORIES
+from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, load_findings
+
+SIDES = ("sender", "receiver")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    figure: str      # the paper's figure for this pattern (from its artifact's list of experiments)
+    flows: tuple     # default sweep of n
+    findings: tuple  # finding ids the verdict table checks
+
+
+PATTERNS = {p.name: p for p in (
+    Pattern("one-to-one", "Fig. 4", (1, 2, 4, 8), ("F09", "F04", "F05")),
+    Pattern("incast", "Fig. 5", (1, 2, 4, 8), ("F09", "F04", "F05")),
+    # n x n flows; at n = 8 (64 flows) starting flows and probes ate most of a 3 s run here
+    Pattern("all-to-all", "Fig. 6", (1, 2, 3, 4), ("F09", "F04", "F05")),
+    # F09 names one-to-one, incast and all-to-all only: the seeds state no outcast trend. F04 (the
+    # receiver is the bottleneck) is left out too: one sender core feeds n receivers, so the sender is
+    # the expected bottleneck (the artifact computes outcast tpc from the sender's CPU)
+    Pattern("outcast", "Appendix (outcast)", (1, 2, 4, 8), ("F05",)),
+)}
+
+
+def _pattern(name: str) -> Pattern:
+    if name not in PATTERNS:
+        raise ValueError(f"pattern {name!r}: one of {', '.join(PATTERNS)}")
+    return PATTERNS[name]
+
+
+def hosts_per_side(pattern: str, n: int) -> tuple[int, int]:
+    """Sender and receiver namespaces that give each flow end its own host (embedded testbed: at most 9)."""
+    senders = 1 if pattern == "outcast" else n
+    receivers = 1 if pattern == "incast" else n
+    return min(senders, 9), min(receivers, 9)
+
+
+def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: str = "all-opts", flows=None,
+            repetitions: int = 3, duration: int = 3, warmup: int = 2, perf_freq_hz: int = 499,
+            testbed_name: str = "", separate_hosts: bool = False, progress: bool = True) -> str:
+    """Return the campaign to analyse: replay a recorded one, or sweep the flow count live.
+
+    mode "run": a fresh embedded testbed (one sender and one receiver namespace, or with
+    separate_hosts one namespace per flow end over a bridge), or testbed_name: a testbed that is
+    up (`hostnet testbed up --name`) or a testbed.yaml of real servers, whose settings this
+    campaign changed are restored afterwards.
+    """
+    p = _pattern(pattern)
+    replay = common.replay_or_newest(mode, campaign, runs_dir, pattern)
+    if replay:
+        return replay
+    flows = [int(n) for n in (flows or p.flows)]
+    spec = SweepSpec(experiment=pattern, configs=[config], grid={"flows": flows}, repetitions=repetitions,
+                     duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+    shape = {}
+    if not testbed_name:
+        senders, receivers = hosts_per_side(pattern, max(flows)) if separate_hosts else (1, 1)
+        shape = {"n_senders": senders, "n_receivers": receivers}
+    with testbed.using(testbed_name, **shape) as tb:
+        campaign = campaign or store.new_campaign_id(pattern, tb.kind)
+        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
+    return campaign
+
+
+def _flows_of(manifest: dict) -> int:
+    return int(manifest.get("point", {}).get("flows", 1))
+
+
+def load(runs_dir, campaign: str, pattern: str, include_contaminated: bool = False
+         ) -> tuple[pd.DataFrame, list[dict]]:
+    """The campaign's tidy data with each run's n (`flows`), and every manifest."""
+    tidy, manifests = common.load(runs_dir, campaign, _pattern(pattern).name, include_contaminated)
+    n = {m["run_id"]: _flows_of(m) for m in manifests}
+    return tidy.assign(flows=tidy.run_id.map(n)), manifests
+
+
+def point_quality(manifests: list[dict]) -> pd.DataFrame:
+    """Per n: runs recorded, failed, flagged for foreign load, and the clean ones left to analyse."""
+    rows = []
+    for n in sorted({_flows_of(m) for m in manifests}):
+        ms = [m for m in manifests if _flows_of(m) == n]
+        ok = [m for m in ms if m["status"] == "ok"]
+        flagged = sum(1 for m in ok if store.flagged(m))
+        rows.append({"flows": n, "runs": len(ms), "failed": len(ms) - len(ok), "flagged": flagged,
+                     "clean": len(ok) - flagged, "unsteady": sum(1 for m in ok if m.get("unsteady"))})
+    return pd.DataFrame(rows)
+
+
+def _values(g: pd.DataFrame, metric: str, side: str) -> pd.Series:
+    return g[(g.metric == metric) & (g.side == side)].value
+
+
+def table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per n: flows and cores used, throughput, tpc and each side's CPU, means with 95 % CIs."""
+    rows = []
+    for n, g in tidy.groupby("flows"):
+        row = {"flows": int(n), "flow_count": int(_values(g, "flow_count", "both").max()),
+               "sender_cores": int(_values(g, "cores_count", "sender").max()),
+               "receiver_cores": int(_values(g, "cores_count", "receiver").max())}
+        for col, metric, side in (("throughput_gbps", "throughput_gbps", "both"), ("tpc_gbps", "tpc_gbps", "both"),
+                                  ("sender_cpu_pct", "cpu_util_pct", "sender"),
+                                  ("receiver_cpu_pct", "cpu_util_pct", "receiver")):
+            row[col], row[col + "_ci95"] = analysis.confidence(_values(g, metric, side))
+        # saturation is per core: with more cores on one side (incast, outcast on real servers) its
+        # summed utilisation would look busier without any core being busier
+        row["sender_cpu_per_core_pct"], row["sender_cpu_per_core_pct_ci95"] = analysis.confidence(
+            _values(g, "cpu_util_pct", "sender") / max(1, row["sender_cores"]))
+        row["receiver_cpu_per_core_pct"], row["receiver_cpu_per_core_pct_ci95"] = analysis.confidence(
+            _values(g, "cpu_util_pct", "receiver") / max(1, row["receiver_cores"]))
+        row["bottleneck"] = ("receiver" if row["receiver_cpu_per_core_pct"] >= row["sender_cpu_per_core_pct"]
+                             else "sender")
+        row["repetitions"] = len(_values(g, "tpc_gbps", "both"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def display_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary for reading: 'mean ± 95 % CI' per measure, one row per n."""
+    out = pd.DataFrame({"n": summary.flows, "flows": summary.flow_count,
+                        "cores (sender/receiver)": [f"{r.sender_cores}/{r.receiver_cores}"
+                                                    for r in summary.itertuples()]})
+    for col, title in (("throughput_gbps", "throughput (Gbit/s)"), ("tpc_gbps", "tpc (Gbit/s)"),
+                       ("sender_cpu_pct", "sender CPU (%)"), ("receiver_cpu_pct", "receiver CPU (%)")):
+        out[title] = [_ci_text(m, ci) for m, ci in zip(summary[col], summary[col + "_ci95"], strict=True)]
+    return out.assign(bottleneck=summary.bottleneck, repetitions=summary.repetitions)
+
+
+def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Mean share of each side's busy samples per category and n (long form: flows, side, category, pct).
+
+    Uses the call-chain-attributed breakdown where the runs kept their stacks (analysis.breakdown_metric).
+    """
+    metric = analysis.breakdown_metric(tidy)
+    b = tidy[(tidy.metric == metric) & tidy.side.isin(SIDES)]
+    out = b.groupby(["flows", "side", "category"], as_index=False).value.mean().rename(columns={"value": "pct"})
+    order = {c: i for i, c in enumerate(analysis.BREAKDOWN_ORDER)}
+    out = out.assign(rank=out.category.map(order).fillna(len(order)), metric=metric)
+    return out.sort_values(["side", "flows", "rank"], ascending=[False, True, True]).drop(columns="rank") \
+        .reset_index(drop=True)
+
+
+def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
+    """The breakdown as one row per (side, category) and one column per n, in %."""
+    wide = bd.pivot_table(index=["side", "category"], columns="flows", values="pct", sort=False)
+    wide.columns = [f"n={c}" for c in wide.columns]
+    return wide.reset_index()
+
+
+def _label_lines(label: str) -> list[str]:
+    return label.replace(" (", "\n(", 1).split("\n")
+
+
+def charts(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, label: str) -> dict:
+    p = _pattern(pattern)
+    title = "n (all-to-all: n × n flows)" if pattern == "all-to-all" else "n (flows)"
+    x = alt.X("flows:O", axis=alt.Axis(labelAngle=0), title=title)
+    sub = [*_label_lines(label), cores_sentence(summary)]
+    err = summary.assign(lo=summary.tpc_gbps - summary.tpc_gbps_ci95.fillna(0),
+                         hi=summary.tpc_gbps + summary.tpc_gbps_ci95.fillna(0))
+    y = alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)", scale=alt.Scale(zero=True))
+    tpc = alt.layer(
+        alt.Chart(err).mark_line(point=True).encode(x=x, y=y, tooltip=["flows", "flow_count", "tpc_gbps",
+                                                                       "tpc_gbps_ci95", "throughput_gbps"]),
+        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title="throughput per core (Gbit/s)"), y2="hi:Q"),
+    ).properties(width=340, height=240, title=alt.Title(
+        f"{p.figure} analogue: throughput per core vs flows ({pattern})",
+        subtitle=[*sub, "mean and 95 % CI over repetitions; the busier side is the bottleneck"]))
+    cpu = summary.melt(id_vars=["flows"], value_vars=["sender_cpu_pct", "receiver_cpu_pct"],
+                       var_name="side", value_name="cpu_pct")
+    cpu["side"] = cpu.side.str.replace("_cpu_pct", "")
+    cpu_chart = alt.Chart(cpu).mark_line(point=True).encode(
+        x=x, y=alt.Y("cpu_pct:Q", title="CPU utilisation (% of one core)"),
+        color=alt.Color("side:N", sort=list(SIDES), title="side"), tooltip=["flows", "side", "cpu_pct"],
+    ).properties(width=340, height=240, title=alt.Title(
+        f"{p.figure} analogue: CPU per side vs flows ({pattern})",
+        subtitle=[*sub, "means; /proc/stat, % of one core summed over the side's CPUs"]))
+    metric = bd.metric.iloc[0] if len(bd) else "breakdown_pct"
+    caveat = plots.ATTRIBUTED_CAVEAT if metric == "breakdown_attributed_pct" else plots.CPU_CLOCK_CAVEAT
+    order = analysis.BREAKDOWN_ORDER
+    stacked = alt.Chart(bd).mark_bar().encode(
+        x=x, y=alt.Y("pct:Q", stack="normalize", title="share of busy samples", axis=alt.Axis(format="%")),
+        color=alt.Color("category:N", sort=order, title="category",
+                        scale=alt.Scale(domain=order, range=[plots.CATEGORY_COLORS[c] for c in order])),
+        order=alt.Order("category_rank:Q"), tooltip=["flows", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
+    ).transform_calculate(category_rank=f"indexof({order!r}, datum.category)").properties(width=220, height=240)
+    breakdown_chart = stacked.facet(column=alt.Column("side:N", sort=list(SIDES), title=None)).properties(
+        title=alt.Title(f"{p.figure} analogue: CPU breakdown vs flows ({pattern})", subtitle=[*sub, caveat]))
+    stem = pattern
+    return {f"{stem}-tpc": tpc, f"{stem}-cpu": cpu_chart, f"{stem}-breakdown": breakdown_chart}
+
+
+def cores_sentence(summary: pd.DataFrame) -> str:
+    """Say whether the flows had cores of their own or shared them (what n measures here)."""
+    last = summary.sort_values("flows").iloc[-1]
+    if last.sender_cores == 1 and last.receiver_cores == 1:
+        return (f"all {last.flow_count} flows share 1 sender and 1 receiver core: n sweeps flows per core, "
+                "not cores")
+    return f"at n={last.flows}: {last.flow_count} flows on {last.sender_cores} sender and " \
+           f"{last.receiver_cores} receiver cores"
+
+
+def _ci(value) -> float:
+    """A missing CI (a single clean repetition) is as wide as the data allows."""
+    return float("inf") if pd.isna(value) else float(value)
+
+
+def _compare(a: float, a_ci, b: float, b_ci) -> str:
+    """'<' when b is above a beyond both 95 % CIs, '>' when below, '≈' when the intervals overlap."""
+    if b - _ci(b_ci) > a + _ci(a_ci):
+        return "<"
+    if b + _ci(b_ci) < a - _ci(a_ci):
+        return ">"
+    return "≈"
+
+
+def _ci_text(mean: float, ci) -> str:
+    return f"{mean:.1f}" + ("" if pd.isna(ci) else f" ± {ci:.1f}")
+
+
+def _f09(s: pd.DataFrame) -> tuple[str, str]:
+    first, last = s.iloc[0], s.iloc[-1]
+    sign = _compare(first.tpc_gbps, first.tpc_gbps_ci95, last.tpc_gbps, last.tpc_gbps_ci95)
+    change = 100 * (last.tpc_gbps - first.tpc_gbps) / first.tpc_gbps
+    per_core = last.flow_count / max(1, last.receiver_cores)
+    shows = (f"tpc {_ci_text(first.tpc_gbps, first.tpc_gbps_ci95)} Gbit/s at n={first.flows} "
+             f"({first.flow_count} flow{'s' if first.flow_count > 1 else ''}) → "
+             f"{_ci_text(last.tpc_gbps, last.tpc_gbps_ci95)} at n={last.flows} ({last.flow_count} flows, "
+             f"{per_core:g} per receiver core), {change:+.0f} %; "
+             f"all n: {', '.join(f'{r.tpc_gbps:.1f}' for r in s.itertuples())}")
+    if sign == "≈":
+        return shows + "; the change is within the 95 % CIs", INCONCLUSIVE
+    return shows, REPRODUCED if sign == ">" else NOT_REPRODUCED
+
+
+def _f04(s: pd.DataFrame) -> tuple[str, str]:
+    signs = [_compare(r.sender_cpu_per_core_pct, r.sender_cpu_per_core_pct_ci95, r.receiver_cpu_per_core_pct,
+                      r.receiver_cpu_per_core_pct_ci95) for r in s.itertuples()]
+    shows = "; ".join(f"n={r.flows}: sender {r.sender_cpu_per_core_pct:.0f}% {sign} receiver "
+                      f"{r.receiver_cpu_per_core_pct:.0f}%" for r, sign in zip(s.itertuples(), signs, strict=True))
+    shows += " (CPU per core in use; ≈: the 95 % CIs overlap)"
+    if all(sign == "<" for sign in signs):
+        return shows, REPRODUCED
+    return shows, NOT_REPRODUCED if any(sign == ">" for sign in signs) else INCONCLUSIVE
+
+
+def _largest(bd: pd.DataFrame, n: int, side: str) -> tuple[str, float]:
+    part = bd[(bd.flows == n) & (bd.side == side) & bd.category.isin(CATEGORIES)]
+    exclude_etc = part.metric.iloc[0] == "breakdown_pct"  # leaf-only: cpu-clock bills IRQs-off time to etc
+    part = part[part.category != "etc"] if exclude_etc else part
+    top = part.sort_values("pct", ascending=False).iloc[0]
+    return str(top.category), float(top.pct)
+
+
+def _f05(bd: pd.DataFrame, config: str) -> tuple[str, str]:
+    ns = sorted(bd.flows.unique())
+    tops = {(n, side): _largest(bd, n, side) for n in ns for side in SIDES}
+    shows = "; ".join(f"{side}: largest " + ", ".join(f"n={n} {tops[n, side][0]} {tops[n, side][1]:.0f}%"
+                                                      for n in ns) for side in SIDES)
+    if bd.metric.iloc[0] == "breakdown_pct":
+        shows += " (leaf-only samples, etc excluded)"
+    if config != "all-opts":
+        return f"the campaign ran {config}; the finding is about all-opts. " + shows, INCONCLUSIVE
+    return shows, REPRODUCED if all(cat == "data_copy" for cat, _ in tops.values()) else NOT_REPRODUCED
+
+
+def verdict_table(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, reference_dir,
+                  config: str = "all-opts") -> pd.DataFrame:
+    """'Paper says / this run shows' for the pattern's findings, from the summary and breakdown."""
+    findings = load_findings(reference_dir).set_index("id")
+    s = summary.sort_values("flows").reset_index(drop=True)
+    rows = []
+    for fid in _pattern(pattern).findings:
+        if fid == "F09":
+            if len(s) < 2:
+                continue
+            shows, verdict = _f09(s)
+        elif fid == "F04":
+            shows, verdict = _f04(s)
+            shows = "checked at every n of this pattern (the paper states it for single flows): " + shows
+        else:
+            if bd.empty:
+                continue
+            shows, verdict = _f05(bd, config)
+        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows,
+                     "verdict": verdict})
+    return pd.DataFrame(rows, columns=["id", "paper says", "this run shows", "verdict"])
+
+
+def breakdown_shift(bd: pd.DataFrame, top: int = 3) -> pd.DataFrame:
+    """Per side, the categories whose share moved most between the smallest and the largest n."""
+    ns = sorted(bd.flows.unique())
+    if len(ns) < 2:
+        return pd.DataFrame(columns=["side", "category", "first_pct", "last_pct", "change_points"])
+    rows = []
+    for side in SIDES:
+        part = bd[bd.side == side].pivot_table(index="category", columns="flows", values="pct")
+        delta = (part[ns[-1]] - part[ns[0]]).dropna()
+        for cat in delta.abs().sort_values(ascending=False).index[:top]:
+            rows.append({"side": side, "category": cat, "first_pct": part.loc[cat, ns[0]],
+                         "last_pct": part.loc[cat, ns[-1]], "change_points": delta[cat]})
+    return pd.DataFrame(rows).rename(columns={"first_pct": f"n={ns[0]}_pct", "last_pct": f"n={ns[-1]}_pct"})

@@ -1,0 +1,78 @@
+"""Testbeds: named roles (sender, sender1.., receiver, receiver1..) mapped to a host, an interface, a
+data IP and CPUs, and the machines probes run on. Built by namespaces.py (the embedded testbed)
+or servers.py (a testbed.yaml of real servers)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..hosts import Host
+from ..knobs import Journal
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
+
+
+class TestbedError(RuntimeError):
+    __test__ = False  # not a pytest test class despite the name
+
+
+@dataclass
+class Endpoint:
+    role: str
+    host: Host
+    iface: str
+    ip: str
+    cpus: list[int]
+    machine: str  # which physical machine runs this role (probes run once per machine)
+
+    def describe(self) -> dict:
+        return {"role": self.role, "host": self.host.describe(), "iface": self.iface, "ip": self.ip,
+                "cpus": self.cpus, "machine": self.machine}
+
+
+@dataclass
+class Testbed:
+    __test__ = False
+    name: str
+    kind: str
+    endpoints: dict[str, Endpoint]
+    machines: dict[str, Host]
+    journal: Journal
+    notes: list[str] = field(default_factory=list)
+    switch: Host | None = None          # the bridge's namespace on a bridged embedded testbed
+    switch_ports: list[str] = field(default_factory=list)
+
+    @property
+    def senders(self) -> list[Endpoint]:
+        return [e for r, e in self.endpoints.items() if role_kind(r) == "sender"]
+
+    @property
+    def receivers(self) -> list[Endpoint]:
+        return [e for r, e in self.endpoints.items() if role_kind(r) == "receiver"]
+
+    @property
+    def sender(self) -> Endpoint:
+        return self.endpoints["sender"]
+
+    @property
+    def receiver(self) -> Endpoint:
+        return self.endpoints["receiver"]
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind,
+                "endpoints": {r: e.describe() for r, e in self.endpoints.items()},
+                "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes}
+
+
+def role_name(kind: str, index: int) -> str:
+    """"sender", "sender1", "sender2", ... (index 0 keeps the plain name)."""
+    return kind if index == 0 else f"{kind}{index}"
+
+
+def role_kind(role: str) -> str:
+    return role.rstrip("0123456789")
+
+

@@ -1,0 +1,93 @@
+"""A campaign's record of what its testbed could do (capabilities.json in the campaign directory).
+
+Sections that need hardware a testbed may lack (multi-socket NUMA, DDIO, an IOMMU) write it in run
+mode, and replay it, so "not testable here" and its reason come from the detection made on that
+testbed, not from the machine the notebook is replayed on.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+from ..hosts import Host, HostError, LocalHost
+from . import capabilities
+from .capabilities import Capability
+
+FILE = "capabilities.json"
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
+    cpus: list[int] = []
+    for part in filter(None, text.strip().split(",")):
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def numa_layout(host: Host, iface: str | None) -> dict:
+    """NUMA nodes with their CPUs, and the node the NIC behind `iface` is attached to (None: no PCI device,
+    e.g. veth, or the platform does not say)."""
+    listing = host.run(["sh", "-c", "ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null; true"]).stdout.split()
+    nodes = {}
+    for path in sorted(listing, key=lambda p: int(re.sub(r"\D", "", p.rsplit("/", 1)[-1]) or 0)):
+        node = int(path.rsplit("node", 1)[-1])
+        try:
+            nodes[node] = parse_cpulist(host.read_text(f"{path}/cpulist"))
+        except HostError:
+            nodes[node] = []
+    nic_node = None
+    if iface:
+        try:
+            value = int(host.read_text(f"/sys/class/net/{iface}/device/numa_node").strip())
+            nic_node = value if value >= 0 else None  # -1: the platform does not report it
+        except (HostError, ValueError):
+            nic_node = None
+    return {"nodes": {str(k): v for k, v in nodes.items()} or {"0": []}, "nic_node": nic_node, "iface": iface}
+
+
+def detect_testbed(testbed_file: str = "") -> tuple[str, dict[str, Host], dict[str, str | None]]:
+    """(label, hosts by name, data interface by host name): the embedded testbed's machine, or the
+    receivers and senders of a testbed.yaml."""
+    if not testbed_file:
+        return "embedded testbed (veth + netns on this machine)", {"embedded machine": LocalHost("embedded machine")}, \
+            {"embedded machine": None}
+    from .servers import from_yaml
+    tb = from_yaml(testbed_file)
+    hosts = {e.host.name: e.host for e in tb.endpoints.values()}
+    ifaces = {e.host.name: e.iface for e in tb.endpoints.values()}
+    return f"{tb.kind} testbed from {Path(testbed_file).name}", hosts, ifaces
+
+
+def detect(testbed_file: str = "") -> dict:
+    label, hosts, ifaces = detect_testbed(testbed_file)
+    caps = {name: capabilities.detect(h, ifaces[name]) for name, h in hosts.items()}
+    layout = {name: numa_layout(h, ifaces[name]) for name, h in hosts.items()}
+    return make_record(label, caps, layout)
+
+
+def make_record(label: str, caps_by_host: dict[str, dict[str, Capability]], numa: dict[str, dict]) -> dict:
+    return {"testbed": label,
+            "capabilities": {h: {n: asdict(c) for n, c in caps.items()} for h, caps in caps_by_host.items()},
+            "numa": numa}
+
+
+def write(campaign_dir, record: dict) -> Path:
+    path = Path(campaign_dir) / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, sort_keys=True))
+    return path
+
+
+def read(runs_dir, campaign: str) -> dict:
+    path = Path(runs_dir) / campaign / FILE
+    if not path.exists():
+        raise FileNotFoundError(f"campaign {campaign} has no {FILE} (record one with mode=\"run\")")
+    return json.loads(path.read_text())
+
+
+def capability(record: dict, name: str) -> dict[str, Capability]:
+    """One capability on every host of the record."""
+    return {h: Capability(**caps[name]) for h, caps in record["capabilities"].items() if name in caps}

@@ -1,0 +1,60 @@
+"""One way for a notebook, a command or a test to get a testbed for a while.
+
+`using(spec)` yields a Testbed and undoes what the campaign did when the block ends, however it
+ends (SIGTERM included): a fresh embedded testbed ("" or "embedded") is torn down; a testbed that
+was already up (an embedded testbed's name, or a testbed.yaml path) stays up and gets back every
+setting the campaign changed (its journal is restored).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+from .base import Testbed, TestbedError
+from .namespaces import attach, embedded, raise_on_sigterm
+
+FRESH = ("", "embedded")
+
+
+def unique_name(prefix: str) -> str:
+    """A testbed name of this process (prefix + PID digits, within the 8 characters allowed)."""
+    return f"{prefix}{os.getpid() % 10 ** (8 - len(prefix))}"
+
+
+def is_file(spec: str) -> bool:
+    return spec.endswith((".yaml", ".yml"))
+
+
+def kind_of(spec: str) -> str:
+    """What the campaign id says of the testbed: "embedded" or "yaml"."""
+    return "yaml" if is_file(spec) else "embedded"
+
+
+@contextlib.contextmanager
+def using(spec: str = "", *, prefix: str = "nb", **embedded_kwargs) -> Iterator[Testbed]:
+    """The testbed `spec` names, for the duration of a with-block; embedded_kwargs shape a fresh
+    embedded testbed (n_senders, sender_cpus, ssh, ...) and are refused for one that is up."""
+    if spec in FRESH:
+        with embedded(unique_name(prefix), **embedded_kwargs) as tb:
+            yield tb
+        return
+    if embedded_kwargs:
+        raise TestbedError(f"testbed {spec!r} is already built; {', '.join(embedded_kwargs)} "
+                           f"only shape a fresh embedded testbed")
+    if is_file(spec):
+        from .servers import from_yaml
+        tb = from_yaml(spec)
+    else:
+        tb = attach(spec)
+    with raise_on_sigterm():
+        failed = False
+        try:
+            yield tb
+        except BaseException:
+            failed = True
+            raise
+        finally:  # the testbed stays up; the settings this campaign changed do not
+            problems = tb.journal.restore()
+            if problems and not failed:
+                raise TestbedError(f"{tb.name}: could not restore: " + "; ".join(problems))

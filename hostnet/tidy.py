@@ -1,0 +1,219 @@
+"""A run directory's raw files -> its tidy rows (one per run, side, metric, category, flow).
+
+The runner calls point_rows() once the window's files are written; everything here is pure (it
+reads the raw text handed to it and the manifest, and notes what it found in the manifest:
+CPU accounting method, foreign load, bottleneck, taxonomy version, top symbols).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+from . import analysis, taxonomy
+from .store import Rows
+from .attribution import breakdown_from_stacks
+from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
+from .parsers.counters import (deltas, parse_ethtool_stats, parse_ip_link_stats, parse_perf_stat, parse_snmp,
+                               parse_softnet_stat)
+from .parsers.perf_report import parse_perf_report
+from .parsers.perf_script import parse_folded
+from .parsers.procpids import parse_snapshot
+from .parsers.procstat import parse_proc_stat, proc_stat_interval
+from .parsers.rx_prof import parse_rx_prof
+from .probes.rx_prof import rows as rx_prof_rows
+from .workloads import Flow, flow_class, flow_part, workload_comms
+
+# The counters worth a row in the tidy table (everything stays in raw/).
+COUNTERS = {
+    "snmp": ("Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
+             "Udp.RcvbufErrors", "Udp.OutDatagrams", "Udp.SndbufErrors"),
+    "netstat": ("TcpExt.TCPBacklogDrop", "TcpExt.TCPRcvQDrop", "TcpExt.TCPOFOQueue", "TcpExt.TCPSACKReorder",
+                "TcpExt.TCPLossProbes", "TcpExt.TCPRcvCoalesce"),
+    "link": ("rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),
+}
+
+
+
+
+def client_file(workload, flow: Flow) -> str:
+    """The raw file holding a flow's client output."""
+    part = flow_part(workload, flow)
+    return f"{part.tool}_client_{flow.index}.{part.client_suffix}"
+
+
+def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, client_text: dict[int, str],
+               raw: dict, ep_raw: dict, our_pids, kernel: str) -> pd.DataFrame:
+    """Every tidy row of a flow point: flows, CPU per side, breakdowns, latency, foreign load,
+    tpc, counters, and the workload's own rows (UDP loss by location)."""
+    out = Rows(manifest, cfg.name)
+    tax = taxonomy.load(taxonomy.series_for(kernel))
+    total = flow_rows(out, workload, flows, client_text)
+    busy = {side: cpu_rows(out, manifest, side, machines, raw, tax, workload) for side, machines in cpus.items()}
+    receive_latency_rows(out, raw)
+    note_foreign_load(out, manifest, raw, our_pids)
+    cv = [r["value"] for r in out.rows if r["metric"] == "flow_throughput_cv_pct"]
+    manifest["unsteady"] = bool(cv) and max(cv) > analysis.STEADY_CV_LIMIT_PCT
+    side, tpc = analysis.throughput_per_core(total, busy)
+    manifest["bottleneck"] = side
+    manifest["taxonomy"] = tax.version
+    out.add("both", "tpc_gbps", tpc)
+    counter = Rows(manifest, cfg.name)
+    counter_rows(counter, manifest, cpus, raw, ep_raw)
+    frames = [out.frame(), pd.DataFrame(counter.rows)]
+    extra = workload.window_rows(manifest, raw, ep_raw)
+    if extra:
+        frames.append(pd.DataFrame(extra))
+    return pd.concat(frames, ignore_index=True)
+
+
+def flow_rows(out: Rows, workload, flows: list[Flow], client_text: dict[int, str]) -> float:
+    """Per-flow rows and their sums; returns the total throughput (Gbit/s)."""
+    sums: dict[str, float] = defaultdict(float)
+    for f in flows:
+        name = client_file(workload, f)
+        for metric, value in flow_part(workload, f).parse_client(client_text[f.index], name).items():
+            out.add("flow", f"flow_{metric}", value, flow_class(workload, f), flow=str(f.index))
+            if not metric.startswith("latency_") and not metric.endswith("_cv_pct"):
+                sums[metric] += value
+    total = sums["throughput_gbps"]  # every workload reports it (UDP: NaN without the server report)
+    for metric, value in sums.items():
+        out.add("sender" if metric == "retransmits_count" else "both", metric, value)
+    out.add("both", "flow_count", len(flows))
+    return total
+
+
+def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, tax, workload) -> float:
+    """One side's CPU utilisation and, where it was profiled, its breakdowns; returns busy %."""
+    util: dict[str, float] = defaultdict(float)
+    records = []
+    for machine, cpu_set in machines.items():
+        files = raw[machine]
+        before = parse_proc_stat(files["proc_stat_before.txt"], "proc_stat_before.txt")
+        after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
+        # wall minus idle where the snapshots' times were kept (runs before that: ticks)
+        interval, clk = proc_stat_interval(files)
+        m.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
+        for k, v in analysis.side_utilization(before, after, cpu_set, interval, clk).items():
+            util[k] += v
+        records += [(r, cpu_set) for r in parse_perf_report(files.get("perf_report.txt", ""))]
+    out.add(side, "cpu_util_pct", util["busy_pct"])
+    out.add(side, "cores_count", sum(len(c) for c in machines.values()))
+    for f in ("user", "system", "softirq", "irq"):
+        out.add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
+    if all("perf_report.txt" in raw[machine] for machine in machines):  # else not profiled: no breakdown
+        breakdown_rows(out, m, side, machines, records, raw, tax, workload)
+    return util["busy_pct"]
+
+
+def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], records: list, raw: dict, tax,
+                   workload) -> None:
+    """The side's CPU breakdown by category: leaf symbols (perf report) and, from the call chains,
+    the IRQs-off attribution (attribution.py), over this side's CPUs on every machine."""
+    mine = [r for r, cpu_set in records if r.cpu in cpu_set]
+    bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, workload_comms(workload))
+    for cat, pct in bd["pct"].items():
+        out.add(side, "breakdown_pct", pct, cat)
+    stacks = [(smp, n) for machine, cpu_set in machines.items() if "perf_folded.txt" in raw[machine]
+              for smp, n in parse_folded(raw[machine]["perf_folded.txt"]) if smp.cpu in cpu_set]
+    if stacks:
+        att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, workload_comms(workload))
+        for cat, pct in att["pct"].items():
+            out.add(side, "breakdown_attributed_pct", pct, cat)
+        out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
+        m["attribution_rule"] = att["rule"]
+        m.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
+    out.add(side, "perf_busy_samples_count", bd["busy_samples"])
+    out.add(side, "perf_foreign_samples_count", bd["foreign_samples"])
+    m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
+
+
+def receive_latency_rows(out: Rows, raw: dict) -> None:
+    """Receive -> copy latency and post-GRO sizes: from bpftrace, or from a kernel with kernel_patch/."""
+    for machine, files in raw.items():
+        if "bpftrace_latency.txt" in files:
+            final = parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt")
+            opened = parse_bpftrace_maps(files.get("bpftrace_latency_open.txt", ""), f"{machine}.latency_open")
+            latency_rows(out.add, subtract_maps(final, opened))
+        if "rx_prof.txt" in files:
+            window = subtract_maps(parse_rx_prof(files["rx_prof.txt"], f"{machine}.rx_prof.txt"),
+                                   parse_rx_prof(files["rx_prof_open.txt"], f"{machine}.rx_prof_open.txt"))
+            for metric, value, category in rx_prof_rows(window):
+                out.add("receiver", metric, value, category)
+
+
+def latency_rows(add, maps: dict) -> None:
+    """Receive -> copy latency (avg from exact stats, quantiles from 1 us / 100 us histograms)."""
+    stats = maps.get("lat_stats")
+    if not stats or not stats.get("count"):
+        add("receiver", "rx_to_copy_samples_count", 0)
+        return
+    add("receiver", "rx_to_copy_samples_count", stats["count"])
+    add("receiver", "rx_to_copy_latency_avg_usec", stats["average"] / 1000)
+    fine, coarse = maps.get("lat_fine_us"), maps.get("lat_coarse_us")
+    for q in (0.5, 0.99):
+        v = fine.quantile(q) if fine else None
+        if v is None or v >= 1000:  # past the fine histogram's range
+            v = coarse.quantile(q) if coarse else None
+        if v is not None:
+            add("receiver", f"rx_to_copy_latency_p{int(q * 100)}_usec", v)
+    for name, metric in (("lat_us", "rx_to_copy_latency_hist_count"), ("skb_len", "post_gro_skb_bytes_hist_count")):
+        if name in maps:
+            for lo, hi, n in maps[name].buckets:
+                add("receiver", metric, n, f"{lo}-{'' if hi is None else hi}")
+    if "skb_len" in maps and maps["skb_len"].total:
+        add("receiver", "post_gro_skb_bytes_mean", maps["skb_len"].mean())
+
+
+def note_foreign_load(out: Rows, m: dict, raw: dict, our_pids) -> None:
+    """Other processes' CPU over the window, per machine (LoadProbe's files): a row each, and the
+    manifest's load notes and contaminated flag (store.flagged reads it)."""
+    notes = {}
+    for machine, files in raw.items():
+        load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]), parse_snapshot(files["pids_after.txt"]),
+                                     our_pids, int(files["clk_tck.txt"].strip() or 100), float(m["window"]["seconds"]))
+        notes[machine] = load
+        out.add("machine:" + machine, "foreign_cpu_pct", load["foreign_cpu_pct"])
+    m["load"] = notes
+    m["contaminated"] = any(v["contaminated"] for v in notes.values())
+
+
+def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> None:
+    """Counter deltas over the window: snmp, netstat, link and ethtool drops per endpoint, softnet
+    per side, and cache events where perf stat has them (recorded unsupported, never zero)."""
+    for role, f in ep_raw.items():
+        parsed = {
+            "snmp": deltas(parse_snmp(f["before.snmp.txt"]), parse_snmp(f["after.snmp.txt"])),
+            "netstat": deltas(parse_snmp(f["before.netstat.txt"], "netstat"),
+                              parse_snmp(f["after.netstat.txt"], "netstat")),
+            "link": deltas(parse_ip_link_stats(f["before.link.json"]), parse_ip_link_stats(f["after.link.json"])),
+        }
+        for source, names in COUNTERS.items():
+            for name in names:
+                if name in parsed[source]:
+                    out.add(role, "counter_delta_count", parsed[source][name], f"{source}:{name}")
+        eth = deltas(parse_ethtool_stats(f["before.ethtool_S.txt"]), parse_ethtool_stats(f["after.ethtool_S.txt"]))
+        for name, value in eth.items():
+            if "drop" in name or "err" in name:
+                out.add(role, "counter_delta_count", value, f"ethtool:{name}")
+    cache_support = {}
+    for side, machines in cpus.items():
+        totals: dict[str, int] = {}
+        cache: dict[str, float | None] = {}
+        for machine, cpu_set in machines.items():
+            before = parse_softnet_stat(raw[machine]["softnet_before.txt"])
+            after = parse_softnet_stat(raw[machine]["softnet_after.txt"])
+            for cpu in cpu_set:
+                for k in after.get(cpu, {}):
+                    totals[k] = totals.get(k, 0) + after[cpu][k] - before.get(cpu, {}).get(k, 0)
+            for event, per_cpu in parse_perf_stat(raw[machine].get("perf_stat_cache.txt", "")).items():
+                vals = [per_cpu.get(c) for c in cpu_set]
+                cache[event] = None if any(v is None for v in vals) else sum(vals)
+        for k, v in totals.items():
+            out.add(side, "counter_delta_count", v, f"softnet:{k}")
+        for event, v in cache.items():
+            cache_support[event] = v is not None
+            if v is not None:
+                out.add(side, "cache_events_count", v, event)
+    m["cache_counters"] = ("supported" if cache_support and all(cache_support.values())
+                           else "unsupported (perf stat: <not supported>; no hardware PMU)")

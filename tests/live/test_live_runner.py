@@ -1,0 +1,103 @@
+"""run_point on a real embedded testbed (root, network namespaces, iperf3, perf): a whole config
+applied and restored, RPS, a failed point, `hostnet run` from the command line.
+
+Each test builds its own uniquely named testbed and tears it down, even on failure.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, live_ready
+from hostnet import config as sc, runner, store, testbed
+from hostnet.hosts import LocalHost, netns_exists
+from hostnet.knobs import KNOBS
+from hostnet.parsers.perf_report import parse_perf_report
+from hostnet.workloads import LongFlow
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
+
+
+def _name(tag):
+    return f"{tag}{os.getpid() % 10000}"
+
+
+# Kernel functions only the data receiver runs (the sender's ACK path does not queue data).
+DATA_RECEIVE = {"tcp_data_queue", "tcp_queue_rcv", "tcp_event_data_recv", "tcp_try_coalesce",
+                "skb_try_coalesce", "tcp_add_backlog", "tcp_rcv_established", "ip_rcv_core"}
+
+
+def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
+    local = LocalHost()
+    rfs = KNOBS["sysctl"]
+    prior = rfs.read(local, "net.core.rps_sock_flow_entries")
+    with testbed.embedded(_name("pt")) as tb:
+        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlow(2, 1), runs_dir=tmp_path,
+                                campaign="live")
+        # all-opts turned RFS on: a global sysctl, journaled in the root namespace
+        assert rfs.read(local, "net.core.rps_sock_flow_entries") == str(sc.RFS_ENTRIES)
+        assert KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface) == "9000"
+        # the next point is applied whole: no-opts puts every knob back, RFS to its prior
+        sc.apply(tb, sc.get_config("no-opts"))
+        assert rfs.read(local, "net.core.rps_sock_flow_entries") == prior
+        assert KNOBS["offload.tso"].read(tb.sender.host, tb.sender.iface) == "off"
+        sc.apply(tb, sc.get_config("all-opts"))
+    assert rfs.read(local, "net.core.rps_sock_flow_entries") == prior  # restored at teardown
+    m = store.load_manifest(path)
+    assert m["status"] == "ok", m.get("error")
+    assert m["window"]["seconds"] == pytest.approx(2 - 2 * runner.EDGE_S, abs=0.6)
+    assert m["hostnet"]["version"] and m["versions"]["local"]["kernel"]
+    t = store.read_tidy(path)
+    gbps = t[t.metric == "throughput_gbps"].value.iloc[0]
+    assert gbps > 0.5
+    util = t[t.metric == "cpu_util_pct"].set_index("side").value
+    assert 0 < util["sender"] <= 101 and 0 < util["receiver"] <= 101
+    bd = t[(t.metric == "breakdown_pct")]
+    for side in ("sender", "receiver"):
+        part = bd[bd.side == side]
+        assert part.value.sum() == pytest.approx(100.0)
+        assert part.set_index("category").value["unclassified"] < 10.0
+    assert "iperf3_client_0.json" in m["files"] and "local.perf_report.txt" in m["files"]
+
+
+def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):
+    # no-opts: many small skbs, so the receive path is well sampled
+    with testbed.embedded(_name("rps")) as tb:
+        path = runner.run_point(tb, sc.get_config("no-opts"), LongFlow(2, 1), runs_dir=tmp_path,
+                                campaign="rps")
+    rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())
+    per_cpu = {0: 0, 1: 0}
+    for r in rows:
+        if r.symbol in DATA_RECEIVE:
+            per_cpu[r.cpu] += r.samples
+    assert per_cpu[1] > 20 and per_cpu[1] > 5 * per_cpu[0], per_cpu
+
+
+def test_failed_point_leaves_failed_run_directory(state_dir, tmp_path):
+    with testbed.embedded(_name("fl")) as tb:
+        # The receiver's address is taken away: the client cannot connect.
+        tb.receiver.host.run(["ip", "addr", "flush", "dev", tb.receiver.iface])
+        with pytest.raises(runner.RunFailed, match="run directory"):
+            runner.run_point(tb, sc.get_config("tsogro"), LongFlow(1, 0), runs_dir=tmp_path, campaign="f")
+    [run] = store.list_runs(tmp_path, "f")
+    m = store.load_manifest(run)
+    assert m["status"] == "failed" and m["error"]
+    assert not (run / "tidy.csv").exists()
+    assert not any(netns_exists(n) for n in testbed.EmbeddedLayout(_name("fl")).netns.values())
+
+
+def test_cli_run_prints_summary_and_cleans_up(state_dir, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "hostnet.cli", "run", "single-flow", "--config", "all-opts",
+                          "--duration", "2", "--warmup", "1", "--runs-dir", str(tmp_path), "--quiet"],
+                         capture_output=True, text=True, timeout=120, cwd=REPO,
+                         env={**os.environ, "HOSTNET_STATE_DIR": str(state_dir)})
+    assert out.returncode == 0, out.stderr
+    for needle in ("throughput", "CPU sender", "throughput/core", "top receiver", "run directory:"):
+        assert needle in out.stdout
+    run_dir = out.stdout.split("run directory:")[1].split()[0]
+    assert json.loads((Path(run_dir) / "manifest.json").read_text())["status"] == "ok"
+    assert not [n for n in LocalHost().run(["ip", "netns", "list"]).stdout.split() if n.startswith("hostnet-r")]
+    assert list(state_dir.glob("*.json")) == []

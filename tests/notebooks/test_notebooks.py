@@ -1,0 +1,83 @@
+"""The notebooks themselves: papermill executes them in replay mode and the report is built; every
+section notebook follows the conventions and declares its profile parameters; nbval compares stored
+outputs (a changed number fails)."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from hostnet import batch
+
+
+def test_replay_writes_figures_and_report(tmp_path):
+    figs = tmp_path / "figures"
+    report = batch.run_notebooks(mode="replay", output_dir=tmp_path / "executed", figures_dir=figs)
+    numbered = [p.name for p in batch.section_notebooks()]
+    metas = {p.name: json.loads(p.read_text()) for p in figs.glob("*.meta.json")}
+    html = report.read_text()
+    stems = [s for m in metas.values() for s in m["figures"]]
+    # every numbered notebook ran and wrote its report section with at least one figure and a verdict table
+    assert sorted(m["notebook"] for m in metas.values()) == numbered
+    for name in numbered:
+        assert (tmp_path / "executed" / name).exists()
+    for m in metas.values():
+        assert m["figures"] and m["verdicts"], m["notebook"]
+    for stem in stems:
+        assert (figs / f"{stem}.svg").stat().st_size > 1000
+        assert (figs / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"{stem}.svg" in html
+    assert {"single-flow-tpc", "single-flow-receiver-breakdown", "rx-buffer-latency"} <= set(stems)
+    assert html.count("<img") == len(stems)
+    assert "paper says" in html and "F07" in html
+    from hostnet.report import verdict_class
+    for m in metas.values():  # each notebook's verdict cells, as computed, with the class that colours them
+        for v in m["verdicts"]:
+            assert f"<td class='{verdict_class(v['verdict'])}'>{v['verdict']}</td>" in html, (m["notebook"], v["id"])
+
+
+RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
+
+
+@pytest.mark.parametrize("nb", batch.section_notebooks(), ids=lambda p: p.name)
+def test_section_notebooks_follow_the_conventions(nb):
+    assert batch.check_conventions(nb) == []
+
+
+def test_notebooks_declare_the_profile_parameters_and_their_grids():
+    from hostnet import batch
+    common = {"mode", "campaign", "config", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
+              "figures_dir", "include_contaminated", "testbed_name"}
+    for name, grid in (("06-packet-loss", "loss_rates"), ("07-short-flows", "rpc_sizes"),
+                       ("08-mixed-flows", "short_flows")):
+        declared = batch.declared_parameters(REPO / "notebooks" / f"{name}.ipynb")
+        assert common | {grid} <= set(declared), name  # papermill could not parse a line otherwise
+
+
+def _bump_first_number(html: str) -> tuple[str, str]:
+    m = re.search(r"<td>(\d+\.\d+)</td>", html)
+    bumped = f"{float(m.group(1)) + 1:.1f}"
+    return html[:m.start(1)] + bumped + html[m.end(1):], bumped
+
+
+def test_nbval_fails_on_a_changed_number(tmp_path):
+    """The stored summary of notebook 02 with one number changed: nbval fails that cell and only it."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "data").symlink_to(REPO / "data")
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith("# NBVAL_CHECK_OUTPUT\nsummary"))
+    data = next(o for o in cell["outputs"] if "text/html" in o.get("data", {}))["data"]
+    html = "".join(data["text/html"])
+    data["text/html"], bumped = _bump_first_number(html)
+    (tmp_path / "notebooks" / RX.name).write_text(json.dumps(nb))
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+                          f"--nbval-sanitize-with={REPO / 'notebooks' / 'nbval-sanitize.cfg'}",
+                          f"notebooks/{RX.name}"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 1, res.stdout[-3000:]
+    assert re.search(r"\b1 failed, \d+ passed", res.stdout), res.stdout[-3000:]
+    assert bumped in res.stdout  # the report shows the stored (changed) value against the fresh one

@@ -1,0 +1,56 @@
+"""LocalHost (hostnet.hosts.local): stream hands a command's stdout over in chunks while it runs."""
+import pytest
+
+from conftest import gather
+from hostnet.hosts import HostError, LocalHost
+from hostnet.hosts import local as local_hosts
+
+
+def collect(chunks):
+    return b"".join(chunks)
+
+
+def test_local_stream_hands_over_the_whole_output_in_chunks(monkeypatch):
+    monkeypatch.setattr(local_hosts, "STREAM_CHUNK", 1000)
+    sizes = []
+    res, out = LocalHost().stream(["seq", "1", "20000"], lambda chunks: gather(chunks, sizes))
+    assert out.decode().split() == [str(i) for i in range(1, 20001)]
+    assert res.ok and res.stdout == "" and res.argv == ("seq", "1", "20000")
+    assert len(sizes) > 50 and max(sizes) <= 1000
+
+
+def test_local_stream_arguments_arrive_literally():
+    hostile = ["a b", "it's", ";", "$(id)", "`id`", "*"]
+    _, out = LocalHost().stream(["printf", "%s\\n", *hostile], collect)
+    assert out.decode().splitlines() == hostile
+
+
+def test_local_stream_exit_status_and_stderr():
+    res, out = LocalHost().stream(["sh", "-c", "echo out; echo err >&2; exit 3"], collect, check=False)
+    assert (res.returncode, res.stderr, out) == (3, "err\n", b"out\n")
+    with pytest.raises(HostError, match="exited 3: err"):
+        LocalHost().stream(["sh", "-c", "echo err >&2; exit 3"], collect)
+
+
+def test_local_stream_missing_tool_and_timeout():
+    with pytest.raises(HostError, match="not installed"):
+        LocalHost().stream(["hostnet-no-such-tool"], collect)
+    with pytest.raises(HostError, match="timed out after 0.3 s"):
+        LocalHost().stream(["sleep", "30"], collect, timeout=0.3)
+
+
+def test_local_stream_sink_that_stops_early_or_fails_ends_the_command():
+    res, first = LocalHost().stream(["yes"], lambda chunks: next(iter(chunks))[:2], check=False)
+    assert first == b"y\n" and not res.ok  # yes ends on SIGPIPE once nobody reads
+
+    def bad(chunks):
+        next(iter(chunks))
+        raise ValueError("sink failed")
+    with pytest.raises(ValueError, match="sink failed"):
+        LocalHost().stream(["yes"], bad)
+
+
+def test_netns_prefix_is_part_of_the_streamed_command():
+    host = LocalHost("p", prefix=["env", "HOSTNET_TEST=1"])
+    res, out = host.stream(["sh", "-c", 'echo "$HOSTNET_TEST"'], collect)
+    assert out == b"1\n" and res.argv[:2] == ("env", "HOSTNET_TEST=1")

@@ -1,0 +1,34 @@
+"""DDIO ways and the IOMMU state (hostnet.knobs.platform): unavailable on AMD and in VMs, built
+on Intel; the IOMMU is read-only."""
+import pytest
+
+from conftest import FakeHost
+from hostnet.knobs import DdioWays, Iommu, KnobError
+from hostnet.knobs.platform import iommu_state
+
+
+def test_ddio_unavailable_on_amd_and_in_vms_and_built_on_intel():
+    amd = FakeHost(files={"/proc/cpuinfo": "vendor_id\t: AuthenticAMD\nflags\t\t: fpu hypervisor\n"})
+    ok, why = DdioWays().available(amd)
+    assert not ok and "AuthenticAMD" in why
+    vm = FakeHost(files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu hypervisor\n"})
+    assert "virtual machine" in DdioWays().available(vm)[1]
+    metal = FakeHost(files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse\n"},
+                     handlers={"rdmsr": lambda a, h: (0, "600\n", ""), "wrmsr": lambda a, h: (0, "", "")})
+    assert DdioWays().read(metal) == "0x600"
+    DdioWays().write_unverified(metal, "llc_ways", "0x7ff")
+    assert ["wrmsr", "-a", "0xc8b", "0x7ff"] in metal.commands
+    with pytest.raises(KnobError):
+        DdioWays().validate("llc_ways", "7ff; reboot")
+
+
+def test_iommu_is_read_only():
+    assert iommu_state("root=/dev/vda intel_iommu=on", ["dmar0"]) == "on"
+    assert iommu_state("intel_iommu=off", ["dmar0"]) == "off"
+    assert iommu_state("iommu=pt", ["dmar0"]) == "passthrough"
+    assert iommu_state("console=ttyS0", []) == "off"
+    host = FakeHost(files={"/proc/cmdline": "console=ttyS0\n"}, handlers={"ls": lambda a, h: (2, "", "")})
+    ok, why = Iommu().available(host)
+    assert not ok and "reboot" in why and "now: off" in why
+    with pytest.raises(KnobError, match="read-only"):
+        Iommu().write(host, "state", "on")

@@ -1,0 +1,109 @@
+"""hostnet.native: building the C tools (locally, and on a remote host into a fresh private
+directory), their argument errors, and short runs (microbench; udpbatch over loopback)."""
+import subprocess
+
+import pytest
+
+from conftest import FakeHost
+from hostnet import native
+from hostnet.parsers.native import parse_microbench, parse_udpbatch
+from hostnet.sections.time_budget.run import recv_argv, send_argv
+
+
+def test_no_compiler_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("CC", raising=False)
+    with pytest.raises(native.NativeBuildError, match="no C compiler .cc or gcc not found.*install gcc"):
+        native.ensure("udpbatch", FakeHost(name="bare", handlers={"test": lambda argv, h: (1, "", "")}))
+    with pytest.raises(native.NativeBuildError, match="unknown native tool"):
+        native.binary_name("nosuch")
+
+
+def test_remote_build_goes_through_the_host_into_a_fresh_private_dir():
+    """Nothing found on the remote host is trusted: each ensure() builds in a new mktemp -d
+    directory (0700, the login user's), even when a binary of the same name exists elsewhere."""
+    name = native.binary_name("udpbatch")
+    dirs = iter(["/tmp/hostnet-native.aaaa1111", "/tmp/hostnet-native.bbbb2222"])
+    compiled = []
+
+    def cc(argv, host):
+        compiled.append(argv)
+        return 0, "", ""
+
+    host = FakeHost(name="remote", files={f"/tmp/hostnet-native.{d}/{name}.c": "" for d in ("aaaa1111", "bbbb2222")},
+                    handlers={"mktemp": lambda argv, h: (0, next(dirs) + "\n", ""), "cc": cc,
+                              "test": lambda argv, h: (0, "", "")})  # "a binary is already there"
+    first, second = native.ensure("udpbatch", host), native.ensure("udpbatch", host)
+    assert (first, second) == (f"/tmp/hostnet-native.aaaa1111/{name}", f"/tmp/hostnet-native.bbbb2222/{name}")
+    assert host.files[f"{first}.c"] == native.source("udpbatch")
+    assert compiled == [native.compile_argv("cc", f"{p}.c", p) for p in (first, second)]
+    assert [c[0] for c in host.commands] == ["mktemp", "cc", "mktemp", "cc"]
+    assert host.commands[0] == ["mktemp", "-d", native.REMOTE_TEMPLATE]
+    odd = FakeHost(name="odd", handlers={"mktemp": lambda argv, h: (0, "\n", ""), "cc": cc})
+    with pytest.raises(native.NativeBuildError, match="mktemp -d gave"):
+        native.ensure("udpbatch", odd)
+
+
+@pytest.fixture(scope="module")
+def tools():
+    try:
+        return {t: native.ensure(t) for t in native.TOOLS}
+    except native.NativeBuildError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "missing role"),
+    (["listen"], "role must be send or recv: listen"),
+    (["send", "--port", "9"], "--dst is required"),
+    (["send", "--dst", "198.18.0.2", "--port", "9", "--batch", "0", "--size", "18", "--seconds", "1"],
+     "--batch must be an integer in 1..1024: 0"),
+    (["send", "--dst", "198.18.0.2", "--port", "70000"], "--port must be an integer in 1..65535"),
+    (["recv", "--bind", "198.18.0.2", "--port", "9", "--batch", "4", "--seconds", "soon"], "--seconds must be"),
+    (["recv", "--bind", "198.18.0.2", "--size", "5"], "unknown option: --size"),
+    (["send", "--dst", "not-an-ip", "--port", "9", "--batch", "1", "--size", "18", "--seconds", "1"],
+     "not an IPv4 address"),
+])
+def test_udpbatch_argument_errors(tools, args, message):
+    p = subprocess.run([tools["udpbatch"], *args], capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2 and message in p.stderr and "usage: udpbatch" in p.stderr
+
+
+def test_microbench_runs_and_refuses_unknown(tools):
+    p = subprocess.run([tools["microbench"], "atomic", "--iterations", "100000"], capture_output=True, text=True)
+    r = parse_microbench(p.stdout)
+    assert r.bench == "atomic" and r.iterations == 100_000 and r.ns_per_op > 0
+    p = subprocess.run([tools["microbench"], "nosuch"], capture_output=True, text=True)
+    assert p.returncode == 2 and "unknown benchmark: nosuch" in p.stderr
+
+
+def test_malloc256_times_the_iterations_it_reports(tools):
+    """It frees in rounds of 256: 1000 asked runs 1024, and ns_per_op divides by 1024."""
+    p = subprocess.run([tools["microbench"], "malloc256", "--iterations", "1000"], capture_output=True, text=True)
+    r = parse_microbench(p.stdout)
+    assert r.iterations == 1024 and r.ns_per_op == pytest.approx(r.total_ns / 1024, abs=1e-3)
+
+
+def test_udpbatch_over_loopback(tools):
+    """Loopback only: one short exchange, parsed as the notebook would."""
+    recv = subprocess.Popen(recv_argv(tools["udpbatch"], "127.0.0.1", 8, 0.3, 0.1, 0, port=39300),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_bound(39300)
+        send = subprocess.run(send_argv(tools["udpbatch"], "127.0.0.1", 8, 18, 0.3, 0.1, 0, port=39300),
+                              capture_output=True, text=True, timeout=10)
+        out, err = recv.communicate(timeout=10)
+    finally:
+        recv.kill()
+    s, r = parse_udpbatch(send.stdout), parse_udpbatch(out)
+    assert s.batch == r.batch == 8 and r.size == 18 and s.packets > 0 and r.packets > 0
+    assert s.calls * 8 >= s.packets
+
+
+def _wait_bound(port: int, timeout: float = 5.0) -> None:
+    """Until a UDP socket is bound to the port on this machine (/proc/net/udp, hex port)."""
+    import time
+    deadline = time.monotonic() + timeout
+    needle = f":{port:04X} "
+    while needle not in open("/proc/net/udp").read():
+        assert time.monotonic() < deadline, f"nothing bound to UDP port {port}"
+        time.sleep(0.02)

@@ -1,0 +1,34 @@
+"""The C tools' output (hostnet.parsers.native): udpbatch and microbench, captured, and their errors."""
+import pytest
+
+from conftest import fixture_text
+from hostnet.parsers import ParseError
+from hostnet.parsers.native import parse_microbench, parse_udpbatch
+
+
+def test_udpbatch_output():
+    s = parse_udpbatch(fixture_text("udpbatch_send_b32.txt"))
+    assert (s.role, s.batch, s.size, s.calls) == ("send", 32, 18, 3064)
+    assert s.pps == pytest.approx(97996 * 1e9 / 1301085414)
+    assert s.ns_per_packet == pytest.approx(1301085414 / 97996)
+    r = parse_udpbatch(fixture_text("udpbatch_recv_b1.txt"))
+    assert r.role == "recv" and r.calls == r.packets and r.cpu_ns_per_packet == pytest.approx(180427695 / 99167)
+
+
+@pytest.mark.parametrize("name, match", [("udpbatch_bad_batch.txt", "found 0.*--batch must be"),
+                                         ("udpbatch_recv_no_packet.txt", "no packet within")])
+def test_udpbatch_errors_are_named(name, match):
+    with pytest.raises(ParseError, match=match):
+        parse_udpbatch(fixture_text(name))
+
+
+def test_udpbatch_rejects_incomplete_line():
+    with pytest.raises(ParseError, match="lacks window_ns, cpu_ns"):
+        parse_udpbatch("udpbatch role=send batch=1 size=18 packets=5 calls=5 errors=0\n")
+
+
+def test_microbench_output():
+    r = parse_microbench(fixture_text("microbench_skballoc.txt"))
+    assert (r.bench, r.iterations, r.ns_per_op) == ("skballoc", 1_200_000, pytest.approx(303.781))
+    with pytest.raises(ParseError, match="non-numeric"):
+        parse_microbench("microbench bench=atomic iterations=x total_ns=1 ns_per_op=1\n")

@@ -1,0 +1,78 @@
+"""Notebook 11 (§3.10, F17): per-algorithm table with refused algorithms, verdict logic."""
+import json
+
+import pandas as pd
+
+from conftest import REPO
+from hostnet.sections import congestion
+from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+
+REF = REPO / "data" / "reference"
+
+
+def tidy(tpc: dict, reps: int = 2, bottleneck: str = "receiver") -> tuple[pd.DataFrame, list[dict]]:
+    """tpc: {(algorithm, flows): tpc}; throughput = tpc, `bottleneck` the busier side."""
+    rows, manifests = [], []
+    for (cc, n), value in tpc.items():
+        for r in range(reps):
+            run = f"{cc}-{n}-{r}"
+            manifests.append({"run_id": run, "status": "ok", "bottleneck": bottleneck})
+            for metric, side, v in (("tpc_gbps", "both", value + r * 0.1), ("throughput_gbps", "both", value),
+                                    ("retransmits_count", "sender", 10 * n), ("cpu_util_pct", "sender", 60),
+                                    ("cpu_util_pct", "receiver", 100)):
+                rows.append({"run_id": run, "metric": metric, "side": side, "category": "", "value": v,
+                             "congestion_control": cc, "flows": n})
+    return pd.DataFrame(rows), manifests
+
+
+def verdict(tpc, refused=None, bottleneck="receiver"):
+    t, m = tidy(tpc, bottleneck=bottleneck)
+    s = congestion.table(t, refused or {})
+    return congestion.verdict_table(s, t, m, REF).iloc[0]
+
+
+def test_refused_algorithm_is_a_row_not_a_gap():
+    t, _ = tidy({("cubic", 1): 20, ("bbr", 1): 21})
+    s = congestion.table(t, {"dctcp": "sender lacks congestion control dctcp (available: reno cubic bbr)"})
+    assert list(s.congestion_control) == ["cubic", "bbr", "dctcp"]
+    assert s.set_index("congestion_control").loc["dctcp", "status"] == "not available on this host"
+    cubic = s.set_index("congestion_control").loc["cubic"]
+    assert cubic.tpc_gbps == 20.05 and cubic.repetitions == 2 and cubic.retransmits_count == 10
+
+
+def test_f17_little_change_with_receiver_bottleneck_is_reproduced():
+    v = verdict({("reno", 1): 20, ("cubic", 1): 21, ("bbr", 1): 22, ("reno", 4): 18, ("cubic", 4): 19},
+                {"dctcp": "missing"})
+    assert v.verdict == REPRODUCED
+    assert "dctcp: not available on this host" in v["this run shows"]
+    assert "receiver is the bottleneck side in 100 % of runs" in v["this run shows"]
+
+
+def test_f17_large_spread_is_not_reproduced_and_one_algorithm_is_inconclusive():
+    assert verdict({("reno", 1): 10, ("bbr", 1): 20}).verdict == NOT_REPRODUCED
+    assert verdict({("cubic", 1): 10}).verdict == INCONCLUSIVE
+
+
+def test_f17_on_a_sender_bound_host_is_inconclusive_either_way():
+    """The claim explains little change by a receiver-bound host; without that premise a spread proves nothing."""
+    for tpc in ({("reno", 1): 29, ("bbr", 1): 10}, {("reno", 1): 20, ("bbr", 1): 21}):
+        v = verdict(tpc, bottleneck="sender")
+        assert v.verdict == INCONCLUSIVE and "premise (a receiver-bound host) does not hold" in v["this run shows"]
+
+
+def test_refused_file_round_trip(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / congestion.REFUSED_FILE).write_text(json.dumps({"dctcp": "why"}))
+    assert congestion.refused(tmp_path, "c") == {"dctcp": "why"}
+    assert congestion.refused(tmp_path, "missing") == {}
+
+
+def test_recorded_campaign_lists_dctcp_as_unavailable():
+    runs, campaign = REPO / "data" / "runs", "20261123-congestion-control-embedded"
+    t, _ = congestion.load(runs, campaign)
+    s = congestion.table(t, congestion.refused(runs, campaign))
+    measured = s[s.status == "measured"]
+    assert sorted(zip(measured.congestion_control, measured.flows, strict=True)) == sorted(
+        (cc, n) for cc in ("reno", "cubic", "bbr") for n in (1, 4))
+    assert (measured.throughput_gbps > 0).all()
+    assert s.set_index("congestion_control").loc["dctcp", "status"] == "not available on this host"

@@ -1,0 +1,97 @@
+"""UDP end-host loss (notebook 14, F21-F23): verdicts on small summaries, the highest-rate
+breakdown, the embedded testbed's CPUs, and the recorded campaign."""
+import pandas as pd
+
+from conftest import REPO
+from hostnet import udp_loss
+from hostnet.sections import end_host_loss as ehl
+from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+
+REF = REPO / "data" / "reference"
+
+
+def summary(same_1m, diff_1m, same_4m, diff_4m, sender=0.0, spread=0.5, offered=100_000):
+    """A table() result: loss medians, each with a ±spread range over repetitions, and counts of
+    `offered` datagrams per point."""
+    rows = []
+    for placement, kb, loss in (("same", 1024, same_1m), ("different", 1024, diff_1m), ("same", 4096, same_4m),
+                                ("different", 4096, diff_4m)):
+        for rate, scale in ((1.0, 0.0), (8.0, 1.0)):
+            total = (loss + sender) * scale
+            row = {"placement": placement, "buffer_kb": kb, "target_gbps": rate, "offered_gbps": rate / 3,
+                   "delivered_gbps": rate / 4, "loss_pct": total, "loss_min_pct": max(0.0, total - spread),
+                   "loss_max_pct": total + spread, "sender_pct": sender * scale,
+                   "link_pct": 0.0, "backlog_pct": 0.0, "rcvbuf_pct": loss * scale, "udp_other_pct": 0.0,
+                   "unaccounted_pct": 0.5, "iperf_loss_pct": loss * scale + 0.5, "repetitions": 3}
+            for loc in udp_loss.LOCATIONS:
+                row[f"{loc}_lost_count"] = row[f"{loc}_pct"] * offered / 100
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+CLEAN = {"same": {"confounded": False}, "different": {"confounded": False}}
+CONFOUNDED = {"same": {"confounded": False}, "different": {"confounded": True, "note": "lends the sender's core"}}
+
+
+def verdicts(s, notes=CLEAN):
+    return ehl.verdict_table(s, notes, REF).set_index("id").verdict.to_dict()
+
+
+def test_study_pattern_is_reproduced_without_confound():
+    assert verdicts(summary(30, 5, 20, 2)) == {"F21": REPRODUCED, "F22": REPRODUCED, "F23": REPRODUCED}
+    shows = ehl.verdict_table(summary(30, 5, 20, 2), CLEAN, REF).set_index("id").loc["F21", "this run shows"]
+    assert "mostly at 'rcvbuf'" in shows and "iperf's own count (whole run) 2.5–30.5 % vs counters 2.0–30.0 %" in shows
+
+
+def test_opposite_patterns_are_not_reproduced():
+    v = verdicts(summary(5, 30, 0.2, 25))
+    assert v["F22"] == NOT_REPRODUCED and v["F23"] == NOT_REPRODUCED
+    assert verdicts(summary(5, 5, 2, 2, sender=30))["F21"] == NOT_REPRODUCED  # lost at the sender
+
+
+def test_f22_within_run_to_run_spread_is_inconclusive():
+    """3 points apart in the medians, but the repetitions' ranges overlap: noise, not a direction."""
+    v = ehl.verdict_table(summary(30, 33, 20, 23, spread=4), CLEAN, REF).set_index("id")
+    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "ranges overlap" in v.loc["F22", "this run shows"]
+    assert verdicts(summary(30, 33, 20, 23, spread=1))["F22"] == NOT_REPRODUCED  # apart: a direction
+    one_run = summary(30, 5, 20, 2).assign(repetitions=1)
+    assert verdicts(one_run)["F22"] == INCONCLUSIVE
+
+
+def test_f21_weighs_points_by_their_datagrams():
+    """A point losing half of a few datagrams at the sender must not outweigh 5 % of many at the receiver."""
+    few = summary(0, 0, 0, 0, sender=50, offered=100)
+    many = summary(5, 5, 5, 5, offered=1_000_000).assign(target_gbps=lambda d: d.target_gbps * 2)
+    v = ehl.verdict_table(pd.concat([few, many], ignore_index=True), CLEAN, REF).set_index("id")
+    assert v.loc["F21", "verdict"] == REPRODUCED and "mostly at 'rcvbuf'" in v.loc["F21", "this run shows"]
+    assert verdicts(few)["F21"] == NOT_REPRODUCED
+
+
+def test_confounded_placement_and_no_overload_are_inconclusive():
+    v = ehl.verdict_table(summary(30, 40, 20, 30), CONFOUNDED, REF).set_index("id")
+    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "lends the sender's core" in v.loc["F22", "this run shows"]
+    assert verdicts(summary(0.1, 0.2, 0.0, 0.1)) == {"F21": INCONCLUSIVE, "F22": INCONCLUSIVE, "F23": INCONCLUSIVE}
+    one = summary(30, 5, 20, 2)
+    assert verdicts(one[one.buffer_kb == 1024])["F23"] == NOT_TESTABLE
+
+
+def test_highest_rate_breakdown_rows():
+    top = ehl.highest_rate(summary(30, 5, 20, 2))
+    assert len(top) == 4 and set(top.target_gbps) == {8.0}
+    assert top.set_index(["placement", "buffer_kb"]).loc[("same", 1024), "rcvbuf_pct"] == 30
+
+
+def test_embedded_testbed_gives_the_receiver_a_second_cpu_when_there_is_one():
+    assert ehl.embedded_cpus(2) == ((0,), (1,))
+    assert ehl.embedded_cpus(8) == ((0,), (1, 2))
+
+
+def test_recorded_campaign_covers_the_grid_with_clean_runs():
+    tidy, manifests = ehl.load(REPO / "data" / "runs", "20261123-end-host-loss-embedded")
+    s = ehl.table(tidy)
+    assert len(s) == len(ehl.RATES_GBPS) * len(ehl.BUFFERS_KB) * len(ehl.PLACEMENTS)
+    assert (s.repetitions >= 1).all()
+    assert (s[s.target_gbps == 0.5].loss_pct < 1).all()  # no loss well below what the receiver can take
+    notes = ehl.placement_notes(manifests)
+    assert notes["different"]["confounded"] and not notes["same"]["confounded"]
+    assert len(ehl.highest_rate(s)) == 4

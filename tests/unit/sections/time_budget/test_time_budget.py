@@ -1,0 +1,140 @@
+"""Time budget (notebook 13, F18-F20; hostnet.sections.time_budget): tables and verdicts on the
+recorded campaign and on small hand-made inputs, F18's tolerance, hosts without a CPU clock."""
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from hostnet.sections import time_budget
+from hostnet.sections.time_budget import budget
+from hostnet.verdicts import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED
+
+RUNS, REF = REPO / "data" / "runs", REPO / "data" / "reference"
+CAMPAIGN = "20261123-time-budget-embedded"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    micro, batch, manifests, only_flagged = time_budget.load(RUNS, CAMPAIGN)
+    assert only_flagged == []
+    return micro, batch, manifests
+
+
+def test_recorded_campaign_tables(recorded):
+    micro, batch, _ = recorded
+    costs, summary = time_budget.cost_table(micro), time_budget.batch_table(batch)
+    assert {"syscall_perf", "atomic", "spinlock", "malloc", "skballoc"} <= set(costs.cost)
+    assert (costs.min_ns <= costs.median_ns).all() and (costs.median_ns <= costs.max_ns).all()
+    assert set(summary.side) == {"sender", "receiver"}
+    assert summary[summary.batch == 1].speedup.tolist() == [1.0, 1.0]
+    assert set(time_budget.copy_table(micro).buffer) == {"64KB", "1MB", "64MB"}
+    mhz, source = time_budget.clock_mhz(micro)
+    assert source == "proc_cpuinfo" and 500 < mhz < 6000
+
+
+def test_recorded_campaign_verdicts(recorded):
+    micro, batch, _ = recorded
+    mhz, _ = time_budget.clock_mhz(micro)
+    v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch), mhz, REF)
+    assert v.id.tolist() == ["F18", "F19", "F20"]
+    v = v.set_index("id")
+    # as docs/time-budget.md reports them
+    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": NOT_TESTABLE}
+    assert "123.04 ns" in v.loc["F18", "this run shows"]
+    assert "fewer than two clean runs" in v.loc["F19", "this run shows"]
+    assert "Context only" in v.loc["F20", "this run shows"] and "32 ns" in v.loc["F20", "this run shows"]
+
+
+def test_flatten_point_and_speedup():
+    s = pd.DataFrame({"side": ["sender"] * 4, "batch": [1, 2, 4, 8], "pps_median": [100.0, 180.0, 240.0, 250.0]})
+    s["speedup"] = s.pps_median / 100
+    assert time_budget.flattens_at(s) == 4  # 240 >= 0.9 * 250
+    assert time_budget.speedup(s, 8) == 2.5
+    assert time_budget.flattens_at(s, "receiver") is None
+
+
+def _f18_with(tmp_path, quantity, printed, mhz=2600.0):
+    """F18's row of verdict_table, against the reference data with one printed number of the talk changed."""
+    ref_dir = tmp_path / "reference"
+    ref_dir.mkdir(exist_ok=True)
+    shutil.copy(REF / "findings.csv", ref_dir)
+    ref = time_budget.talk_numbers(REF)
+    ref.loc[ref.quantity == quantity, "value"] = printed
+    ref.to_csv(ref_dir / "time_budget_talk.csv", index=False)
+    no_costs = pd.DataFrame({"cost": []})  # F19 and F20 then say "not testable"; F18 needs none
+    return time_budget.verdict_table(no_costs, pd.DataFrame(), mhz, ref_dir).set_index("id").loc["F18"]
+
+
+def test_f18_fails_against_wrong_reference(tmp_path):
+    assert _f18_with(tmp_path, "interval_1538B_100G_ns", "120.0")["verdict"] == "not reproduced"
+
+
+def test_f18_tolerance_is_half_of_each_printed_digit(tmp_path):
+    """14.88 Mpps is printed to 0.01: 14.90 is off by more than 0.005 and must fail, though it is
+    within the 0.05 of one-decimal quantities such as 67.2 ns."""
+    assert [time_budget.half_last_digit(t) for t in ("14.88", "123.0", "815", 67.2)] == [0.005, 0.05, 0.5, 0.05]
+    assert _f18_with(tmp_path, "mpps_84B_10G", "14.88")["verdict"] == "reproduced"
+    assert _f18_with(tmp_path, "mpps_84B_10G", "14.90")["verdict"] == "not reproduced"
+    assert _f18_with(tmp_path, "interval_84B_10G_ns", "67.3")["verdict"] == "not reproduced"
+
+
+def test_no_cpu_clock_leaves_cycles_out(tmp_path):
+    """arm64 /proc/cpuinfo has no 'cpu MHz': no cycles anywhere, said to be unsupported."""
+    micro = pd.DataFrame({"metric": ["cost_ns"], "category": ["atomic"], "value": [5.0]})
+    mhz, source = time_budget.clock_mhz(micro)
+    assert mhz is None and source.startswith("unsupported")
+    table = time_budget.budget_table(mhz)
+    assert "cycles" not in table.columns
+    assert time_budget.budget_pivot(table, "cycles").iloc[0, 0].startswith("unsupported")
+    assert len(time_budget.budget_pivot(table, "interval_ns")) == len(budget.FRAME_BYTES)
+    f18 = _f18_with(tmp_path, "mpps_84B_10G", "14.88", mhz=None)
+    assert f18["verdict"] == "reproduced" and "cycles at this host's clock: unsupported" in f18["this run shows"]
+
+
+def _f19_inputs():
+    """Sender CPU per packet clearly lower at batch 32 than at 1 (ranges apart, 3 runs each)."""
+    costs = pd.DataFrame([{"cost": "syscall_perf", "median_ns": 100.0, "min_ns": 95.0, "max_ns": 105.0}])
+    batches = pd.DataFrame([
+        {"side": "sender", "batch": 1, "cpu_ns_per_pkt": 1000.0, "cpu_ns_min": 990.0, "cpu_ns_max": 1010.0,
+         "pps_median": 1e6, "speedup": 1.0, "repetitions": 3},
+        {"side": "sender", "batch": 32, "cpu_ns_per_pkt": 900.0, "cpu_ns_min": 890.0, "cpu_ns_max": 910.0,
+         "pps_median": 1.1e6, "speedup": 1.1, "repetitions": 3}])
+    return costs, batches
+
+
+def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
+    costs, batches = _f19_inputs()
+    clean = time_budget.verdict_table(costs, batches, 2600.0, REF).set_index("id").loc["F19"]
+    assert clean.verdict == REPRODUCED
+    flagged = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.BATCH_EXPERIMENT])
+    row = flagged.set_index("id").loc["F19"]
+    assert row.verdict == INCONCLUSIVE and "flagged for foreign load" in row["this run shows"]
+    micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT])
+    row = micro_only.set_index("id").loc["F19"]
+    assert row.verdict == REPRODUCED and "system-call cost comes from runs flagged" in row["this run shows"]
+
+
+def test_f20_is_not_testable_with_a_user_space_stand_in():
+    costs = pd.DataFrame([{"cost": "skballoc", "median_ns": 20.0, "min_ns": 19.0, "max_ns": 21.0}])
+    row = time_budget.verdict_table(costs, pd.DataFrame(), 2600.0, REF).set_index("id").loc["F20"]
+    assert row.verdict == NOT_TESTABLE and "Context only" in row["this run shows"] and "20 ns" in row["this run shows"]
+
+
+def test_all_flagged_experiment_is_shown_and_named(tmp_path):
+    """A quick live run on a busy machine: every micro run flagged -> shown anyway, and named."""
+    import json
+    import shutil
+    src = RUNS / CAMPAIGN
+    for run in src.iterdir():
+        shutil.copytree(run, tmp_path / "c" / run.name)
+    for run in (tmp_path / "c").iterdir():
+        m = json.loads((run / "manifest.json").read_text())
+        if m["experiment"] == "time-budget-micro":
+            m["contaminated"] = True
+            (run / "manifest.json").write_text(json.dumps(m))
+    micro, batch, _, only_flagged = time_budget.load(tmp_path, "c")
+    assert only_flagged == ["time-budget-micro"] and not micro.empty and not batch.empty
+    v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch),
+                                  time_budget.clock_mhz(micro)[0], REF, flagged=only_flagged).set_index("id")
+    assert "system-call cost comes from runs flagged" in v.loc["F19", "this run shows"]

@@ -1,0 +1,79 @@
+"""hostnet.analysis: throughput per core, the leaf breakdown, foreign load, summaries and
+confidence intervals."""
+import math
+
+import pandas as pd
+import pytest
+
+from conftest import fixture_text
+from hostnet import analysis
+from hostnet.parsers.perf_report import SymbolSamples
+from hostnet.parsers.procpids import parse_snapshot
+from hostnet.taxonomy import load
+
+
+def test_tpc_uses_the_busier_side():
+    assert analysis.throughput_per_core(30.0, {"sender": 60.0, "receiver": 150.0}) == ("receiver", 20.0)
+    side, tpc = analysis.throughput_per_core(10.0, {"sender": 0.0, "receiver": 0.0})
+    assert math.isnan(tpc)
+
+
+def test_breakdown_excludes_idle_and_foreign_processes():
+    rows = [SymbolSamples(1, "iperf3", "_copy_to_iter", True, 60),
+            SymbolSamples(1, "ksoftirqd/1", "tcp_v4_rcv", True, 30),
+            SymbolSamples(1, "swapper", "pv_native_safe_halt", True, 500),
+            SymbolSamples(1, "cc1", "clear_page_erms", True, 70),
+            SymbolSamples(1, "iperf3", "main", False, 10),
+            SymbolSamples(0, "iperf3", "_copy_from_iter", True, 999)]
+    b = analysis.breakdown(rows, [1], load(), ["iperf3"])
+    assert b["busy_samples"] == 100 and b["idle_samples"] == 500 and b["foreign_samples"] == 70
+    assert b["pct"]["data_copy"] == pytest.approx(60.0)
+    assert b["pct"]["tcp/ip"] == pytest.approx(30.0)
+    assert b["pct"]["user"] == pytest.approx(10.0)
+    assert b["top_symbols"][0][:2] == ("_copy_to_iter", "data_copy")
+
+
+def test_foreign_load_from_captured_snapshots():
+    before = parse_snapshot(fixture_text("pids_before.txt"))
+    after = parse_snapshot(fixture_text("pids_after.txt"))
+    everything = analysis.foreign_load(before, after, [], 100, 3.0)
+    assert everything["foreign_cpu_pct"] >= 0
+    all_pids = list(after)
+    assert analysis.foreign_load(before, after, all_pids, 100, 3.0)["foreign_cpu_pct"] == 0
+
+
+def test_foreign_load_flags_contamination():
+    before = {10: ("cc1", 1, 0), 11: ("iperf3", 1, 0)}
+    after = {10: ("cc1", 1, 150), 11: ("iperf3", 1, 500), 12: ("make", 1, 20)}
+    out = analysis.foreign_load(before, after, [11], 100, 5.0)
+    assert out["foreign_cpu_pct"] == pytest.approx(34.0)
+    assert out["contaminated"] and out["top"][0][0] == "cc1"
+
+
+def _tidy(values):
+    rows = []
+    for cfg, rep, v in values:
+        rows.append({"run_id": f"{cfg}{rep}", "campaign": "c", "experiment": "single-flow", "config": cfg,
+                     "repetition": rep, "side": "both", "metric": "tpc_gbps", "category": "", "value": v})
+    return pd.DataFrame(rows)
+
+
+def test_summarize_median_and_range():
+    s = analysis.summarize(_tidy([("a", 0, 1.0), ("a", 1, 5.0), ("a", 2, 2.0)]))
+    row = s.iloc[0]
+    assert (row["median"], row["min"], row["max"], row["n"]) == (2.0, 1.0, 5.0, 3)
+
+
+def test_descendants_of_our_processes_are_ours():
+    before = {10: ("netserver", 1, 0), 11: ("netserver", 10, 0), 12: ("cc1", 1, 0)}
+    after = {10: ("netserver", 1, 5), 11: ("netserver", 10, 300), 12: ("cc1", 1, 100), 13: ("sh", 11, 40)}
+    out = analysis.foreign_load(before, after, [10], 100, 5.0)
+    assert out["foreign_cpu_pct"] == pytest.approx(20.0) and out["top"][0][0] == "cc1"
+
+
+def test_confidence_interval_on_fixed_data():
+    mean, half = analysis.confidence([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(4.303 * 1.0 / math.sqrt(3))
+    assert math.isnan(analysis.confidence([5.0])[1])
+    mean, half = analysis.confidence([10.0] * 40)
+    assert (mean, half) == (10.0, 0.0)

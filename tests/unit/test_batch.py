@@ -1,0 +1,154 @@
+"""hostnet.batch: profiles, the conventions checker, notebook sweeps planned (not run), stored
+outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
+themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
+import json
+
+import pytest
+
+from conftest import REPO
+from hostnet import batch, cli
+
+RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
+
+
+def test_run_parameters_follow_the_profile():
+    quick = batch.run_parameters("run", "quick")
+    assert quick == {"mode": "run", "campaign": "", "duration": 2, "warmup": 1, "repetitions": 2}
+    paper = batch.run_parameters("run", "paper", overrides={"repetitions": 7, "duration": None})
+    assert paper["duration"] == 20 and paper["repetitions"] == 7 and paper["warmup"] == 5
+    assert batch.run_parameters("replay", "paper") == {"mode": "replay"}  # replay ignores profiles
+    with pytest.raises(ValueError, match="unknown profile"):
+        batch.run_parameters("run", "slow")
+
+
+def test_conventions_report_what_is_missing(tmp_path):
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = ['mode = "run"\n', 'campaign = ""\n']
+    bad = tmp_path / "99-bad.ipynb"
+    bad.write_text(json.dumps(nb))
+    problems = batch.check_conventions(bad)
+    assert "does not declare duration" in problems and "does not declare figures_dir" in problems
+    assert any("not \"replay\"" in p for p in problems)
+
+
+def test_conventions_refuse_computed_parameter_defaults(tmp_path):
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] += ['\n', 'sizes = [100 * 2 ** i for i in range(3)]\n', 'import os\n', 'flows: int = 4\n']
+    bad = tmp_path / "98-computed.ipynb"
+    bad.write_text(json.dumps(nb))
+    problems = batch.non_literal_parameters(bad)
+    assert len(problems) == 2  # the annotated literal is fine
+    assert "non-literal value: sizes = [100 * 2 ** i for i in range(3)]" in problems[0]
+    assert "is not `name = literal`: import os" in problems[1]
+
+
+def test_sweep_plan_one_campaign_per_point(tmp_path):
+    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200], "config": ["tsogro", "all-opts"]},
+                                {"repetitions": 1}, "quick", tmp_path)
+    assert len(plan) == 4 and len({e["campaign"] for e in plan}) == 4
+    first = plan[0]
+    assert first["point"] == {"sizes_kb": [200], "config": "tsogro"}  # a scalar fits the list parameter
+    p = first["parameters"]
+    assert p["mode"] == "run" and p["campaign"] == first["campaign"] and p["repetitions"] == 1
+    assert p["duration"] == 2 and p["warmup"] == 1
+    assert p["runs_dir"] == str(tmp_path.resolve())
+    assert p["figures_dir"] == str(tmp_path.resolve() / first["campaign"] / "figures")
+    assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
+
+
+def test_sweep_refuses_undeclared_and_clashing_parameters(tmp_path):
+    with pytest.raises(batch.NotebookParameterError, match="does not declare rpc_size"):
+        batch.sweep_plan(RX, {"rpc_size": [4096, 65536]}, {}, "quick", tmp_path)
+    with pytest.raises(batch.NotebookParameterError, match="does not declare flows"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"flows": 2}, "quick", tmp_path)
+    with pytest.raises(ValueError, match="both swept and fixed"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"sizes_kb": [400]}, "quick", tmp_path)
+    with pytest.raises(ValueError, match="non-empty list"):
+        batch.grid_points({"sizes_kb": 200})
+
+
+def test_sweep_file_and_cli_dry_run(tmp_path, capsys):
+    spec = tmp_path / "params.yaml"
+    spec.write_text("profile: paper\nparameters: {config: tsogro}\ngrid: {sizes_kb: [200, 3200]}\n")
+    assert batch.load_sweep_file(spec)["profile"] == "paper"
+    assert cli.main(["sweep", str(RX), "-f", str(spec), "--runs-dir", str(tmp_path), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and '"duration": 20' in lines[0] and '"sizes_kb": [3200]' in lines[1]
+    (tmp_path / "bad.yaml").write_text("grid: {sizes_kb: [200]}\nrepeats: 3\n")
+    with pytest.raises(ValueError, match="unknown keys repeats"):
+        batch.load_sweep_file(tmp_path / "bad.yaml")
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", str(RX)])  # a notebook sweep without -f
+
+
+def test_strip_volatile_keeps_outputs_drops_timings():
+    nb = {"metadata": {"papermill": {"duration": 3.2}, "language_info": {"name": "python", "version": "3.11.2"}},
+          "cells": [{"cell_type": "code", "metadata": {"papermill": {}, "execution": {"iopub.status.idle": "x"},
+                                                       "tags": ["parameters"]},
+                     "outputs": [{"output_type": "display_data", "metadata": {},
+                                  "data": {"text/plain": "1.5", "application/vnd.jupyter.widget-view+json": {}}}],
+                     "source": "", "execution_count": 3}]}
+    out = batch.strip_volatile(nb)
+    assert out["metadata"] == {"language_info": {"name": "python"}}
+    assert out["cells"][0]["metadata"] == {"tags": ["parameters"]}
+    assert out["cells"][0]["outputs"][0]["data"] == {"text/plain": "1.5"}
+    assert nb["metadata"]["papermill"]  # the input is not modified
+
+
+def test_batch_run_mode_passes_the_profile_to_every_section_notebook(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
+    (tmp_path / "figs").mkdir()
+    report = batch.run_notebooks(mode="run", profile_name="paper", repetitions=7, output_dir=tmp_path / "x",
+                                     figures_dir=tmp_path / "figs", runs_dir=tmp_path / "runs")
+    assert [name for name, _ in calls] == [p.name for p in batch.section_notebooks()]
+    assert "00-explore.ipynb" not in [name for name, _ in calls]
+    for _, params in calls:
+        assert params == {"mode": "run", "campaign": "", "duration": 20, "warmup": 5, "repetitions": 7,
+                          "figures_dir": str((tmp_path / "figs").resolve()),
+                          "runs_dir": str((tmp_path / "runs").resolve())}
+    assert report == tmp_path / "figs" / "index.html"
+
+
+def test_batch_mode_checks_every_notebook_before_running_any(tmp_path, monkeypatch):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    (nbs / "01-ok.ipynb").write_text(RX.read_text())
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = ['mode = "replay"\n', 'campaign = "x"\n']
+    (nbs / "02-short.ipynb").write_text(json.dumps(nb))
+    ran = []
+    monkeypatch.setattr(batch, "execute", lambda *a: ran.append(a))
+    with pytest.raises(batch.NotebookParameterError, match="02-short.ipynb does not declare duration"):
+        batch.run_notebooks(mode="run", notebooks_dir=nbs, figures_dir=tmp_path / "f")
+    assert ran == []
+
+
+def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatch):
+    import papermill as pm
+    ran, lines = [], []
+
+    def execute(nb, params, out):
+        ran.append(nb.name)
+        if nb.name.startswith("04"):
+            raise pm.PapermillExecutionError(3, 1, "boom", "RuntimeError", "testbed vanished", [])
+
+    monkeypatch.setattr(batch, "execute", execute)
+    (tmp_path / "figs").mkdir()
+    with pytest.raises(batch.NotebookExecutionError,
+                       match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"):
+        batch.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
+                                progress=lines.append)
+    assert ran == [p.name for p in batch.section_notebooks()]  # the ones after 04 still ran
+    assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
+    assert lines[0].startswith(f"[1/{len(ran)}] ") and "    failed: RuntimeError: testbed vanished in 0 s" in lines
+
+
+def test_undeclared_parameter_is_an_error(tmp_path):
+    nb = REPO / "notebooks" / "01-single-flow.ipynb"
+    with pytest.raises(batch.NotebookParameterError, match="does not declare rx_buffer"):
+        batch.execute(nb, {"rx_buffer": 1}, tmp_path)
+    assert "mode" in batch.declared_parameters(nb)

@@ -1,0 +1,73 @@
+"""hostnet's command line: bad input gives one line saying what to do, before any host is touched;
+`hostnet classify` on stored perf output; the run summary's note on CPU accounting."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+
+def hostnet(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "hostnet.cli", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=60, **kw)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--config", "turbo"], "unknown config 'turbo'"),
+    (["--duration", "0"], "duration must be > 0"),
+    (["--repetitions", "0"], "repetitions >= 1"),
+])
+def test_bad_run_arguments(args, msg):
+    out = hostnet("run", "single-flow", *args)
+    assert out.returncode == 2
+    assert msg in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_experiment_is_refused():
+    out = hostnet("run", "warp-drive")
+    assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_not_root_is_refused_before_touching_hosts(monkeypatch):
+    from hostnet import cli
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "single-flow", "--duration", "1"])
+    assert exc.value.code == 2
+
+
+def test_missing_tools_are_named(monkeypatch, capsys):
+    from hostnet import cli
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(cli.LocalHost, "which", lambda self, tool: None if tool == "iperf3" else "/bin/x")
+    with pytest.raises(SystemExit):
+        cli.main(["run", "single-flow"])
+    assert "missing iperf3" in capsys.readouterr().err
+
+
+def test_status_without_testbed(tmp_path):
+    import os
+    out = hostnet("testbed", "status", env={**os.environ, "HOSTNET_STATE_DIR": str(tmp_path)})
+    assert out.returncode == 0 and "no embedded testbed is up" in out.stdout
+
+
+def test_classify_cli_reclassifies_stored_output(capsys):
+    from conftest import FIXTURES
+    from hostnet import cli
+    assert cli.main(["classify", str(FIXTURES / "perf_report_no-opts.txt"), "--cpus", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "taxonomy linux-6/" in out and "CPU 1:" in out and "tcp/ip" in out
+
+
+def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
+    from hostnet.cli import cpu_accounting_note
+    tick = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "tick (HZ=250)"}}}
+    note = cpu_accounting_note(tick, {"sender": 99.0, "receiver": 2.3})
+    assert note.startswith("receiver CPU below 90 % with tick (HZ=250) CPU accounting")
+    assert cpu_accounting_note(tick, {"sender": 99.0, "receiver": 95.0}) == ""
+    precise = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "precise"}}}
+    assert cpu_accounting_note(precise, {"sender": 10.0, "receiver": 2.3}) == ""
+    assert cpu_accounting_note({"versions": {"local": {"kernel": "6.18"}}}, {"sender": 1.0}) == ""  # older runs
+    # runs that kept their snapshot times measure busy as wall minus idle: no tick bias to warn of
+    assert cpu_accounting_note({**tick, "cpu_util_method": {"local": "wall-minus-idle"}}, {"receiver": 2.3}) == ""

@@ -1,0 +1,171 @@
+"""The shape of the code: the section registry matches notebooks/ one to one, DESIGN.md's layout
+names every module under hostnet/ (and nothing that is not there), hostnet has no import circle,
+and the rule that keeps live tests in tests/live/ (tests/conftest.py) finds what breaks it."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, live_rule_violations
+from hostnet.sections import SECTIONS, section
+
+HOSTNET = REPO / "hostnet"
+ENTRY = re.compile(r"^( *)([\w.-]+/|[\w.-]+\.py)(?: {2,}|$)")
+
+
+def test_every_notebook_has_a_registry_entry_and_every_entry_a_notebook():
+    notebooks = {p.name for p in (REPO / "notebooks").glob("*.ipynb")}
+    assert notebooks == set(SECTIONS)
+
+
+def test_registry_entries_name_modules_that_import_and_titles_that_are_unique():
+    for entry in SECTIONS.values():
+        module = entry.load_module()
+        assert module.__doc__, entry.module
+        assert entry.title and entry.paper
+    assert len({s.title for s in SECTIONS.values()}) == len(SECTIONS)
+
+
+def test_every_section_module_is_in_the_registry():
+    helpers = {"common", "grid_view"}
+    modules = {f"hostnet.sections.{p.stem}" for p in (HOSTNET / "sections").glob("*.py")
+               if p.stem not in helpers | {"__init__"}}
+    modules |= {f"hostnet.sections.{p.name}" for p in (HOSTNET / "sections").iterdir()
+                if p.is_dir() and (p / "__init__.py").exists()}
+    assert modules == {s.module for s in SECTIONS.values()} - {"hostnet.explore"}
+
+
+def test_a_notebook_is_found_by_file_name_or_stem_and_an_unknown_one_is_refused():
+    assert section("04-incast").notebook == "04-incast.ipynb"
+    assert section("04-incast.ipynb").stem == "04-incast"
+    with pytest.raises(KeyError, match="not a registered notebook"):
+        section("99-nothing")
+
+
+def design_tree() -> set[str]:
+    """Paths named in DESIGN.md's layout block, rebuilt from the indentation (2 spaces a level)."""
+    text = (REPO / "DESIGN.md").read_text()
+    block = text[text.index("## Layout"):]
+    block = block[block.index("```") + 3:]
+    block = block[:block.index("```")]
+    paths, stack = set(), []
+    for line in block.splitlines():
+        m = ENTRY.match(line)
+        if not m or len(m.group(1)) % 2 or len(m.group(1)) // 2 > len(stack):
+            continue  # a description's continuation line
+        level = len(m.group(1)) // 2
+        stack[level:] = [m.group(2)]
+        paths.add("".join(stack))
+    return paths
+
+
+def test_design_md_names_every_module_under_hostnet_and_only_those():
+    named = {p for p in design_tree() if p.startswith("hostnet/")}
+    on_disk = {str(p.relative_to(REPO)) for p in HOSTNET.rglob("*.py") if "__pycache__" not in p.parts}
+    packages = {str(p.parent.relative_to(REPO)) + "/" for p in HOSTNET.rglob("__init__.py")}
+    missing = sorted(on_disk - named - {f"{pkg}__init__.py" for pkg in packages if pkg in named})
+    assert not missing, f"modules DESIGN.md's layout does not name: {missing}"
+    gone = sorted(p for p in named if p.endswith(".py") and p not in on_disk)
+    gone += sorted(p for p in named if p.endswith("/") and not (REPO / p).is_dir())
+    assert not gone, f"DESIGN.md names what does not exist: {gone}"
+
+
+def test_the_layout_parser_reads_nesting_and_skips_continuations():
+    assert {"hostnet/hosts/base.py", "hostnet/sections/time_budget/run.py", "hostnet/runner.py",
+            "tests/"} <= design_tree()
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(REPO).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _typing_only(tree: ast.AST) -> set[int]:
+    """ids of import nodes under `if TYPE_CHECKING:` (annotations only: nothing runs them)."""
+    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
+            for n in ast.walk(node)}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """hostnet module -> hostnet modules it imports (anywhere in the file, functions included;
+    imports for type annotations only are left out)."""
+    files = {_module_name(p): p for p in HOSTNET.rglob("*.py") if "__pycache__" not in p.parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        tree = ast.parse(path.read_text())
+        typing_only = _typing_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            else:
+                continue
+            edges |= {t for t in targets if t in files and t != name}
+        graph[name] = edges
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), ignoring a package's own
+    __init__ importing its submodules (Python runs the package first; that is not a circle)."""
+    def edges(v):
+        return {w for w in graph[v] if not w.startswith(v + ".")}
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_hostnet_has_no_import_circle():
+    assert import_circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_live_rule_names_each_test_on_the_wrong_side(tmp_path):
+    live = tmp_path / "live"
+    items = [("live/test_live_a.py::test_marked", live / "test_live_a.py", True),
+             ("live/test_live_a.py::test_unmarked", live / "test_live_a.py", False),
+             ("unit/test_a.py::test_marked", tmp_path / "unit" / "test_a.py", True),
+             ("unit/test_a.py::test_unmarked", tmp_path / "unit" / "test_a.py", False),
+             ("livery/test_b.py::test_unmarked", tmp_path / "livery" / "test_b.py", False)]
+    assert live_rule_violations(items, live) == [
+        "live/test_live_a.py::test_unmarked: under live/ but not marked live",
+        "unit/test_a.py::test_marked: marked live but not under live/"]
+    assert live_rule_violations([], live) == []

@@ -1,0 +1,40 @@
+"""Capability detection (hostnet.testbed.capabilities), pure parts: kernel config and perf stat
+parsing, an unreachable host, requirements, the table, CPU accounting."""
+import pytest
+
+from conftest import FakeHost, fixture_text
+from hostnet.testbed import capabilities
+from hostnet.testbed.capabilities import Capability
+
+
+def test_kconfig_and_perf_stat_parsing():
+    cfg = "# CONFIG_NET_SCH_NETEM is not set\nCONFIG_TCP_CONG_DCTCP=m\nCONFIG_KPROBES=y\n"
+    assert capabilities.parse_kconfig(cfg, "NET_SCH_NETEM") == "n"
+    assert capabilities.parse_kconfig(cfg, "TCP_CONG_DCTCP") == "m"
+    assert capabilities.parse_kconfig(cfg, "KPROBES") == "y"
+    assert capabilities.parse_perf_stat_supported(fixture_text("perf_stat_cycles_unsupported.txt")) is False
+    assert capabilities.parse_perf_stat_supported("123456,,cycles,1000,100.00,,\n") is True
+
+
+def test_unreachable_host_is_one_row():
+    caps = capabilities.detect(FakeHost(name="ghost"))  # the fake host has no `true`/`date`
+    assert caps["reachable"].ok is False and list(caps) == ["reachable"]
+
+
+def test_require_and_table():
+    caps = {"a": {"dctcp": Capability(False, "n"), "kernel": Capability(None, "6.1")},
+            "b": {"dctcp": Capability(True, "y")}}
+    capabilities.require(caps, {"b": ["dctcp"]})
+    with pytest.raises(capabilities.MissingCapability, match="a lacks dctcp"):
+        capabilities.require(caps, {"a": ["dctcp"], "b": ["dctcp"]})
+    text = capabilities.table(caps)
+    assert "✗ n" in text and "✓ y" in text and text.splitlines()[0].split() == ["capability", "a", "b"]
+
+
+def test_cpu_accounting_from_the_kernel_config():
+    """This VM's kernel: tick-based /proc/stat accounting, which reads partly loaded CPUs low."""
+    here = capabilities.cpu_accounting(fixture_text("kconfig_accounting_6.18-fc.txt"))
+    assert (here.ok, here.value) == (False, "tick (HZ=250)") and "no IRQ time accounting" in here.detail
+    precise = capabilities.cpu_accounting("CONFIG_VIRT_CPU_ACCOUNTING_GEN=y\nCONFIG_HZ=1000\n")
+    assert (precise.ok, precise.value) == (True, "precise")
+    assert capabilities.cpu_accounting("").value == "unknown"
