@@ -31,7 +31,7 @@ log() { printf '[fresh-machine %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 packages=(linux-source-6.12)
 [ ! -f "$HOSTNET_INSTALLED" ] || mapfile -t -O 1 packages <"$HOSTNET_INSTALLED"
 installed=()
-for p in "${packages[@]}"; do
+for p in $(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++'); do
 	{ dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true; } | grep -q "install ok installed" &&
 		installed+=("$p")
 done
@@ -46,16 +46,25 @@ fi
 log "removing what the project installs"
 rm -rf "${paths[@]}"
 export DEBIAN_FRONTEND=noninteractive
+# sudo's removal script refuses without this (it guards machines where sudo is the only way to
+# root); sudo is on the list only when the project installed it, and this script runs as root.
+export SUDO_FORCE_REMOVE=yes
+apt_log=$(mktemp /var/tmp/hostnet-fresh-apt.XXXXXX)
+apt_quiet() {
+	apt-get -o DPkg::Lock::Timeout=600 "$@" >>"$apt_log" 2>&1 ||
+		{ tail -15 "$apt_log" >&2; echo "fresh-machine: apt-get $1 failed (log: $apt_log)" >&2; return 1; }
+}
 if [ ${#installed[@]} -gt 0 ]; then
 	log "purging ${installed[*]}"
-	apt-get -o DPkg::Lock::Timeout=600 purge -y -q "${installed[@]}" >/dev/null
-	apt-get -o DPkg::Lock::Timeout=600 autoremove --purge -y -q >/dev/null
+	apt_quiet purge -y -q "${installed[@]}"
+	apt_quiet autoremove --purge -y -q
 fi
 rm -f "$HOSTNET_INSTALLED"
 if [ -f /etc/apt/sources.list.d/hostnet-nonfree.sources ]; then
 	rm -f /etc/apt/sources.list.d/hostnet-nonfree.sources
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt_quiet update -qq
 fi
+rm -f "$apt_log"
 
 clone=$(mktemp -d /var/tmp/hostnet-fresh.XXXXXX)
 log "cloning $commit into $clone"

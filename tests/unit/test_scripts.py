@@ -108,14 +108,14 @@ def test_installed_packages_are_recorded_once_each(tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="the rehearsal runs as root only")
 def test_fresh_machine_dry_run_plans_only_recorded_installed_packages(tmp_path):
     manifest = tmp_path / "installed"
-    manifest.write_text(f"dpkg\n{NO_SUCH_PACKAGE}\n")
+    manifest.write_text(f"dpkg\n{NO_SUCH_PACKAGE}\ndpkg\n")
     res = subprocess.run([str(REPO / "scripts" / "fresh-machine.sh"), "--dry-run"], capture_output=True, text=True,
                          env={**os.environ, "HOSTNET_INSTALLED": str(manifest),
                               "HOSTNET_KERNEL_WORK": str(tmp_path / "kernel")}, timeout=60)
     assert res.returncode == 0, res.stderr
     plan = dict(line.split(": ", 1) for line in res.stdout.splitlines() if line.startswith("would "))
     purge = plan["would purge"].split()
-    assert "dpkg" in purge and NO_SUCH_PACKAGE not in purge
+    assert purge.count("dpkg") == 1 and NO_SUCH_PACKAGE not in purge
     assert plan["would remove"].split() == [str(REPO / ".venv"), str(REPO / "hostnet/native/build"),
                                             str(tmp_path / "kernel")]
     assert manifest.exists()  # a dry run changes nothing
