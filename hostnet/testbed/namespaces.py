@@ -104,7 +104,7 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
     endpoints = {}
     for role in layout.roles:
         if layout.ssh:
-            from .sshd import ssh_host
+            from ..hosts.sshd import ssh_host
             host = ssh_host(_ssh_dir(layout.name), layout.netns[role], layout.ips[role], role, tag)
         else:
             host = NetnsHost(layout.netns[role], name=role, tag=tag)
@@ -167,7 +167,7 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     try:
         _create_links(local, layout)
         if ssh:
-            from .sshd import start_sshds
+            from ..hosts.sshd import start_sshds
             # The sshds are infrastructure: a restore that keeps the testbed must not stop them.
             start_sshds(LocalHost("root-ns", tag=_infra_tag(name)), _ssh_dir(name),
                         {r: (layout.netns[r], layout.ips[r]) for r in layout.roles})

@@ -2,6 +2,7 @@
 names every module under hostnet/ (and nothing that is not there), hostnet has no import circle,
 and the rule that keeps live tests in tests/live/ (tests/conftest.py) finds what breaks it."""
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -169,3 +170,41 @@ def test_the_live_rule_names_each_test_on_the_wrong_side(tmp_path):
         "live/test_live_a.py::test_unmarked: under live/ but not marked live",
         "unit/test_a.py::test_marked: marked live but not under live/"]
     assert live_rule_violations([], live) == []
+
+
+def _unresolved(module: str, names: list[str]) -> list[str]:
+    """The names of `from module import names` that are neither attributes nor submodules."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        return [f"{module} ({exc})"]
+    out = []
+    for name in names:
+        if name != "*" and not hasattr(mod, name):
+            try:
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                out.append(f"{module}.{name}")
+    return out
+
+
+def test_every_import_of_hostnet_resolves_including_those_inside_functions():
+    """A moved module leaves no stale import behind, even one that only runs on a live path
+    (a function-level `from .sshd import ...` once broke every SSH testbed after a move)."""
+    stale = []
+    sources = [p for d in ("hostnet", "tests", "bench") for p in (REPO / d).rglob("*.py")
+               if "__pycache__" not in p.parts and "results" not in p.parts]
+    for path in sources:
+        name = _module_name(path) if path.is_relative_to(HOSTNET) else ""
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level and name:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(parts + ([node.module] if node.module else []))
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "hostnet":
+                module = node.module
+            else:
+                continue
+            stale += [f"{path.relative_to(REPO)}:{node.lineno}: {s}"
+                      for s in _unresolved(module, [a.name for a in node.names])]
+    assert not stale, stale
