@@ -35,7 +35,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     rfs = KNOBS["sysctl"]
     prior = rfs.read(local, "net.core.rps_sock_flow_entries")
     with testbed.embedded(_name("pt")) as tb:
-        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlow(2, 1), runs_dir=tmp_path,
+        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlow(3, 1), runs_dir=tmp_path,
                                 campaign="live")
         # all-opts turned RFS on: a global sysctl, journaled in the root namespace
         assert rfs.read(local, "net.core.rps_sock_flow_entries") == str(sc.RFS_ENTRIES)
@@ -48,7 +48,12 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     assert rfs.read(local, "net.core.rps_sock_flow_entries") == prior  # restored at teardown
     m = store.load_manifest(path)
     assert m["status"] == "ok", m.get("error")
-    assert m["window"]["seconds"] == pytest.approx(2 - 2 * runner.EDGE_S, abs=0.6)
+    # The window lies inside the measured run and is long enough to keep (runner.check_window).
+    # Its exact length is timing, not asserted: the probes start after the warm-up, and as the
+    # suite's first test (a cold perf) they once started ~1 s late (a 0.51 s window of a 2 s run).
+    w = m["window"]
+    assert 3 / 4 <= w["seconds"] <= 3 - 2 * runner.EDGE_S + 0.05 and not m.get("short_window")
+    assert w["clients_started"] + 1 + runner.EDGE_S <= w["start"] < w["end"] <= w["clients_started"] + 4
     assert m["hostnet"]["version"] and m["versions"]["local"]["kernel"]
     t = store.read_tidy(path)
     gbps = t[t.metric == "throughput_gbps"].value.iloc[0]
