@@ -22,7 +22,7 @@ LOSS_TOLERANCE = 0.004
 PHASES = ("start", "off", "hist", "unselected", "loss-udp", "loss-noselector", "gso", "loss-tcp", "loss-off")
 # What boot/init asks rxload to move on each TCP port (bytes): a flow "completed" when the receiver
 # read exactly this much.
-TCP_REQUESTED = {"5000": 4 << 20, "5001": 16 << 20, "5002": 4 << 20, "5005": 8 << 20, "5006": 8 << 20,
+TCP_REQUESTED = {"5000": 4 << 20, "5001": 64 << 20, "5002": 4 << 20, "5005": 8 << 20, "5006": 8 << 20,
                  "5004": 4 << 20, "5008": 4 << 20}
 GSO_FLOW_BYTES = 8 << 20
 MSS_1500 = 1448   # lo at MTU 1500, TCP timestamps on
