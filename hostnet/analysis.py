@@ -4,6 +4,7 @@ Pure functions: no host, no raw text. Units are in the metric names.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from typing import Iterable
@@ -12,13 +13,17 @@ import pandas as pd
 
 from .parsers.perf_report import SymbolSamples
 from .parsers.procstat import cpu_utilization
-from .taxonomy import CATEGORIES, IDLE, UNCLASSIFIED, USER, Taxonomy
+from .taxonomy import CATEGORIES, IDLE, TESTBED, UNCLASSIFIED, USER, Taxonomy
 
-BREAKDOWN_ORDER = list(CATEGORIES) + [USER, UNCLASSIFIED]
+BREAKDOWN_ORDER = list(CATEGORIES) + [TESTBED, USER, UNCLASSIFIED]
 # Kernel threads do the stack's deferred work (softirq, NAPI threads, workqueues); the
 # idle task (swapper) runs softirqs that arrive while a CPU idles. Both count as ours.
 KERNEL_THREAD_COMM = re.compile(r"^(swapper|ksoftirqd|kworker|napi/|migration|rcu|cpuhp|idle_inject)")
+PROFILER_COMMS = frozenset({"perf", "bpftrace"})  # the instrument's own processes: testbed, not foreign
 FOREIGN_LOAD_LIMIT_PCT = 10.0
+# perf samples per busy CPU-second below this share of the sampling rate: the side's breakdown
+# is flagged (a halted vCPU takes no cpu-clock samples; the VM also loses some while busy)
+COVERAGE_MIN = 0.8
 # A flow whose per-second throughput varies more than this (coefficient of variation) was not
 # in steady state; veth runs on an idle VM stay within a few percent once past warm-up.
 STEADY_CV_LIMIT_PCT = 15.0
@@ -57,6 +62,45 @@ def throughput_per_core(throughput_gbps: float, busy_pct: dict[str, float]) -> t
     return side, (throughput_gbps / used if used > 0 else float("nan"))
 
 
+def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+    """Throughput per core from each side, and one bottleneck side per point.
+
+    Adds per run a tpc_gbps row for the sender and for the receiver (throughput / that side's
+    cores in use), and replaces each run's tpc_gbps "both" row (the side busier in that run)
+    with the tpc of the side chosen once per point: the side with the higher median utilisation
+    per core, over the point's runs. So a point's repetitions never mix sides, and a paper's
+    receiver-based number can be compared with the receiver's tpc. The choice per point is in
+    the result's attrs["bottleneck"]."""
+    point_of = {m["run_id"]: json.dumps(m.get("point") or {"config": m.get("config", {}).get("name")},
+                                        sort_keys=True) for m in manifests}
+    runs = tidy[tidy.metric.isin(["throughput_gbps", "cpu_util_pct", "cores_count"])
+                & tidy.side.isin(["both", "sender", "receiver"])]
+    wide = runs.assign(key=runs.metric + "|" + runs.side).pivot_table(
+        index="run_id", columns="key", values="value", aggfunc="first")
+    if not {"throughput_gbps|both", "cpu_util_pct|sender", "cpu_util_pct|receiver"} <= set(wide.columns):
+        return tidy
+    for side in ("sender", "receiver"):
+        busy = wide[f"cpu_util_pct|{side}"] / 100.0
+        wide[f"tpc|{side}"] = (wide["throughput_gbps|both"] / busy).where(busy > 0)
+        cores = wide[f"cores_count|{side}"] if f"cores_count|{side}" in wide else 1
+        wide[f"per_core|{side}"] = wide[f"cpu_util_pct|{side}"] / cores
+    wide["point"] = [point_of.get(r, "{}") for r in wide.index]
+    base = tidy[(tidy.metric == "throughput_gbps") & (tidy.side == "both")].drop_duplicates("run_id")
+    base = base.set_index("run_id")
+    rows, chosen = [], {}
+    for point, g in wide.groupby("point"):
+        side = "sender" if g["per_core|sender"].median() >= g["per_core|receiver"].median() else "receiver"
+        chosen[point] = side
+        for run_id, r in g.iterrows():
+            row = {**base.loc[run_id].to_dict(), "run_id": run_id, "metric": "tpc_gbps", "category": None}
+            rows += [{**row, "side": s, "value": r[f"tpc|{s2}"]}
+                     for s, s2 in (("sender", "sender"), ("receiver", "receiver"), ("both", side))]
+    rest = tidy[~((tidy.metric == "tpc_gbps") & tidy.run_id.isin(wide.index))]
+    out = pd.concat([rest, pd.DataFrame(rows, columns=tidy.columns)], ignore_index=True)
+    out.attrs = {**tidy.attrs, "bottleneck": chosen}
+    return out
+
+
 def is_ours(comm: str, workload_comms: Iterable[str]) -> bool:
     return comm in set(workload_comms) or bool(KERNEL_THREAD_COMM.match(comm))
 
@@ -79,11 +123,14 @@ def breakdown(rows: Iterable[SymbolSamples], cpus: Iterable[int], taxonomy: Taxo
         cat = taxonomy.classify(r.symbol, r.kernel)
         if cat == IDLE:
             idle += r.samples
+            continue
+        if r.comm in PROFILER_COMMS:
+            cat = TESTBED
         elif not is_ours(r.comm, workload_comms):
             foreign += r.samples
-        else:
-            by_cat[cat] += r.samples
-            by_sym[(r.symbol, cat)] += r.samples
+            continue
+        by_cat[cat] += r.samples
+        by_sym[(r.symbol, cat)] += r.samples
     busy = sum(by_cat.values())
     pct = {c: (100.0 * by_cat.get(c, 0) / busy if busy else float("nan")) for c in BREAKDOWN_ORDER}
     top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:15]
@@ -144,12 +191,16 @@ def ladder_table(tidy: pd.DataFrame, order: Iterable[str]) -> pd.DataFrame:
         for label, metric, side in (("throughput_gbps", "throughput_gbps", "both"),
                                     ("sender_cpu_pct", "cpu_util_pct", "sender"),
                                     ("receiver_cpu_pct", "cpu_util_pct", "receiver"),
-                                    ("tpc_gbps", "tpc_gbps", "both")):
+                                    ("tpc_gbps", "tpc_gbps", "both"),
+                                    ("sender_tpc_gbps", "tpc_gbps", "sender"),
+                                    ("receiver_tpc_gbps", "tpc_gbps", "receiver")):
             m = _pick(part, metric, side)
             row[label] = None if m is None else m["median"]
             row[label + "_range"] = None if m is None else f"{m['min']:.1f}–{m['max']:.1f}"
         n = _pick(part, "throughput_gbps", "both")
         row["repetitions"] = 0 if n is None else int(n["n"])
+        sides = {v for k, v in tidy.attrs.get("bottleneck", {}).items() if json.loads(k).get("config") == cfg}
+        row["bottleneck"] = sides.pop() if len(sides) == 1 else None
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -3,21 +3,24 @@
 Without a hardware PMU, perf samples on a timer interrupt, which cannot fire while interrupts
 are disabled. Time spent with interrupts off is therefore sampled where they come back on — the
 LANDING symbols below — and, in a VM, the hypervisor exits of APIC/MSR writes are sampled in
-native_write_msr. The rule (version ATTRIBUTION_RULE), for a sample whose leaf is a landing symbol:
+native_write_msr. The rule (version ATTRIBUTION_RULE), for one sample, frames leaf first:
 
-1. Walk the call chain from the leaf toward the root.
-2. An interrupt entry on the way (asm_sysvec_*, sysvec_*, common_interrupt) means the time went
-   to handling that interrupt: device interrupts count as netdev; single-target "call function"
-   IPIs count as whatever sent most of them in the same capture (`ipi_category`: netdev when
-   net_rps_send_ipi sends them — RPS kicking the receive CPU, 99.9 % on the embedded testbed —
-   sched when remote wake-ups do, as on hosts without RPS); anything else (the local timer,
-   multi-target IPIs) as etc. Stop.
-3. The first frame whose category is one of the stack's layers (data copy, TCP/IP, netdev, skb,
-   memory, scheduling) names the code that ran with interrupts off, or that issued the MSR write
-   (an IPI from net_rps_send_ipi is netdev). Stop.
-4. Frames that are etc or lock (softirq entry, bh enable, timer and APIC helpers) are glue: skip.
-5. No such frame: the leaf's own category stands.
-Other samples keep their leaf's category.
+0. The instrument and the testbed come first: a sample of the profiler's own process or code
+   (taxonomy "testbed": perf, its unwinder, eBPF probes) anywhere in the kernel chain is
+   testbed; so is the loss injector's nftables chain (nft_do_chain) when the point injects loss.
+1. A leaf that is not a landing symbol keeps its own category.
+2. A landing leaf: walk the call chain from the leaf toward the root.
+   a. An IPI send on the way (x2apic_send_IPI, __smp_call_single_queue, ...): on the embedded
+      testbed the time is the send's VM exit, testbed; on real hosts walk on to its sender.
+   b. An interrupt entry (asm_sysvec_*, sysvec_*, common_interrupt): device interrupts count as
+      netdev; single-target "call function" and reschedule IPIs count as testbed on the embedded
+      testbed (entry and VM exit, not network work), elsewhere as whatever sent most of them in
+      the same capture (`ipi_category`: netdev for RPS, sched for remote wake-ups); anything else
+      (the local timer, multi-target IPIs) as etc. Stop.
+   c. The first frame whose category is one of the stack's layers (data copy, TCP/IP, netdev,
+      skb, memory, scheduling) names the code that ran with interrupts off. Stop.
+   d. Frames that are etc or lock (softirq entry, bh enable, timer and APIC helpers) are glue: skip.
+3. No such frame: the leaf's own category stands.
 """
 from __future__ import annotations
 
@@ -25,11 +28,11 @@ import re
 from collections import defaultdict
 from typing import Iterable
 
-from .analysis import BREAKDOWN_ORDER, is_ours
+from .analysis import BREAKDOWN_ORDER, PROFILER_COMMS, is_ours
 from .parsers.perf_script import USER, Sample
-from .taxonomy import IDLE, Taxonomy, strip_suffix
+from .taxonomy import IDLE, TESTBED, Taxonomy, strip_suffix
 
-ATTRIBUTION_RULE = "irqs-off-callchain/3"
+ATTRIBUTION_RULE = "irqs-off-callchain/4"
 # what, in a call chain above an IPI send, says who sent it
 _IPI_SEND = re.compile(r"^(x2apic_send_IPI|native_send_call_func_single_ipi|__smp_call_single_queue|"
                        r"send_call_function_single_ipi|smp_call_function_single_async|generic_exec_single)")
@@ -40,11 +43,22 @@ LANDING = frozenset({"handle_softirqs", "__do_softirq", "_raw_spin_unlock_irqres
                      "smp_call_function_single_async"})
 LAYERS = frozenset({"data_copy", "tcp/ip", "netdev", "skb", "mm", "sched"})
 _IRQ_ENTRY = re.compile(r"^(asm_)?(sysvec_|common_interrupt)")
+# Structural probes of a receive path (docs/receive-path.md): a sample inside TCP's data-receive
+# functions, by call chain (ACKs never reach them, so where they run is where data is received);
+# and a leaf that is a trapped MSR/APIC write (a VM exit in a guest).
+RECEIVE_PATH = re.compile(r"^(tcp_data_queue|tcp_queue_rcv|tcp_event_data_recv|tcp_data_queue_ofo|tcp_ofo_queue|"
+                          r"tcp_try_coalesce)$")
+VM_EXIT_LEAF = re.compile(r"^(native_write_msr|native_write_msr_safe|native_apic_msr_write|x2apic_send_IPI.*|"
+                          r"native_send_call_func_.*)$")
+_LOSS_INJECTOR = re.compile(r"^(nft_do_chain|nft_)")
 
 
-def _irq_category(frame: str, ipi_category: str) -> str:
+def _irq_category(frame: str, ipi_category: str, embedded: bool) -> str:
     if frame.startswith(("asm_common_interrupt", "common_interrupt")):
         return "netdev"
+    single = "call_function_single" in frame or "reschedule_ipi" in frame
+    if embedded and single:
+        return TESTBED
     # the multi-target vector (sysvec_call_function: TLB shootdowns, text patching) is not network work
     return ipi_category if "call_function_single" in frame else "etc"
 
@@ -70,20 +84,33 @@ def ipi_category_of(senders: dict[str, int]) -> str:
     return max(senders, key=senders.get) if senders else "netdev"
 
 
-def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "netdev") -> str:
-    """Category of one sample (frames leaf first)."""
+def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "netdev", *,
+              embedded: bool = False, loss_injector: bool = False, comm: str = "") -> str:
+    """Category of one sample (frames leaf first); embedded: the sample is from the embedded
+    testbed (VM exits of IPIs are its own); loss_injector: the point ran hostnet's nft drop."""
     if not frames:
         return "unclassified"
     leaf = frames[0]
     kernel = not leaf.endswith(USER)
+    if comm in PROFILER_COMMS:
+        return TESTBED
+    chain = [strip_suffix(f) for f in frames if not f.endswith(USER)]
+    if any(taxonomy.classify(f) == TESTBED for f in chain) or (
+            loss_injector and any(_LOSS_INJECTOR.match(f) for f in chain)):
+        return TESTBED
     leaf_cat = taxonomy.classify(leaf, kernel)
     if strip_suffix(leaf) not in LANDING:
         return leaf_cat
-    for frame in frames[1:]:
+    for i, frame in enumerate(frames):
         if frame.endswith(USER):
             break
-        if _IRQ_ENTRY.match(frame):
-            return _irq_category(frame, ipi_category)
+        name = strip_suffix(frame)
+        if embedded and _IPI_SEND.match(name):
+            return TESTBED
+        if i == 0:
+            continue
+        if _IRQ_ENTRY.match(name):
+            return _irq_category(name, ipi_category, embedded)
         cat = taxonomy.classify(frame)
         if cat in LAYERS:
             return cat
@@ -91,8 +118,9 @@ def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "
 
 
 def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy: Taxonomy,
-                          workload_comms) -> dict:
-    """Like analysis.breakdown, with the attribution rule; also the leaf-only shares, for contrast."""
+                          workload_comms, *, embedded: bool = False, loss_injector: bool = False) -> dict:
+    """Like analysis.breakdown, with the attribution rule; also the leaf-only shares, for contrast.
+    embedded and loss_injector as for attribute()."""
     cpus = set(cpus)
     samples = list(samples)
     senders = ipi_senders(samples, taxonomy)  # from every CPU: IPIs are sent on one, handled on another
@@ -100,7 +128,7 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
     attributed: dict[str, int] = defaultdict(int)
     leaf: dict[str, int] = defaultdict(int)
     by_sym: dict[tuple[str, str], int] = defaultdict(int)
-    idle = foreign = moved = 0
+    idle = foreign = moved = receive_path = vm_exit = 0
     for s, n in samples:
         if s.cpu not in cpus or not s.frames:
             continue
@@ -108,12 +136,17 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
         if leaf_cat == IDLE:
             idle += n
             continue
-        if not is_ours(s.comm, workload_comms):
+        if not (is_ours(s.comm, workload_comms) or s.comm in PROFILER_COMMS):
             foreign += n
             continue
-        cat = attribute(s.frames, taxonomy, ipi_category)
+        cat = attribute(s.frames, taxonomy, ipi_category, embedded=embedded, loss_injector=loss_injector,
+                        comm=s.comm)
+        leaf_cat = TESTBED if s.comm in PROFILER_COMMS else leaf_cat
         attributed[cat] += n
         leaf[leaf_cat] += n
+        names = [strip_suffix(f) for f in s.frames]
+        receive_path += n if any(RECEIVE_PATH.match(f) for f in names) else 0
+        vm_exit += n if VM_EXIT_LEAF.match(names[0]) else 0
         by_sym[(s.frames[0], cat)] += n
         moved += n if cat != leaf_cat else 0
     busy = sum(attributed.values())
@@ -123,5 +156,6 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
         return {c: (100.0 * d.get(c, 0) / busy if busy else float("nan")) for c in BREAKDOWN_ORDER}
     return {"pct": pct(attributed), "leaf_pct": pct(leaf), "busy_samples": busy, "idle_samples": idle,
             "foreign_samples": foreign, "reattributed_samples": moved, "rule": ATTRIBUTION_RULE,
+            "receive_path_samples": receive_path, "vm_exit_samples": vm_exit,
             "ipi_senders": senders, "ipi_category": ipi_category,
             "top_symbols": [(sym, cat, 100.0 * n / busy) for (sym, cat), n in top]}

@@ -322,6 +322,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
     t.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
     t.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
+    _steering_option(t)
     t.set_defaults(func=cmd_testbed)
 
     r = sub.add_parser("run", help="run an experiment on the embedded testbed")
@@ -345,6 +346,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--rpc-tool", choices=("auto", "netperf", "sockperf"), default="auto",
                    help="auto: netperf where installed (make install-netperf), else sockperf")
     r.add_argument("--quiet", action="store_true")
+    _steering_option(r)
     r.set_defaults(func=cmd_run)
 
     w = sub.add_parser("sweep", help="run (or resume) a sweep spec on a fresh embedded testbed, or sweep a "
@@ -361,6 +363,7 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--receivers", type=int, default=1)
     w.add_argument("--ssh", action="store_true")
     w.add_argument("--quiet", action="store_true")
+    _steering_option(w)
     w.set_defaults(func=cmd_sweep)
 
     k = sub.add_parser("classify", help="re-classify a stored perf report (hostnet's --sort cpu,comm,sym format)")
@@ -398,7 +401,20 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
                                       "(default: each notebook's own, data/runs)")
     f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
+    _steering_option(f)
     f.set_defaults(func=cmd_figures)
+
+    from .testbed import steering
+    p_ = sub.add_parser("receive-path", help="compare the embedded testbed's receive paths on the single-flow "
+                                             "ladder (docs/receive-path.md)")
+    p_.add_argument("--record", action="store_true", help="record one campaign per mode first (live)")
+    p_.add_argument("--modes", nargs="+", choices=steering.EMBEDDED_MODES, default=list(steering.EMBEDDED_MODES))
+    p_.add_argument("--campaign", nargs="+", metavar="MODE=CAMPAIGN", help="recorded campaigns to compare")
+    p_.add_argument("--duration", type=int, default=5)
+    p_.add_argument("--warmup", type=int, default=2)
+    p_.add_argument("--repetitions", type=int, default=5)
+    p_.add_argument("--runs-dir", default="data/runs")
+    p_.set_defaults(func=cmd_receive_path)
 
     n = sub.add_parser("notebooks", help="store-outputs: execute notebooks in replay mode and keep their outputs "
                                          "(nbval compares them); strip-outputs; check: parameter conventions")
@@ -408,8 +424,33 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def cmd_receive_path(args) -> int:
+    from . import receive_path
+    campaigns = dict(c.split("=", 1) for c in args.campaign or [])
+    if args.record:
+        _require_live()
+        campaigns.update(receive_path.record(args.modes, runs_dir=args.runs_dir, duration=args.duration,
+                                             warmup=args.warmup, repetitions=args.repetitions))
+    if not campaigns:
+        _die("nothing to compare: --record, or --campaign MODE=CAMPAIGN for each mode")
+    for mode, campaign in campaigns.items():
+        print(f"{mode}: {campaign}")
+    print(receive_path.markdown(receive_path.table(args.runs_dir, campaigns)))
+    return 0
+
+
+def _steering_option(p: argparse.ArgumentParser) -> None:
+    from .testbed import steering
+    p.add_argument("--steering", choices=steering.EMBEDDED_MODES,
+                   help=f"receive path of the embedded testbeds this command builds (default: "
+                        f"${steering.ENV}, else {steering.DEFAULT}; docs/receive-path.md)")
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if getattr(args, "steering", None):  # every embedded testbed built below (notebooks' kernels too)
+        from .testbed import steering
+        os.environ[steering.ENV] = args.steering
     try:
         return args.func(args)
     except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .knobs import KNOBS, cpu_mask
-from .testbed import Testbed
+from .knobs import KNOBS
+from .testbed import Testbed, steering
 
 RFS_ENTRIES = 32768
 
@@ -34,11 +34,19 @@ class StackConfig:
     def describe(self) -> dict:
         return asdict(self)
 
-    def label(self, testbed_kind: str = "embedded") -> str:
-        """The name shown in figures: on veth aRFS is RFS, and the label says so."""
-        if self.arfs and testbed_kind == "embedded":
-            return self.name.replace("all-opts", "all-opts (RFS for aRFS)").replace("+arfs", "+rfs")
-        return self.name
+    def label(self, testbed_kind: str = "embedded", rx_steering: str = steering.RPS) -> str:
+        """The name shown in figures, saying what the step really does on the testbed: on veth
+        aRFS is RFS; with threaded NAPI, GSO stands in for TSO and a one-CPU receiver already
+        runs NAPI on the application's core (so RFS adds nothing)."""
+        if testbed_kind != "embedded":
+            return self.name
+        name = self.name
+        if rx_steering == steering.NAPI_THREAD and self.tso:
+            name = name.replace("tsogro", "gsogro")
+        if self.arfs:
+            rfs = "NAPI on the app core" if rx_steering == steering.NAPI_THREAD else "RFS for aRFS"
+            name = name.replace("all-opts", f"all-opts ({rfs})").replace("+arfs", "+rfs")
+        return name
 
 
 LADDER = ("no-opts", "tsogro", "jumbo", "tsogro+jumbo", "all-opts")
@@ -81,15 +89,20 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
     """(role, "switch" or "machine:NAME"; knob; key; value) for every knob a point sets.
 
     Pure: no host touched. Every sender gets the sender-side settings, every receiver the
-    receiver-side ones; a bridged embedded testbed's switch ports follow the MTU.
+    receiver-side ones; a bridged embedded testbed's switch ports follow the MTU; the embedded
+    testbed's receive steering (testbed/steering.py) decides how TSO and GRO are realised.
     """
     onoff = {True: "on", False: "off"}
+    mode = tb.rx_steering
     out: list[tuple[str, object, str, str | None]] = []
     for s in tb.senders:
-        out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[cfg.tso]),
+        out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[steering.sends_tso(mode, cfg.tso)]),
                 (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
                 (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
     for r in tb.receivers:
+        xdp = steering.xdp_for(mode, cfg.gro)
+        if xdp is not None:  # before GRO: attaching XDP turns GRO on, the GRO knob then decides
+            out.append((r.role, KNOBS["xdp"], r.iface, xdp))
         out += [(r.role, KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
                 (r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
@@ -105,14 +118,7 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
     if tb.switch is not None:
         out += [("switch", KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":
-        # Each side's receive processing runs on its own CPUs (RPS), as IRQ affinity would
-        # place it on a NIC; without it veth runs the receiver's softirq on the sender's CPU.
-        for ep in tb.senders + tb.receivers:
-            out.append((ep.role, KNOBS["rps_cpus"], f"{ep.iface}/rx-0", cpu_mask(ep.cpus)))
-        for r in tb.receivers:
-            out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)))
-        out.append(("machine:" + tb.receiver.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
-                    str(RFS_ENTRIES) if cfg.arfs else None))
+        out += steering.settings(tb, RFS_ENTRIES if cfg.arfs else None)
     return out
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .analysis import BREAKDOWN_ORDER, summarize
+from .analysis import BREAKDOWN_ORDER, COVERAGE_MIN, summarize
 
 CATEGORY_COLORS = {
     "data_copy": "#4c78a8", "tcp/ip": "#f58518", "netdev": "#54a24b", "skb": "#e45756",
     "mm": "#72b7b2", "lock": "#b279a2", "sched": "#eeca3b", "etc": "#9d755d",
-    "user": "#bab0ac", "unclassified": "#d3d3d3",
+    "testbed": "#1a1a1a", "user": "#bab0ac", "unclassified": "#d3d3d3",
 }
 CPU_CLOCK_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU): time with interrupts off is billed "
                     "to handle_softirqs/native_write_msr, inflating 'etc'")
@@ -41,24 +41,39 @@ def _order(configs, present) -> list[str]:
 
 def tpc_chart(tidy: pd.DataFrame, order, reference: pd.DataFrame | None = None,
               testbed: str = "embedded veth testbed") -> alt.Chart:
-    """Fig. 3(a): throughput-per-core per config, median bar with min-max rule."""
+    """Fig. 3(a): throughput-per-core per config from each side, median bar with min-max rule;
+    the paper's (receiver-based) ticks sit on the receiver's bar."""
     s = summarize(tidy)
-    s = s[(s.metric == "tpc_gbps") & (s.side == "both")]
+    s = s[(s.metric == "tpc_gbps") & s.side.isin(["sender", "receiver"])]
+    sides = ["sender", "receiver"]
     x = alt.X("config:N", sort=_order(order, s.config), title="configuration")
-    bars = alt.Chart(s).mark_bar(color="#4c78a8").encode(
-        x=x, y=alt.Y("median:Q", title="throughput per core (Gbit/s)"),
-        tooltip=["config", alt.Tooltip("median:Q", format=".1f"), "min", "max", "n"])
-    rules = alt.Chart(s).mark_rule(color="black").encode(x=x, y="min:Q", y2="max:Q")
+    offset = alt.XOffset("side:N", sort=sides)
+    bars = alt.Chart(s).mark_bar().encode(
+        x=x, xOffset=offset, y=alt.Y("median:Q", title="throughput per core (Gbit/s)"),
+        color=alt.Color("side:N", sort=sides, title="tpc from"),
+        tooltip=["config", "side", alt.Tooltip("median:Q", format=".1f"), "min", "max", "n"])
+    rules = alt.Chart(s).mark_rule(color="black").encode(x=x, xOffset=offset, y="min:Q", y2="max:Q")
     layers = [bars, rules]
     if reference is not None:
         ref = reference[(reference.metric == "tpc_gbps") & reference.config.isin(s.config)]
-        layers.append(alt.Chart(ref).mark_tick(color="#e45756", thickness=3, size=30).encode(
-            x=x, y="value:Q", tooltip=["config", "value"]))
+        ref = ref.assign(side=ref.get("side", "receiver"))
+        layers.append(alt.Chart(ref).mark_tick(color="#e45756", thickness=3, size=14).encode(
+            x=x, xOffset=offset, y="value:Q", tooltip=["config", "side", "value"]))
+    bottleneck = tidy.attrs.get("bottleneck")
     return alt.layer(*layers).properties(
         width=380, height=260,
         title=alt.Title("Fig. 3(a) analogue: throughput per core, single flow",
-                        subtitle=[*testbed.split("\n"), "bar = median, line = min–max over repetitions",
-                                  "red tick = paper (100G NIC testbed)" if reference is not None else ""]))
+                        subtitle=[*testbed.split("\n"), "bar = median, line = min–max over repetitions; "
+                                  "the paper's tpc is the bottleneck (receiver) side's",
+                                  "red tick = paper (100G NIC testbed), on the side it measured"
+                                  if reference is not None else "",
+                                  _bottleneck_line(bottleneck) if bottleneck else ""]))
+
+
+def _bottleneck_line(chosen: dict) -> str:
+    sides = sorted(set(chosen.values()))
+    return "bottleneck side (higher median CPU per core): " + (sides[0] + " at every point" if len(sides) == 1
+                                                                 else "varies by point, see the table")
 
 
 def cpu_chart(tidy: pd.DataFrame, order, testbed: str = "embedded veth testbed") -> alt.Chart:
@@ -95,7 +110,31 @@ def breakdown_chart(tidy: pd.DataFrame, order, side: str, figure: str,
     ).transform_calculate(
         category_rank=f"indexof({BREAKDOWN_ORDER!r}, datum.category)"
     ).properties(width=380, height=260, title=alt.Title(
-        f"Fig. 3({figure}) analogue: {side} CPU breakdown", subtitle=[*testbed.split("\n"), caveat]))
+        f"Fig. 3({figure}) analogue: {side} CPU breakdown",
+        subtitle=[*testbed.split("\n"), caveat, *breakdown_notes(tidy, side, metric)]))
+
+
+def breakdown_notes(tidy: pd.DataFrame, side: str, metric: str) -> list[str]:
+    """Subtitle lines under a breakdown: which breakdown it is, the testbed's share (drawn apart,
+    never the largest layer), the share the attribution moved, and sides with too few samples."""
+    s = summarize(tidy)
+    mine = s[s.side == side]
+    lines = [("call-chain attributed" if metric == "breakdown_attributed_pct" else "leaf symbols only")
+             + " breakdown"]
+    testbed = mine[(mine.metric == metric) & (mine.category == "testbed")]["median"]
+    if len(testbed):
+        lines[0] += f"; testbed overhead (black) {testbed.min():.0f}–{testbed.max():.0f} % of busy samples"
+    moved = tidy[(tidy.side == side) & (tidy.metric == "perf_reattributed_samples_count")]
+    busy = tidy[(tidy.side == side) & (tidy.metric == "perf_busy_samples_count")]
+    if metric == "breakdown_attributed_pct" and len(moved) and len(busy):
+        share = 100 * moved.groupby("config").value.median() / busy.groupby("config").value.median()
+        lines.append(f"the attribution moved {share.min():.0f}–{share.max():.0f} % of samples off their leaf symbol")
+    cov = mine[mine.metric == "perf_sampling_coverage_ratio"]
+    low = cov[cov["median"] < COVERAGE_MIN]
+    if len(low):
+        lines.append(f"undersampled (perf samples < {COVERAGE_MIN:.0%} of busy time x rate): "
+                     + ", ".join(f"{r.config} {r.median:.2f}" for r in low.itertuples()))
+    return lines
 
 
 def save(chart: alt.Chart, stem: str | Path) -> list[Path]:

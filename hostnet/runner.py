@@ -16,7 +16,7 @@ from .testbed import capabilities
 from .hosts import HostError
 from .parsers import ParseError
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
-from .probes.counters import CacheProbe, EndpointCounterProbe, SoftnetProbe
+from .probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
 from .probes.latency import LatencyProbe
 from .probes.rx_prof import RxProfProbe, latency_probe_for
 from .store import RunDir
@@ -192,7 +192,7 @@ def _new_run(tb: Testbed, cfg, workload, flows: list[Flow], cpus: dict, *, runs_
     run_id = run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
     rd = RunDir(runs_dir, campaign, run_id)
     rd.manifest["point"] = point or {"config": cfg.name}
-    rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind),
+    rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind, tb.rx_steering),
                        repetition=repetition, workload=workload.describe(), testbed=tb.describe(),
                        flows=[f.__dict__ for f in flows], cores=cores_note(flows),
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
@@ -248,7 +248,8 @@ def _window_probes(tb: Testbed, flows: list[Flow], early: dict, profile: bool, p
     for machine, lat in early.items():  # its SIGUSR1 dump opens its window
         probes[machine].append(lat)
     for m in tb.machines:
-        probes[m] += [*(extra_probes() if extra_probes else []), SoftnetProbe(), LoadProbe(), ProcStatProbe()]
+        probes[m] += [*(extra_probes() if extra_probes else []), SoftnetProbe(), InterruptsProbe(), LoadProbe(),
+                      ProcStatProbe()]
     return probes, ep_probes
 
 

@@ -14,9 +14,9 @@ from . import analysis, taxonomy
 from .store import Rows
 from .attribution import breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
-from .parsers.counters import (deltas, parse_ethtool_stats, parse_ip_link_stats, parse_perf_stat, parse_snmp,
-                               parse_softnet_stat)
-from .parsers.perf_report import parse_perf_report
+from .parsers.counters import (deltas, parse_ethtool_stats, parse_interrupts, parse_ip_link_stats, parse_perf_stat,
+                               parse_snmp, parse_softnet_stat)
+from .parsers.perf_report import parse_perf_header, parse_perf_report
 from .parsers.perf_script import parse_folded
 from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat, proc_stat_interval
@@ -58,6 +58,8 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, cli
     manifest["bottleneck"] = side
     manifest["taxonomy"] = tax.version
     out.add("both", "tpc_gbps", tpc)
+    for s, pct in busy.items():  # each side's own; analysis picks one side per point (with_side_tpc)
+        out.add(s, "tpc_gbps", total / (pct / 100.0) if pct > 0 else float("nan"))
     counter = Rows(manifest, cfg.name)
     counter_rows(counter, manifest, cpus, raw, ep_raw)
     frames = [out.frame(), pd.DataFrame(counter.rows)]
@@ -117,15 +119,38 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
     stacks = [(smp, n) for machine, cpu_set in machines.items() if "perf_folded.txt" in raw[machine]
               for smp, n in parse_folded(raw[machine]["perf_folded.txt"]) if smp.cpu in cpu_set]
     if stacks:
-        att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, workload_comms(workload))
+        att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, workload_comms(workload),
+                                    embedded=m["testbed"]["kind"] == "embedded",
+                                    loss_injector=bool(m["config"].get("loss_rate")))
         for cat, pct in att["pct"].items():
             out.add(side, "breakdown_attributed_pct", pct, cat)
         out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
+        out.add(side, "perf_receive_path_samples_count", att["receive_path_samples"])
+        out.add(side, "perf_vm_exit_samples_count", att["vm_exit_samples"])
         m["attribution_rule"] = att["rule"]
         m.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
     out.add(side, "perf_busy_samples_count", bd["busy_samples"])
     out.add(side, "perf_foreign_samples_count", bd["foreign_samples"])
     m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
+    coverage_rows(out, m, side, machines, raw, bd["busy_samples"] + bd["foreign_samples"])
+
+
+def coverage_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, samples: int) -> None:
+    """Sampling coverage: the side's non-idle perf samples / (its busy CPU-seconds x perf's rate),
+    busy from /proc/stat over perf's own span. Below COVERAGE_MIN the side's breakdown rests on
+    too few samples (a halted vCPU takes no cpu-clock samples): flagged in the manifest and in
+    the figures. Runs without perf's header (recorded before it was kept) get no row."""
+    headers = [raw[machine].get("perf_header.txt", "") for machine in machines]
+    if not all(headers):
+        return
+    span = max(parse_perf_header(h, f"{machine}.perf_header.txt")["duration_s"]
+               for h, machine in zip(headers, machines, strict=True))
+    busy_pct = next(r["value"] for r in out.rows if r["side"] == side and r["metric"] == "cpu_util_pct")
+    expected = busy_pct / 100.0 * span * m["probes"]["perf"]["freq_hz"]
+    ratio = samples / expected if expected > 0 else float("nan")
+    out.add(side, "perf_sampling_coverage_ratio", ratio)
+    if ratio < analysis.COVERAGE_MIN:
+        m.setdefault("undersampled", {})[side] = round(ratio, 3)
 
 
 def receive_latency_rows(out: Rows, raw: dict) -> None:
@@ -178,6 +203,24 @@ def note_foreign_load(out: Rows, m: dict, raw: dict, our_pids) -> None:
     m["contaminated"] = any(v["contaminated"] for v in notes.values())
 
 
+# /proc/interrupts rows worth a tidy row: the IPIs (RES, CAL, TLB) and the local timer
+INTERRUPT_ROWS = ("RES", "CAL", "TLB", "LOC")
+
+
+def interrupt_rows(out: Rows, side: str, machines: dict[str, set[int]], raw: dict) -> None:
+    """Interrupts taken on the side's CPUs over the window (runs recorded before the probe have none)."""
+    totals = dict.fromkeys(INTERRUPT_ROWS, 0)
+    for machine, cpu_set in machines.items():
+        if "interrupts_before.txt" not in raw[machine]:
+            return
+        before = parse_interrupts(raw[machine]["interrupts_before.txt"], f"{machine}.interrupts_before.txt")
+        after = parse_interrupts(raw[machine]["interrupts_after.txt"], f"{machine}.interrupts_after.txt")
+        for name in INTERRUPT_ROWS:
+            totals[name] += sum(after.get(name, {}).get(c, 0) - before.get(name, {}).get(c, 0) for c in cpu_set)
+    for name, v in totals.items():
+        out.add(side, "interrupts_delta_count", v, name)
+
+
 def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> None:
     """Counter deltas over the window: snmp, netstat, link and ethtool drops per endpoint, softnet
     per side, and cache events where perf stat has them (recorded unsupported, never zero)."""
@@ -211,6 +254,7 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
                 cache[event] = None if any(v is None for v in vals) else sum(vals)
         for k, v in totals.items():
             out.add(side, "counter_delta_count", v, f"softnet:{k}")
+        interrupt_rows(out, side, machines, raw)
         for event, v in cache.items():
             cache_support[event] = v is not None
             if v is not None:

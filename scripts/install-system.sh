@@ -21,6 +21,7 @@ PACKAGES=(
   git make
   sudo          # the SSH hosts' sudo path (non-root logins), tested against an sshd in a namespace
   gcc libc6-dev  # builds hostnet's C tools (udpbatch: sendmmsg/recvmmsg; microbench)
+  clang         # builds hostnet's XDP program (native/xdp_pass.c, -target bpf): veth in NAPI mode without GRO
 )
 
 missing=()

@@ -6,19 +6,24 @@ from .journal import Journal, restore_journal
 from .link import Mtu
 from .loss import NftLoss
 from .mounts import Mount
+from .napi import NapiAffinity, NapiThreaded
 from .nic import Channels, RingSize
 from .platform import DdioWays, Iommu
+from .qdisc import RootQdisc
 from .steering import RpsCpus, RpsFlowCnt, cpu_mask
 from .irq_xps import IrqAffinity, Irqbalance, XpsCpus, queue_irqs
 from .sysctl import CongestionControl, Sysctl
+from .xdp import XdpProgram
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     *(Offload(flag) for flag in FEATURES), Mtu(),
     RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
     RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
     Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
+    NapiThreaded(), NapiAffinity(), XdpProgram(), RootQdisc(),
 )}
 
 __all__ = ["Knob", "KnobError", "Offload", "Mtu", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
            "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
-           "Iommu", "Mount", "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]
+           "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
+           "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]

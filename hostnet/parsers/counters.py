@@ -46,6 +46,29 @@ def parse_softnet_stat(text: str, source: str = "/proc/net/softnet_stat") -> dic
     return out
 
 
+def parse_interrupts(text: str, source: str = "/proc/interrupts") -> dict[str, dict[int, int]]:
+    """/proc/interrupts -> {row name: {cpu: count}} for the rows with a count per CPU (numbered
+    device IRQs and named ones: LOC local timer, RES rescheduling IPIs, CAL function-call IPIs,
+    TLB shootdowns, ...). Rows with one machine-wide count (ERR, MIS) are left out."""
+    lines = text.splitlines()
+    header = lines[0].split() if lines else []
+    if not header or not all(h.startswith("CPU") and h[3:].isdigit() for h in header):
+        raise ParseError(source, "the first line does not name the CPUs (CPU0 CPU1 ...)", 1)
+    cpus = [int(h[3:]) for h in header]
+    out: dict[str, dict[int, int]] = {}
+    for n, line in enumerate(lines[1:], 2):
+        name, sep, rest = line.partition(":")
+        if not sep:
+            raise ParseError(source, f"no 'NAME:' in {line!r}", n)
+        fields = rest.split()
+        if len(fields) < len(cpus) or not all(f.isdigit() for f in fields[:len(cpus)]):
+            continue  # ERR/MIS: one count for the machine
+        out[name.strip()] = {cpu: int(f) for cpu, f in zip(cpus, fields[:len(cpus)], strict=True)}
+    if "LOC" not in out:
+        raise ParseError(source, "no LOC (local timer) row: not /proc/interrupts?")
+    return out
+
+
 def parse_ip_link_stats(text: str, source: str = "ip -s -j link") -> dict[str, int]:
     """`ip -s -j link show dev X` -> {"rx.dropped": n, "tx.dropped": n, ...}."""
     try:

@@ -44,3 +44,26 @@ def parse_perf_report(text: str, source: str = "perf_report.txt") -> list[Symbol
         except ValueError as exc:
             raise ParseError(source, f"bad number in {line!r}", n) from exc
     return rows
+
+
+PERF_HEADER_ARGS = ["report", "--header-only"]
+
+
+def parse_perf_header(text: str, source: str = "perf_header.txt") -> dict[str, float]:
+    """`perf report --header-only` -> {"first_sample_s", "last_sample_s", "duration_s"}: the span
+    perf sampled, which sampling coverage divides by (perf runs a little longer than the window)."""
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.lstrip("# ").partition(":")
+        key = key.strip()
+        if key in ("time of first sample", "time of last sample"):
+            try:
+                out["first_sample_s" if "first" in key else "last_sample_s"] = float(value.strip())
+            except ValueError as exc:
+                raise ParseError(source, f"not a time: {line.strip()!r}") from exc
+    if set(out) != {"first_sample_s", "last_sample_s"}:
+        raise ParseError(source, "no 'time of first/last sample' lines (was perf.data empty?)")
+    if out["last_sample_s"] < out["first_sample_s"]:
+        raise ParseError(source, "the last sample is older than the first")
+    out["duration_s"] = out["last_sample_s"] - out["first_sample_s"]
+    return out

@@ -44,6 +44,11 @@ class SoftnetProbe(FileSnapshotProbe):
     path, prefix = "/proc/net/softnet_stat", "softnet"
 
 
+class InterruptsProbe(FileSnapshotProbe):
+    """Interrupts per CPU over the window: RES and CAL count the IPIs a receive path sends."""
+    path, prefix = "/proc/interrupts", "interrupts"
+
+
 class CacheProbe(BackgroundCommandProbe):
     """perf stat of cache events on every CPU; '<not supported>' (no PMU) is kept as such."""
 

@@ -9,7 +9,7 @@ import signal
 import time
 
 from ..hosts import Host, HostError
-from ..parsers.perf_report import PERF_REPORT_ARGS
+from ..parsers.perf_report import PERF_HEADER_ARGS, PERF_REPORT_ARGS
 from ..parsers import ParseError
 from ..parsers.perf_script import fold, fold_chunks, fold_text_lines, parse_perf_script, write_folded
 
@@ -71,9 +71,15 @@ def report_files(host: Host, data: str) -> dict[str, str]:
         except ParseError:  # the leaf breakdown stands without the stacks; say why, naming the line
             folded = _folded_line_by_line(host, script)
         report.wait(timeout=300)
-        return {"perf_report.txt": report.stdout(), "perf_report.stderr.txt": report.stderr(), **folded}
+        return {"perf_report.txt": report.stdout(), "perf_report.stderr.txt": report.stderr(),
+                **header_file(host, data), **folded}
     finally:
         report.close()
+
+
+def header_file(host: Host, data: str) -> dict[str, str]:
+    """The span perf sampled (perf report --header-only): sampling coverage divides by it."""
+    return {"perf_header.txt": host.run(["perf", *PERF_HEADER_ARGS, "-i", data], check=False, timeout=60).stdout}
 
 
 def _folded_line_by_line(host: Host, script: list[str]) -> dict[str, str]:
@@ -88,7 +94,7 @@ def report_files_sequential(host: Host, data: str) -> dict[str, str]:
     reference the equivalence tests and bench/ compare report_files with."""
     report = host.run(["perf", *PERF_REPORT_ARGS, "-i", data], check=False, timeout=300)
     script = host.run(["perf", *SCRIPT_ARGS, "-i", data], check=False, timeout=300)
-    files = {"perf_report.txt": report.stdout, "perf_report.stderr.txt": report.stderr}
+    files = {"perf_report.txt": report.stdout, "perf_report.stderr.txt": report.stderr, **header_file(host, data)}
     try:
         files["perf_folded.txt"] = write_folded(fold(parse_perf_script(script.stdout.splitlines(), "perf script")))
     except ParseError as exc:

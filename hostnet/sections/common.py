@@ -25,7 +25,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
-    return tidy, manifests
+    return analysis.with_side_tpc(tidy, manifests), manifests
 
 
 def testbed_label(manifests: list[dict]) -> str:
@@ -33,8 +33,10 @@ def testbed_label(manifests: list[dict]) -> str:
     kind = m["testbed"]["kind"]
     kernel = next(iter(m["versions"].values()))["kernel"]
     cpus = {r: e["cpus"] for r, e in m["testbed"]["endpoints"].items()}
+    # runs recorded before the receive path was a testbed property used RPS
+    steering = m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic")
     return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
-           f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']})"
+           f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering})"
 
 
 def run_quality(manifests: list[dict]) -> dict:

@@ -44,6 +44,7 @@ class Testbed:
     notes: list[str] = field(default_factory=list)
     switch: Host | None = None          # the bridge's namespace on a bridged embedded testbed
     switch_ports: list[str] = field(default_factory=list)
+    rx_steering: str = "nic"  # where receive processing runs (steering.py); embedded: napi-thread, rps, none
 
     @property
     def senders(self) -> list[Endpoint]:
@@ -64,7 +65,8 @@ class Testbed:
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind,
                 "endpoints": {r: e.describe() for r, e in self.endpoints.items()},
-                "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes}
+                "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes,
+                "rx_steering": self.rx_steering}
 
 
 def role_name(kind: str, index: int) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..hosts import HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
 from ..knobs import Journal, restore_journal
+from . import steering
 from .base import Endpoint, Testbed, TestbedError, role_kind, role_name, state_dir
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
@@ -37,8 +38,13 @@ class EmbeddedLayout:
     n_senders: int = 1
     n_receivers: int = 1
     ssh: bool = False
+    steering: str = field(default_factory=steering.default)  # receive steering (steering.py)
 
     def __post_init__(self):
+        try:
+            steering.check(self.steering)
+        except steering.SteeringError as exc:
+            raise TestbedError(str(exc)) from exc
         if not NAME_RE.match(self.name):
             raise TestbedError(f"testbed name {self.name!r}: use 1-8 lowercase letters or digits")
         if not (1 <= self.n_senders <= 9 and 1 <= self.n_receivers <= 9):
@@ -111,13 +117,14 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
         endpoints[role] = Endpoint(role, host, layout.ifaces[role], layout.ips[role], layout.cpus(role),
                                    machine="local")
     notes = ["network namespaces on one machine joined by " + ("a bridge (its own namespace)" if layout.bridged
-             else "a veth pair") + "; RPS on each veth rx queue stands in for NIC IRQ steering"]
+             else "a veth pair") + "; receive path: " + steering.describe(layout.steering)]
     if layout.ssh:
         notes.append("endpoints are driven over SSH (an sshd in each namespace)")
     switch = NetnsHost(layout.netns["switch"], name="switch", tag=tag) if layout.bridged else None
     return Testbed(layout.name, "embedded", endpoints, {"local": local}, Journal(_journal_file(layout.name)),
                    notes=notes, switch=switch,
-                   switch_ports=[layout.switch_port(r) for r in layout.roles] if layout.bridged else [])
+                   switch_ports=[layout.switch_port(r) for r in layout.roles] if layout.bridged else [],
+                   rx_steering=layout.steering)
 
 
 def _ssh_dir(name: str) -> Path:
@@ -134,15 +141,18 @@ def check_cpus(layout: EmbeddedLayout) -> None:
 
 
 def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: bool = False,
-       n_senders: int = 1, n_receivers: int = 1, ssh: bool = False) -> Testbed:
+       n_senders: int = 1, n_receivers: int = 1, ssh: bool = False, steering: str | None = None) -> Testbed:
     """Create the namespaces and links. Refuses a name already in use.
 
     persistent: brought up by `hostnet testbed up`, meant to outlive this process; it is only
     removed by `hostnet testbed down` (a restore keeps its namespaces).
     ssh: run an sshd in every endpoint namespace and drive the endpoints through SshHost, as
     real servers would be.
+    steering: the receive path (steering.py: napi-thread, rps, none); None: $HOSTNET_RX_STEERING,
+    else steering.DEFAULT.
     """
-    layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus), n_senders, n_receivers, ssh)
+    layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus), n_senders, n_receivers, ssh,
+                            **({"steering": steering} if steering else {}))
     check_cpus(layout)
     if os.geteuid() != 0:
         raise TestbedError("the embedded testbed needs root (network namespaces); run as root")

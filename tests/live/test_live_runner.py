@@ -70,7 +70,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
 
 def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):
     # no-opts: many small skbs, so the receive path is well sampled
-    with testbed.embedded(_name("rps")) as tb:
+    with testbed.embedded(_name("rps"), steering="rps") as tb:
         path = runner.run_point(tb, sc.get_config("no-opts"), LongFlow(2, 1), runs_dir=tmp_path,
                                 campaign="rps")
     rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())

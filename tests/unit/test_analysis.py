@@ -77,3 +77,38 @@ def test_confidence_interval_on_fixed_data():
     assert math.isnan(analysis.confidence([5.0])[1])
     mean, half = analysis.confidence([10.0] * 40)
     assert (mean, half) == (10.0, 0.0)
+
+
+def _runs(points):
+    """Synthetic tidy rows and manifests: (run, config, Gbit/s, sender %, receiver %) per run."""
+    rows, manifests = [], []
+    for run, cfg, gbps, snd, rcv in points:
+        base = {"run_id": run, "campaign": "c", "experiment": "single-flow", "config": cfg, "repetition": 0,
+                "category": None, "flow": None}
+        rows += [{**base, "side": "both", "metric": "throughput_gbps", "value": gbps},
+                 {**base, "side": "both", "metric": "tpc_gbps", "value": gbps / max(snd, rcv) * 100},
+                 {**base, "side": "sender", "metric": "cpu_util_pct", "value": snd},
+                 {**base, "side": "receiver", "metric": "cpu_util_pct", "value": rcv},
+                 {**base, "side": "sender", "metric": "cores_count", "value": 1},
+                 {**base, "side": "receiver", "metric": "cores_count", "value": 1}]
+        manifests.append({"run_id": run, "point": {"config": cfg}})
+    return pd.DataFrame(rows), manifests
+
+
+def test_side_tpc_chooses_one_bottleneck_per_point_from_medians():
+    # run b is sender-bound on its own, but the point's median says receiver: every run uses it
+    tidy, ms = _runs([("a", "x", 20.0, 80.0, 95.0), ("b", "x", 22.0, 99.0, 90.0), ("c", "x", 21.0, 85.0, 97.0),
+                      ("d", "y", 10.0, 100.0, 50.0)])
+    out = analysis.with_side_tpc(tidy, ms)
+    tpc = out[out.metric == "tpc_gbps"].set_index(["run_id", "side"]).value
+    assert tpc[("b", "both")] == pytest.approx(22.0 / 0.90) == tpc[("b", "receiver")]
+    assert tpc[("b", "sender")] == pytest.approx(22.0 / 0.99)
+    assert tpc[("d", "both")] == pytest.approx(10.0)
+    assert sorted(out.attrs["bottleneck"].values()) == ["receiver", "sender"]
+    assert len(out[(out.metric == "tpc_gbps") & (out.side == "both")]) == 4  # replaced, not added
+
+
+def test_side_tpc_leaves_data_without_cpu_rows_alone():
+    tidy, ms = _runs([("a", "x", 20.0, 80.0, 95.0)])
+    part = tidy[tidy.metric != "cpu_util_pct"]
+    assert analysis.with_side_tpc(part, ms).equals(part)

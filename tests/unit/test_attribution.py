@@ -60,3 +60,47 @@ def test_ipi_category_follows_the_senders_seen():
     assert b["top_symbols"][0][:2] == ("handle_softirqs", "sched")
     captured = breakdown_from_stacks(list(parse_folded(write_folded(fold(samples())))), [1], TAX, ["iperf3"])
     assert captured["ipi_category"] == "netdev"  # the embedded testbed's IPIs come from RPS
+
+
+IPI_HANDLED = ("handle_softirqs", "__irq_exit_rcu", "sysvec_call_function_single", "asm_sysvec_call_function_single",
+               "_copy_from_iter")
+IPI_SENT = ("native_write_msr", "x2apic_send_IPI", "net_rps_send_ipi", "net_rx_action")
+
+
+@pytest.mark.parametrize("frames,kwargs,expected", [
+    # on the embedded testbed (a VM) an IPI's send and its entry are the testbed's cost
+    (IPI_SENT, {"embedded": True}, "testbed"),
+    (IPI_HANDLED, {"embedded": True}, "testbed"),
+    (("generic_exec_single", "smp_call_function_single_async", "net_rps_send_ipi"), {"embedded": True}, "testbed"),
+    (("handle_softirqs", "__irq_exit_rcu", "sysvec_reschedule_ipi", "asm_sysvec_reschedule_ipi", "x"),
+     {"embedded": True}, "testbed"),
+    # network work done under an IPI is network work: not a landing leaf, the leaf stands
+    (("tcp_v4_rcv", "ip_local_deliver", "__netif_receive_skb", "net_rx_action", "handle_softirqs",
+      "__irq_exit_rcu", "sysvec_call_function_single"), {"embedded": True}, "tcp/ip"),
+    # a timer MSR write is charged to whoever armed the timer, as before
+    (("native_write_msr", "lapic_next_deadline", "clockevents_program_event", "hrtimer_start_range_ns",
+      "tcp_pace_kick"), {"embedded": True}, "tcp/ip"),
+    # real hosts: the sender of the IPI pays, as in rule 3
+    (IPI_SENT, {}, "netdev"),
+    (IPI_HANDLED, {}, "netdev"),
+    # the profiler's own code anywhere in the chain, and its processes
+    (("memcpy", "perf_output_sample", "__perf_event_overflow"), {}, "testbed"),
+    (("htab_map_update_elem", "bpf_prog_6deef7357e7b4530_trace", "trace_call_bpf"), {}, "testbed"),
+    (("_copy_to_iter", "x"), {"comm": "perf"}, "testbed"),
+    # the loss injector's nftables chain counts only where the point injects loss
+    (("nft_do_chain", "nft_do_chain_inet", "nf_hook_slow", "ip_rcv"), {"loss_injector": True}, "testbed"),
+    (("nft_do_chain", "nft_do_chain_inet", "nf_hook_slow", "ip_rcv"), {}, "tcp/ip"),
+])
+def test_testbed_overhead_rule(frames, kwargs, expected):
+    assert attribute(frames, TAX, **kwargs) == expected
+
+
+def test_testbed_overhead_is_its_own_share_of_a_captured_rps_run():
+    """The committed RPS capture: with the embedded testbed's rule, IPI time leaves netdev."""
+    folded = list(parse_folded(write_folded(fold(samples()))))
+    for cpu in (0, 1):
+        old = breakdown_from_stacks(folded, [cpu], TAX, ["iperf3"])
+        new = breakdown_from_stacks(folded, [cpu], TAX, ["iperf3"], embedded=True)
+        assert new["busy_samples"] == old["busy_samples"]
+        assert new["pct"]["testbed"] > 0 and new["pct"]["netdev"] < old["pct"]["netdev"]
+        assert sum(new["pct"].values()) == pytest.approx(100.0)

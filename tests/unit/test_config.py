@@ -22,14 +22,18 @@ def test_bad_configs_rejected():
         sc.get_config("tsogro", congestion_control="vegas")
 
 
-def test_labels_say_rfs_stands_in_for_arfs():
-    assert "RFS" in sc.get_config("all-opts").label("embedded")
+def test_labels_say_what_each_step_does_on_the_testbed():
+    assert "RFS" in sc.get_config("all-opts").label("embedded", "rps")
     assert sc.get_config("all-opts").label("servers") == "all-opts"
-    assert sc.get_config("tsogro+arfs").label("embedded") == "tsogro+rfs"
+    assert sc.get_config("tsogro+arfs").label("embedded", "rps") == "tsogro+rfs"
+    # threaded NAPI: GSO stands in for TSO, and NAPI already runs on the app's core
+    assert sc.get_config("tsogro").label("embedded", "napi-thread") == "gsogro"
+    assert sc.get_config("all-opts").label("embedded", "napi-thread") == "all-opts (NAPI on the app core)"
+    assert sc.get_config("jumbo").label("embedded", "napi-thread") == "jumbo"
 
 
 def test_settings_apply_every_knob_for_every_point(state_dir):
-    tb = from_layout(EmbeddedLayout("unit"))
+    tb = from_layout(EmbeddedLayout("unit", steering="rps"))
     a = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config("all-opts"))}
     n = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config("no-opts"))}
     assert set(a) == set(n)  # applied whole: the same knobs, different values
@@ -38,3 +42,54 @@ def test_settings_apply_every_knob_for_every_point(state_dir):
     assert a[("receiver", "rps_cpus", "hnunitr/rx-0")] == "2" and a[("sender", "rps_cpus", "hnunits/rx-0")] == "1"
     assert a[("machine:local", "sysctl", "net.core.rps_sock_flow_entries")] == "32768"
     assert n[("machine:local", "sysctl", "net.core.rps_sock_flow_entries")] is None  # back to prior
+
+
+def _settings(tb, name):
+    return {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config(name))}
+
+
+@pytest.mark.parametrize("steering", ["napi-thread", "rps", "none"])
+def test_every_receive_path_applies_the_same_knobs_at_every_step(state_dir, steering):
+    tb = from_layout(EmbeddedLayout("unit", steering=steering))
+    keys = [set(_settings(tb, c)) for c in sc.CONFIGS]
+    assert all(k == keys[0] for k in keys)
+
+
+def test_napi_thread_realises_tso_as_gso_and_gro_off_with_xdp(state_dir):
+    tb = from_layout(EmbeddedLayout("unit", steering="napi-thread"))
+    a, n = _settings(tb, "all-opts"), _settings(tb, "no-opts")
+    # a TSO-sized skb would bypass the receiver's NAPI: the sender segments in software instead
+    assert a[("sender", "offload.tso", "hnunits")] == "off" and a[("sender", "offload.gso", "hnunits")] == "on"
+    assert n[("sender", "offload.gso", "hnunits")] == "off"
+    # GRO on gives NAPI; without GRO hostnet's XDP_PASS program does, and it is attached first
+    assert a[("receiver", "xdp", "hnunitr")] == "off" and n[("receiver", "xdp", "hnunitr")] == "pass"
+    order = [(w, k.name, key) for w, k, key, _ in sc.settings(tb, sc.get_config("no-opts"))]
+    assert order.index(("receiver", "xdp", "hnunitr")) < order.index(("receiver", "offload.gro", "hnunitr"))
+    for side, iface, cpus in (("sender", "hnunits", "0"), ("receiver", "hnunitr", "1")):
+        assert a[(side, "napi_threaded", iface)] == "1" and a[(side, "napi_affinity", iface)] == cpus
+        assert a[(side, "rps_cpus", f"{iface}/rx-0")] == "0"  # no per-packet IPIs
+        assert a[(side, "qdisc", iface)] == "pfifo limit 1000"
+        assert order.index((side, "napi_threaded", iface)) < order.index((side, "napi_affinity", iface))
+    # the ACK path: the receiver's veth sends without TSO, the sender's runs NAPI (GRO)
+    assert a[("receiver", "offload.tso", "hnunitr")] == "off" and a[("sender", "offload.gro", "hnunits")] == "on"
+
+
+def test_kernel_default_path_sets_no_rps_and_no_napi(state_dir):
+    tb = from_layout(EmbeddedLayout("unit", steering="none"))
+    a = _settings(tb, "all-opts")
+    assert a[("sender", "offload.tso", "hnunits")] == "on"
+    assert a[("receiver", "rps_cpus", "hnunitr/rx-0")] == "0" and a[("sender", "rps_cpus", "hnunits/rx-0")] == "0"
+    assert not any(k[1] in ("napi_threaded", "napi_affinity", "xdp", "qdisc") for k in a)
+
+
+def test_bridged_napi_thread_turns_tso_off_on_the_switch_ports(state_dir):
+    tb = from_layout(EmbeddedLayout("unit", n_senders=2, steering="napi-thread"))
+    a = _settings(tb, "tsogro")
+    for port in tb.switch_ports:
+        assert a[("switch", "offload.tso", port)] == "off" and a[("switch", "qdisc", port)] == "pfifo limit 1000"
+    assert {k[2] for k in a if k[1] == "napi_threaded"} == {e.iface for e in tb.endpoints.values()}
+
+
+def test_real_servers_keep_their_nic_steering():
+    from hostnet.testbed import steering
+    assert steering.sends_tso("nic", True) and steering.xdp_for("nic", False) is None

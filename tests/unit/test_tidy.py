@@ -1,4 +1,6 @@
 """hostnet.tidy: tidy rows from parsed tool output."""
+import pytest
+
 from conftest import fixture_text
 from hostnet.parsers.bpftrace import parse_bpftrace_maps
 from hostnet.tidy import latency_rows
@@ -13,3 +15,46 @@ def test_latency_rows():
     assert got["rx_to_copy_latency_p50_usec"] <= got["rx_to_copy_latency_p99_usec"]
     assert 100 < got["post_gro_skb_bytes_mean"] < 65536
     assert any(m == "rx_to_copy_latency_hist_count" for _, m, _, _ in rows)
+
+
+def _rows(**extra):
+    from hostnet.store import Rows
+    m = {"run_id": "r", "campaign": "c", "experiment": "single-flow", "config": {"name": "x"}, "repetition": 0,
+         "probes": {"perf": {"freq_hz": 99}}, **extra}
+    return Rows(m), m
+
+
+def test_sampling_coverage_is_samples_per_busy_second_at_perf_rate():
+    from hostnet.tidy import coverage_rows
+    out, m = _rows()
+    out.add("receiver", "cpu_util_pct", 50.0)  # half a core over perf's 1.000145 s span at 99 Hz
+    raw = {"local": {"perf_header.txt": fixture_text("perf_header_1s.txt")}}
+    coverage_rows(out, m, "receiver", {"local": {1}}, raw, samples=45)
+    [row] = [r for r in out.rows if r["metric"] == "perf_sampling_coverage_ratio"]
+    assert row["value"] == pytest.approx(45 / (0.5 * 1.000145 * 99))
+    assert "undersampled" not in m
+    coverage_rows(out, m, "receiver", {"local": {1}}, raw, samples=30)  # 0.61: too few
+    assert m["undersampled"] == {"receiver": 0.606}
+
+
+def test_no_coverage_without_perf_header_never_a_made_up_number():
+    from hostnet.tidy import coverage_rows
+    out, m = _rows()
+    out.add("sender", "cpu_util_pct", 90.0)
+    coverage_rows(out, m, "sender", {"local": {0}}, {"local": {}}, samples=100)
+    assert not [r for r in out.rows if r["metric"] == "perf_sampling_coverage_ratio"]
+
+
+def test_interrupt_rows_count_each_side_s_cpus():
+    from hostnet.parsers.counters import parse_interrupts
+    from hostnet.tidy import interrupt_rows
+    out, _ = _rows()
+    raw = {"local": {"interrupts_before.txt": fixture_text("proc_interrupts_before.txt"),
+                     "interrupts_after.txt": fixture_text("proc_interrupts_after.txt")}}
+    interrupt_rows(out, "receiver", {"local": {1}}, raw)
+    got = {r["category"]: r["value"] for r in out.rows}
+    b, a = (parse_interrupts(fixture_text(f"proc_interrupts_{w}.txt")) for w in ("before", "after"))
+    assert got == {n: a[n][1] - b[n][1] for n in ("RES", "CAL", "TLB", "LOC")}
+    out2, _ = _rows()
+    interrupt_rows(out2, "receiver", {"local": {1}}, {"local": {}})  # recorded before the probe
+    assert out2.rows == []

@@ -43,3 +43,22 @@ def test_perf_stat_unsupported_is_none_never_zero():
 
 def test_deltas():
     assert deltas({"a": 1, "b": 5}, {"a": 4, "b": 5, "c": 2}) == {"a": 3, "b": 0, "c": 2}
+
+
+def test_interrupts_per_cpu_from_captured_proc_interrupts():
+    from hostnet.parsers.counters import parse_interrupts
+    before = parse_interrupts(fixture_text("proc_interrupts_before.txt"))
+    after = parse_interrupts(fixture_text("proc_interrupts_after.txt"))
+    for name in ("LOC", "RES", "CAL", "TLB"):
+        assert set(before[name]) == {0, 1} and all(after[name][c] >= before[name][c] for c in (0, 1))
+    assert "ERR" not in before and "MIS" not in before  # one count for the machine: left out
+    assert after["LOC"][0] > before["LOC"][0]
+
+
+def test_interrupts_refuses_what_is_not_proc_interrupts():
+    from hostnet.parsers import ParseError
+    from hostnet.parsers.counters import parse_interrupts
+    with pytest.raises(ParseError, match="name the CPUs"):
+        parse_interrupts("")
+    with pytest.raises(ParseError, match="no LOC"):
+        parse_interrupts("   CPU0\n 24:  1  IO-APIC\n")

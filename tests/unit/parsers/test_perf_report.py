@@ -23,3 +23,11 @@ def test_perf_report_empty_and_garbage():
         parse_perf_report("# Overhead\n 1.0%\t3\t000\n", "r.txt")
     with pytest.raises(ParseError, match="header"):
         parse_perf_report("hello world\n")
+
+
+def test_perf_header_gives_the_span_perf_sampled():
+    from hostnet.parsers.perf_report import parse_perf_header
+    h = parse_perf_header(fixture_text("perf_header_1s.txt"))
+    assert h["duration_s"] == pytest.approx(1.000145, abs=1e-6)  # `perf record -- sleep 1`
+    with pytest.raises(ParseError, match="first/last sample"):
+        parse_perf_header("# captured on : today\n")

@@ -33,11 +33,14 @@ class ReplayHost(LocalHost):
     def __init__(self, tmp_path, report: str, script: bytes):
         super().__init__("replay")
         (tmp_path / "script.txt").write_bytes(script)
-        self.answers = {"report": str(FIXTURES / report), "script": str(tmp_path / "script.txt")}
+        self.answers = {"report": str(FIXTURES / report), "script": str(tmp_path / "script.txt"),
+                        "header": str(FIXTURES / "perf_header_1s.txt")}
 
     def full_argv(self, argv):
         argv = list(argv)
-        return ["cat", self.answers[argv[1]]] if argv[0] == "perf" else super().full_argv(argv)
+        if argv[0] != "perf":
+            return super().full_argv(argv)
+        return ["cat", self.answers["header" if "--header-only" in argv else argv[1]]]
 
 
 @pytest.mark.parametrize("script, report", [c for c in CAPTURES if c[1]])
@@ -45,7 +48,8 @@ def test_report_files_equal_the_sequential_path_on_captured_output(tmp_path, scr
     host = ReplayHost(tmp_path, report, captured(script))
     new, old = report_files(host, "perf.data"), report_files_sequential(host, "perf.data")
     assert new == old
-    assert set(new) == {"perf_report.txt", "perf_report.stderr.txt", "perf_folded.txt"}
+    assert set(new) == {"perf_report.txt", "perf_report.stderr.txt", "perf_header.txt", "perf_folded.txt"}
+    assert "time of first sample" in new["perf_header.txt"]
     # and so every number downstream: leaf breakdown per CPU and the attributed one
     rows = parse_perf_report(new["perf_report.txt"])
     stacks = list(parse_folded(new["perf_folded.txt"]))

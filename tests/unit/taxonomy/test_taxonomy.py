@@ -42,7 +42,7 @@ def test_suffixes_stripped():
 def test_taxonomy_is_versioned_and_covers_all_categories():
     tax = load()
     assert tax.version.startswith("linux-6/")
-    assert {c for _, c in tax.rules} == set(CATEGORIES) | {"idle"}
+    assert {c for _, c in tax.rules} == set(CATEGORIES) | {"idle", "testbed"}
     assert series_for("6.18.44-fc-v669") == "linux-6"
     with pytest.raises(ValueError, match="no taxonomy"):
         load("linux-2")

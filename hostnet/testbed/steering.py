@@ -1,0 +1,96 @@
+"""Receive steering on the embedded testbed: where each side's receive processing runs.
+
+A NIC raises one interrupt per batch and runs NAPI (GRO, IP, TCP receive) on the core its IRQ is
+steered to. veth has no interrupt, so the embedded testbed stands in for one in one of three ways,
+a property of the testbed recorded in every manifest and shown in figure labels:
+
+- "napi-thread": each veth runs NAPI in a kernel thread pinned to its side's CPUs, like an IRQ's
+  affinity. veth is in NAPI mode with GRO on, or (steps without GRO) with hostnet's XDP_PASS
+  program attached. veth hands a TSO-sized skb around NAPI to the sender's CPU backlog, so here
+  the sender segments in software (GSO stands in for TSO) and every transmitting veth has TSO
+  off; a pfifo on it gives backpressure instead of drops when the peer's thread lags.
+- "rps": RPS on each veth rx queue moves receive processing to the receiving side's CPUs, one
+  inter-processor interrupt per packet batch handed over (a trapped APIC write in a VM).
+- "none": the kernel default: veth delivers into the sending CPU's backlog, so the receiver's
+  stack runs on the sender's CPU.
+
+Real servers ("nic") keep their NIC's own IRQ steering.
+"""
+from __future__ import annotations
+
+import os
+
+from ..knobs import KNOBS, cpu_mask
+
+NAPI_THREAD, RPS, NONE, NIC = "napi-thread", "rps", "none", "nic"
+EMBEDDED_MODES = (NAPI_THREAD, RPS, NONE)
+# The default for the embedded testbed; docs/receive-path.md has the measurements behind it.
+DEFAULT = NAPI_THREAD
+ENV = "HOSTNET_RX_STEERING"  # a campaign's choice without code: e.g. the RPS comparison campaign
+PFIFO_LIMIT = 1000  # packets: the backpressure qdisc on each transmitting veth (napi-thread)
+
+
+class SteeringError(ValueError):
+    pass
+
+
+def default() -> str:
+    return check(os.environ.get(ENV, DEFAULT))
+
+
+def check(mode: str) -> str:
+    if mode not in EMBEDDED_MODES:
+        raise SteeringError(f"receive steering {mode!r}: one of {', '.join(EMBEDDED_MODES)}")
+    return mode
+
+
+def describe(mode: str) -> str:
+    """One line for testbed notes and figure labels."""
+    return {NAPI_THREAD: "threaded NAPI pinned to each side's CPUs (GSO stands in for TSO)",
+            RPS: "RPS to each side's CPUs (an IPI per handed-over batch)",
+            NONE: "kernel default (receive processing on the sender's CPU)",
+            NIC: "the NIC's IRQ steering"}[mode]
+
+
+def sends_tso(mode: str, tso: bool) -> bool:
+    """Whether the sender's veth really does TSO: not with napi-thread (see the module doc)."""
+    return tso and mode != NAPI_THREAD
+
+
+def xdp_for(mode: str, gro: bool) -> str | None:
+    """hostnet's XDP_PASS program on a receiving veth: puts it in NAPI mode when GRO is off."""
+    if mode != NAPI_THREAD:
+        return None
+    return "off" if gro else "pass"
+
+
+def settings(tb, arfs_entries: int | None) -> list[tuple[str, object, str, str | None]]:
+    """The embedded testbed's steering knobs for one point (after offloads and MTU): RPS masks,
+    RFS tables (arfs_entries, or None without aRFS), and for napi-thread the ACK path's NAPI,
+    threads, their affinity and the backpressure qdisc. Pure: no host touched."""
+    mode = tb.rx_steering
+    out: list[tuple[str, object, str, str | None]] = []
+    endpoints = tb.senders + tb.receivers
+    for ep in endpoints:
+        out.append((ep.role, KNOBS["rps_cpus"], f"{ep.iface}/rx-0", cpu_mask(ep.cpus) if mode == RPS else "0"))
+    for r in tb.receivers:
+        out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(arfs_entries or 0)))
+    out.append(("machine:" + tb.receiver.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                str(arfs_entries) if arfs_entries else None))
+    if mode != NAPI_THREAD:
+        return out
+    # ACKs (and replies) take the same path back: the receiver's veth transmits without TSO,
+    # and the sender's veth runs NAPI (GRO on) in a thread on the sender's CPUs.
+    for s in tb.senders:
+        out.append((s.role, KNOBS["offload.gro"], s.iface, "on"))
+    for r in tb.receivers:
+        out.append((r.role, KNOBS["offload.tso"], r.iface, "off"))
+    if tb.switch is not None:  # bridged: the port that transmits into each endpoint, too
+        for port in tb.switch_ports:
+            out += [("switch", KNOBS["offload.tso"], port, "off"),
+                    ("switch", KNOBS["qdisc"], port, f"pfifo limit {PFIFO_LIMIT}")]
+    for ep in endpoints:
+        out += [(ep.role, KNOBS["qdisc"], ep.iface, f"pfifo limit {PFIFO_LIMIT}"),
+                (ep.role, KNOBS["napi_threaded"], ep.iface, "1"),
+                (ep.role, KNOBS["napi_affinity"], ep.iface, ",".join(map(str, ep.cpus)))]
+    return out

@@ -1,0 +1,93 @@
+"""The embedded testbed's receive paths on a real testbed: each builds, napi-thread's NAPI threads
+exist and are pinned where the manifest says, receive processing lands on the receiver's CPU, and
+a restore leaves no XDP program, no threaded flag, no qdisc and no changed offload behind.
+
+Each test builds its own uniquely named testbed and tears it down, even on failure.
+"""
+import os
+
+import pytest
+
+from conftest import live_ready
+from hostnet import config as sc, runner, store, testbed
+from hostnet.knobs import KNOBS
+from hostnet.knobs.napi import napi_threads
+from hostnet.parsers.perf_report import parse_perf_report
+from hostnet.workloads import LongFlow
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
+
+# Kernel functions only the data receiver runs: ACKs never queue data (the sender's NAPI thread
+# runs GRO, ip_rcv and tcp_v4_rcv too, for the ACKs, on the sender's CPU as it should).
+DATA_RECEIVE = {"tcp_data_queue", "tcp_queue_rcv", "tcp_event_data_recv", "tcp_try_coalesce", "skb_try_coalesce"}
+DEVICE_KNOBS = ("offload.tso", "offload.gso", "offload.gro", "xdp", "qdisc", "napi_threaded", "napi_affinity", "mtu")
+
+
+def _name(tag):
+    return f"{tag}{os.getpid() % 10000}"
+
+
+def _device_state(tb):
+    return {(e.role, k): KNOBS[k].read(e.host, e.iface) for e in tb.endpoints.values() for k in DEVICE_KNOBS}
+
+
+@pytest.mark.parametrize("config", ["no-opts", "all-opts"])
+def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_path, config):
+    """no-opts: NAPI through hostnet's XDP program (GRO off); all-opts: through GRO."""
+    with testbed.embedded(_name("np"), steering="napi-thread") as tb:
+        path = runner.run_point(tb, sc.get_config(config), LongFlow(3, 1), runs_dir=tmp_path, campaign="np")
+        m = store.load_manifest(path)
+        assert m["status"] == "ok", m.get("error")
+        assert m["testbed"]["rx_steering"] == "napi-thread"
+        for ep in tb.endpoints.values():  # the threads exist and run on the side's CPUs, as applied
+            assert napi_threads(ep.host, ep.iface), ep.iface
+            assert KNOBS["napi_affinity"].read(ep.host, ep.iface) == ",".join(map(str, ep.cpus))
+            assert m["applied"][f"{ep.role}/napi_affinity/{ep.iface}"] == ",".join(map(str, ep.cpus))
+        expect_xdp = "pass" if config == "no-opts" else "off"
+        assert KNOBS["xdp"].read(tb.receiver.host, tb.receiver.iface) == expect_xdp
+        assert KNOBS["offload.tso"].read(tb.sender.host, tb.sender.iface) == "off"  # GSO stands in
+    rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())
+    per_cpu = {0: 0, 1: 0}
+    for r in rows:
+        if r.symbol in DATA_RECEIVE:
+            per_cpu[r.cpu] += r.samples
+    assert per_cpu[1] > 0 and per_cpu[1] >= 0.9 * (per_cpu[0] + per_cpu[1]), per_cpu  # leaf samples: few
+    # GRO coalesces in the receiver's thread only where it is on (dev_gro_receive itself runs
+    # either way: it checks the GRO flag first)
+    gro = sum(r.samples for r in rows if r.cpu == 1 and r.symbol in ("inet_gro_receive", "tcp_gro_receive",
+                                                                      "tcp4_gro_receive", "skb_gro_receive"))
+    assert (gro > 0) == (config == "all-opts"), gro
+    t = store.read_tidy(path)
+    assert set(t[t.metric == "perf_sampling_coverage_ratio"].side) == {"sender", "receiver"}
+    # by call chain (many more samples): data is received on the receiver's CPU
+    rp = t[t.metric == "perf_receive_path_samples_count"].set_index("side").value
+    assert rp["receiver"] > 30 and rp["receiver"] >= 0.9 * (rp["sender"] + rp["receiver"]), rp
+    assert set(t[t.metric == "tpc_gbps"].side) == {"both", "sender", "receiver"}
+
+
+def test_restore_leaves_every_device_as_it_was(state_dir):
+    """A testbed that stays up (persistent): after a napi-thread campaign its journal is restored,
+    and every device setting reads back as before: no XDP, no threads, no qdisc, TSO back on."""
+    name = _name("nr")
+    testbed.up(name, persistent=True, steering="napi-thread")
+    try:
+        with testbed.using(name) as tb:
+            before = _device_state(tb)
+            assert before[("receiver", "xdp")] == "off" and before[("sender", "napi_threaded")] == "0"
+            for cfg in ("no-opts", "tsogro", "all-opts", "jumbo"):  # XDP on, off, on again
+                sc.apply(tb, sc.get_config(cfg))
+            assert _device_state(tb) != before
+        assert _device_state(testbed.attach(name)) == before
+        assert all(not napi_threads(e.host, e.iface) for e in testbed.attach(name).endpoints.values())
+    finally:
+        assert testbed.down(name) == []
+
+
+@pytest.mark.parametrize("steering", ["rps", "none"])
+def test_other_paths_build_and_run(state_dir, tmp_path, steering):
+    with testbed.embedded(_name(steering[:2]), steering=steering) as tb:
+        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlow(2, 1), runs_dir=tmp_path, campaign="o")
+        assert all(not napi_threads(e.host, e.iface) for e in tb.endpoints.values())
+    m = store.load_manifest(path)
+    assert m["status"] == "ok" and m["testbed"]["rx_steering"] == steering
+    assert m["config_label"] == "tsogro"
