@@ -10,8 +10,10 @@ native_write_msr. The rule (version ATTRIBUTION_RULE), for one sample, frames le
    testbed; so is the loss injector's nftables chain (nft_do_chain) when the point injects loss.
 1. A leaf that is not a landing symbol keeps its own category.
 2. A landing leaf: walk the call chain from the leaf toward the root.
-   a. An IPI send on the way (x2apic_send_IPI, __smp_call_single_queue, ...): on the embedded
-      testbed the time is the send's VM exit, testbed; on real hosts walk on to its sender.
+   a. An IPI send on the way (x2apic_send_IPI, __smp_call_single_queue, ...), or the leaf is
+      __napi_schedule (with threaded NAPI: waking the peer's NAPI thread, with interrupts off):
+      on the embedded testbed the time is the wake-up and the send's VM exit, testbed — the
+      stand-in for a NIC raising its interrupt; on real hosts walk on to the sender.
    b. An interrupt entry (asm_sysvec_*, sysvec_*, common_interrupt): device interrupts count as
       netdev; single-target "call function" and reschedule IPIs count as testbed on the embedded
       testbed (entry and VM exit, not network work), elsewhere as whatever sent most of them in
@@ -21,6 +23,9 @@ native_write_msr. The rule (version ATTRIBUTION_RULE), for one sample, frames le
       skb, memory, scheduling) names the code that ran with interrupts off. Stop.
    d. Frames that are etc or lock (softirq entry, bh enable, timer and APIC helpers) are glue: skip.
 3. No such frame: the leaf's own category stands.
+4. On the embedded testbed, a NAPI thread's (napi/<dev>) own scheduling — its sleep, wake-up and
+   context switch to and from the application on the same core — is testbed: a NIC's NAPI runs in
+   softirq in whatever the interrupt found running, with no thread to switch to.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from .analysis import BREAKDOWN_ORDER, PROFILER_COMMS, is_ours
 from .parsers.perf_script import USER, Sample
 from .taxonomy import IDLE, TESTBED, Taxonomy, strip_suffix
 
-ATTRIBUTION_RULE = "irqs-off-callchain/4"
+ATTRIBUTION_RULE = "irqs-off-callchain/6"
 # what, in a call chain above an IPI send, says who sent it
 _IPI_SEND = re.compile(r"^(x2apic_send_IPI|native_send_call_func_single_ipi|__smp_call_single_queue|"
                        r"send_call_function_single_ipi|smp_call_function_single_async|generic_exec_single)")
@@ -40,7 +45,9 @@ LANDING = frozenset({"handle_softirqs", "__do_softirq", "_raw_spin_unlock_irqres
                      "__local_bh_enable_ip", "native_write_msr", "native_write_msr_safe",
                      # sending an IPI (VM exits): charged to whoever sends it
                      "x2apic_send_IPI", "generic_exec_single", "__smp_call_single_queue",
-                     "smp_call_function_single_async"})
+                     "smp_call_function_single_async",
+                     # scheduling a NAPI instance: with threaded NAPI, waking its thread (an IPI when remote)
+                     "__napi_schedule"})
 LAYERS = frozenset({"data_copy", "tcp/ip", "netdev", "skb", "mm", "sched"})
 _IRQ_ENTRY = re.compile(r"^(asm_)?(sysvec_|common_interrupt)")
 # Structural probes of a receive path (docs/receive-path.md): a sample inside TCP's data-receive
@@ -87,7 +94,16 @@ def ipi_category_of(senders: dict[str, int]) -> str:
 def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "netdev", *,
               embedded: bool = False, loss_injector: bool = False, comm: str = "") -> str:
     """Category of one sample (frames leaf first); embedded: the sample is from the embedded
-    testbed (VM exits of IPIs are its own); loss_injector: the point ran hostnet's nft drop."""
+    testbed (VM exits of IPIs, and the NAPI threads' own scheduling, are its own);
+    loss_injector: the point ran hostnet's nft drop."""
+    cat = _attribute(frames, taxonomy, ipi_category, embedded=embedded, loss_injector=loss_injector, comm=comm)
+    if embedded and cat == "sched" and comm.startswith("napi/"):
+        return TESTBED  # threaded NAPI's own sleep, wake-up and context switch: a NIC's softirq has none
+    return cat
+
+
+def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *, embedded: bool,
+               loss_injector: bool, comm: str) -> str:
     if not frames:
         return "unclassified"
     leaf = frames[0]
@@ -101,6 +117,8 @@ def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "
     leaf_cat = taxonomy.classify(leaf, kernel)
     if strip_suffix(leaf) not in LANDING:
         return leaf_cat
+    if embedded and strip_suffix(leaf) == "__napi_schedule":
+        return TESTBED  # veth waking the peer's NAPI thread: the stand-in for a NIC raising its IRQ
     for i, frame in enumerate(frames):
         if frame.endswith(USER):
             break

@@ -416,6 +416,12 @@ def parser() -> argparse.ArgumentParser:
     p_.add_argument("--runs-dir", default="data/runs")
     p_.set_defaults(func=cmd_receive_path)
 
+    d = sub.add_parser("rederive", help="re-derive stored runs' breakdowns from their raw perf files under the "
+                                        "current taxonomy and attribution rule (the manifest keeps the old versions)")
+    d.add_argument("campaigns", nargs="+")
+    d.add_argument("--runs-dir", default="data/runs")
+    d.set_defaults(func=cmd_rederive)
+
     n = sub.add_parser("notebooks", help="store-outputs: execute notebooks in replay mode and keep their outputs "
                                          "(nbval compares them); strip-outputs; check: parameter conventions")
     n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"))
@@ -436,6 +442,17 @@ def cmd_receive_path(args) -> int:
     for mode, campaign in campaigns.items():
         print(f"{mode}: {campaign}")
     print(receive_path.markdown(receive_path.table(args.runs_dir, campaigns)))
+    return 0
+
+
+def cmd_rederive(args) -> int:
+    from .tidy import rederive_breakdowns
+    changed = total = 0
+    for campaign in args.campaigns:
+        for run in store.list_runs(args.runs_dir, campaign):
+            total += 1
+            changed += rederive_breakdowns(run)
+    print(f"{changed} of {total} runs re-derived under the current taxonomy and attribution rule")
     return 0
 
 

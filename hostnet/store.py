@@ -107,6 +107,14 @@ def upgrade_manifest(manifest: dict) -> dict:
     return manifest
 
 
+def rewrite_run(run: Path, manifest: dict, tidy: pd.DataFrame) -> None:
+    """Replace a finished run's tidy table and manifest (re-derived from its own raw files),
+    each file atomically."""
+    run = Path(run)
+    _atomic_write(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+    _atomic_write(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
+
+
 def load_manifest(run: Path) -> dict:
     manifest = upgrade_manifest(json.loads((Path(run) / "manifest.json").read_text()))
     if manifest.get("schema") != SCHEMA_VERSION:

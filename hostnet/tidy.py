@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import analysis, taxonomy
 from .store import Rows
-from .attribution import breakdown_from_stacks
+from .attribution import ATTRIBUTION_RULE, breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
 from .parsers.counters import (deltas, parse_ethtool_stats, parse_interrupts, parse_ip_link_stats, parse_perf_stat,
                                parse_snmp, parse_softnet_stat)
@@ -22,7 +22,7 @@ from .parsers.procpids import parse_snapshot
 from .parsers.procstat import parse_proc_stat, proc_stat_interval
 from .parsers.rx_prof import parse_rx_prof
 from .probes.rx_prof import rows as rx_prof_rows
-from .workloads import Flow, flow_class, flow_part, workload_comms
+from .workloads import Flow, flow_class, flow_part, from_description, workload_comms
 
 # The counters worth a row in the tidy table (everything stays in raw/).
 COUNTERS = {
@@ -104,22 +104,23 @@ def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: 
     for f in ("user", "system", "softirq", "irq"):
         out.add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
     if all("perf_report.txt" in raw[machine] for machine in machines):  # else not profiled: no breakdown
-        breakdown_rows(out, m, side, machines, records, raw, tax, workload)
+        breakdown_rows(out, m, side, machines, records, raw, tax, workload_comms(workload))
     return util["busy_pct"]
 
 
 def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], records: list, raw: dict, tax,
-                   workload) -> None:
+                   comms: list[str]) -> None:
     """The side's CPU breakdown by category: leaf symbols (perf report) and, from the call chains,
-    the IRQs-off attribution (attribution.py), over this side's CPUs on every machine."""
+    the IRQs-off attribution (attribution.py), over this side's CPUs on every machine; comms:
+    the workload's processes."""
     mine = [r for r, cpu_set in records if r.cpu in cpu_set]
-    bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, workload_comms(workload))
+    bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, comms)
     for cat, pct in bd["pct"].items():
         out.add(side, "breakdown_pct", pct, cat)
     stacks = [(smp, n) for machine, cpu_set in machines.items() if "perf_folded.txt" in raw[machine]
               for smp, n in parse_folded(raw[machine]["perf_folded.txt"]) if smp.cpu in cpu_set]
     if stacks:
-        att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, workload_comms(workload),
+        att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, comms,
                                     embedded=m["testbed"]["kind"] == "embedded",
                                     loss_injector=bool(m["config"].get("loss_rate")))
         for cat, pct in att["pct"].items():
@@ -151,6 +152,49 @@ def coverage_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], 
     out.add(side, "perf_sampling_coverage_ratio", ratio)
     if ratio < analysis.COVERAGE_MIN:
         m.setdefault("undersampled", {})[side] = round(ratio, 3)
+
+
+# The rows breakdown_rows writes: what re-deriving under a new taxonomy or rule replaces.
+BREAKDOWN_METRICS = ("breakdown_pct", "breakdown_attributed_pct", "perf_reattributed_samples_count",
+                     "perf_receive_path_samples_count", "perf_vm_exit_samples_count", "perf_busy_samples_count",
+                     "perf_foreign_samples_count", "perf_sampling_coverage_ratio")
+
+
+def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
+    """Re-derive a stored run's breakdown rows from its own raw perf files under the current
+    taxonomy and attribution rule, when it was recorded under others; the manifest keeps what it
+    had (`rederived`). Returns whether anything changed. Everything else in the run stays."""
+    from pathlib import Path
+
+    from . import store
+    run = Path(run)
+    m = store.load_manifest(run)
+    if m.get("status") != "ok" or "attribution_rule" not in m:  # unprofiled, or no stacks kept
+        return False
+    kernel = next(iter(m["versions"].values()))["kernel"]
+    tax = taxonomy.load(kernel_series or taxonomy.series_for(kernel))
+    if m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version:
+        return False
+    before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy")}
+    raw = {machine: {name: (run / "raw" / f"{machine}.{name}").read_text()
+                     for name in ("perf_report.txt", "perf_folded.txt", "perf_header.txt")
+                     if (run / "raw" / f"{machine}.{name}").exists()}
+           for machine in {mm for side in m["side_cpus"].values() for mm in side}}
+    comms = workload_comms(from_description(m["workload"]))
+    old = store.read_tidy(run)
+    out = Rows(m, old.config.iloc[0])
+    out.rows = old[~old.metric.isin(BREAKDOWN_METRICS)].to_dict("records")
+    m.pop("undersampled", None)
+    for side, per_machine in m["side_cpus"].items():
+        machines = {mm: set(c) for mm, c in per_machine.items()}
+        records = [(r, cpus) for mm, cpus in machines.items()
+                   for r in parse_perf_report(raw[mm]["perf_report.txt"], f"{mm}.perf_report.txt")]
+        breakdown_rows(out, m, side, machines, records, raw, tax, comms)
+    m["taxonomy"] = tax.version
+    m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
+                                                           "taxonomy": tax.version}})
+    store.rewrite_run(run, m, pd.DataFrame(out.rows))
+    return True
 
 
 def receive_latency_rows(out: Rows, raw: dict) -> None:

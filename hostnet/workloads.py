@@ -380,6 +380,16 @@ def flow_class(workload, flow: Flow) -> str:
     return workload.flow_class(flow) if isinstance(workload, MixedFlows) else ""
 
 
+def from_description(d: dict):
+    """The workload a manifest's `workload` entry describes (its describe() output)."""
+    from dataclasses import fields
+    kinds = {"long_flows": LongFlows, "rpc": RpcFlows, "udp_rate": UdpRate, "mixed": MixedFlows}
+    if d.get("kind") not in kinds:
+        raise ValueError(f"unknown workload kind {d.get('kind')!r} in a manifest")
+    cls = kinds[d["kind"]]
+    return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d and f.init})
+
+
 def workload_comms(workload) -> list[str]:
     """The processes whose CPU samples are the experiment's own."""
     return list(getattr(workload, "client_comms", [workload.client_comm]))

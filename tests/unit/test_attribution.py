@@ -90,6 +90,16 @@ IPI_SENT = ("native_write_msr", "x2apic_send_IPI", "net_rps_send_ipi", "net_rx_a
     # the loss injector's nftables chain counts only where the point injects loss
     (("nft_do_chain", "nft_do_chain_inet", "nf_hook_slow", "ip_rcv"), {"loss_injector": True}, "testbed"),
     (("nft_do_chain", "nft_do_chain_inet", "nf_hook_slow", "ip_rcv"), {}, "tcp/ip"),
+    # threaded NAPI's own context switches are the stand-in's; the application's stay sched
+    (("finish_task_switch.isra.0", "__schedule", "schedule", "napi_thread_wait", "napi_threaded_poll"),
+     {"embedded": True, "comm": "napi/hnrp1r-31"}, "testbed"),
+    (("finish_task_switch.isra.0", "__schedule", "schedule", "sk_wait_data"), {"embedded": True, "comm": "iperf3"},
+     "sched"),
+    (("napi_gro_receive", "veth_poll"), {"embedded": True, "comm": "napi/hnrp1r-31"}, "netdev"),
+    # veth waking the peer's NAPI thread (interrupts off) stands in for a NIC's interrupt
+    (("__napi_schedule", "veth_xmit", "dev_hard_start_xmit", "sch_direct_xmit"), {"embedded": True}, "testbed"),
+    (("__napi_schedule", "mlx5e_completion_event", "mlx5_eq_comp_int"), {}, "netdev"),
+    (("finish_task_switch.isra.0", "__schedule", "schedule"), {"comm": "napi/eth0-8193"}, "sched"),
 ])
 def test_testbed_overhead_rule(frames, kwargs, expected):
     assert attribute(frames, TAX, **kwargs) == expected

@@ -58,3 +58,29 @@ def test_interrupt_rows_count_each_side_s_cpus():
     out2, _ = _rows()
     interrupt_rows(out2, "receiver", {"local": {1}}, {"local": {}})  # recorded before the probe
     assert out2.rows == []
+
+
+def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
+    """A committed RPS run (rule /2, taxonomy linux-6/3) re-derived under the current rule: the
+    breakdown rows change (IPI time moves to testbed), every other row stays, and the manifest
+    says what it was."""
+    import shutil
+
+    from conftest import REPO
+    from hostnet import store
+    from hostnet.attribution import ATTRIBUTION_RULE
+    from hostnet.tidy import BREAKDOWN_METRICS, rederive_breakdowns
+    src = sorted((REPO / "data/runs/20261123-single-flow-embedded").glob("*-r0"))[0]
+    run = tmp_path / src.name
+    shutil.copytree(src, run)
+    before_t, before_m = store.read_tidy(run), store.load_manifest(run)
+    assert rederive_breakdowns(run)
+    after_t, after_m = store.read_tidy(run), store.load_manifest(run)
+    assert after_m["attribution_rule"] == ATTRIBUTION_RULE
+    assert after_m["rederived"][-1]["attribution_rule"] == before_m["attribution_rule"]
+    keep = ~before_t.metric.isin(BREAKDOWN_METRICS)
+    assert before_t[keep].reset_index(drop=True).equals(
+        after_t[~after_t.metric.isin(BREAKDOWN_METRICS)].reset_index(drop=True))
+    att = after_t[(after_t.metric == "breakdown_attributed_pct") & (after_t.side == "receiver")]
+    assert att.set_index("category").value["testbed"] > 0 and att.value.sum() == pytest.approx(100.0)
+    assert not rederive_breakdowns(run)  # already current: nothing to do
