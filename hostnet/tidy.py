@@ -98,7 +98,8 @@ def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: 
         m.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
         for k, v in analysis.side_utilization(before, after, cpu_set, interval, clk).items():
             util[k] += v
-        records += [(r, cpu_set) for r in parse_perf_report(files.get("perf_report.txt", ""))]
+        if "perf_report.txt" in files:  # absent: not profiled (present but empty raises)
+            records += [(r, cpu_set) for r in parse_perf_report(files["perf_report.txt"], f"{machine}.perf_report.txt")]
     out.add(side, "cpu_util_pct", util["busy_pct"])
     out.add(side, "cores_count", sum(len(c) for c in machines.values()))
     for f in ("user", "system", "softirq", "irq"):
@@ -202,7 +203,9 @@ def receive_latency_rows(out: Rows, raw: dict) -> None:
     for machine, files in raw.items():
         if "bpftrace_latency.txt" in files:
             final = parse_bpftrace_maps(files["bpftrace_latency.txt"], f"{machine}.bpftrace_latency.txt")
-            opened = parse_bpftrace_maps(files.get("bpftrace_latency_open.txt", ""), f"{machine}.latency_open")
+            # runs recorded before the opening dump was kept have none: the final dump is the window
+            opened = (parse_bpftrace_maps(files["bpftrace_latency_open.txt"], f"{machine}.bpftrace_latency_open.txt")
+                      if "bpftrace_latency_open.txt" in files else {})
             latency_rows(out.add, subtract_maps(final, opened))
         if "rx_prof.txt" in files:
             window = subtract_maps(parse_rx_prof(files["rx_prof.txt"], f"{machine}.rx_prof.txt"),
@@ -279,7 +282,11 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
             for name in names:
                 if name in parsed[source]:
                     out.add(role, "counter_delta_count", parsed[source][name], f"{source}:{name}")
-        eth = deltas(parse_ethtool_stats(f["before.ethtool_S.txt"]), parse_ethtool_stats(f["after.ethtool_S.txt"]))
+        # drop and error counters only: driver statistics may include gauges, which can go down
+        eth_before, eth_after = ({k: v for k, v in parse_ethtool_stats(f[n], f"{role}.{n}").items()
+                                  if "drop" in k or "err" in k} for n in ("before.ethtool_S.txt",
+                                                                          "after.ethtool_S.txt"))
+        eth = deltas(eth_before, eth_after, f"{role}.ethtool_S.txt")
         for name, value in eth.items():
             if "drop" in name or "err" in name:
                 out.add(role, "counter_delta_count", value, f"ethtool:{name}")
@@ -293,7 +300,9 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
             for cpu in cpu_set:
                 for k in after.get(cpu, {}):
                     totals[k] = totals.get(k, 0) + after[cpu][k] - before.get(cpu, {}).get(k, 0)
-            for event, per_cpu in parse_perf_stat(raw[machine].get("perf_stat_cache.txt", "")).items():
+            cache_text = raw[machine].get("perf_stat_cache.txt")  # absent: no cache probe on this run
+            for event, per_cpu in (parse_perf_stat(cache_text, f"{machine}.perf_stat_cache.txt").items()
+                                   if cache_text is not None else ()):
                 vals = [per_cpu.get(c) for c in cpu_set]
                 cache[event] = None if any(v is None for v in vals) else sum(vals)
         for k, v in totals.items():

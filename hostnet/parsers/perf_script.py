@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from . import ParseError
+from . import ParseError, is_count, require_complete
 
 # tid is -1 for samples perf could not tie to a task (e.g. one exiting); comm may then be ":-1"
 _HEADER = re.compile(r"^(?P<comm>.+?)\s+(?P<tid>-?\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<event>[\w:.-]+):\s*$")
@@ -29,6 +29,11 @@ class Sample:
 
 
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+# what `perf script` prints after the symbol when asked for more fields (symoff, dso, srcline):
+# "sym+0x31 ([kernel.kallsyms])", "sym (/usr/lib/libc.so.6)". Taken as part of the name, every such
+# frame would come out unclassified.
+_TRAILING = re.compile(r"\+0x[0-9a-f]+\s|\s\((\[[^\]]*\]|/[^)]*)\)$")
+_ADDRESS_ONLY = re.compile(r"^\s+[0-9a-f]+\s*$")
 
 
 def _strip_offset(sym: str) -> str:
@@ -37,31 +42,49 @@ def _strip_offset(sym: str) -> str:
 
 
 def parse_perf_script(lines: Iterable[str], source: str = "perf script") -> Iterator[Sample]:
-    """Stream samples (linear, bounded memory); raises ParseError naming the line on bad input."""
+    """Stream samples (linear, bounded memory); raises ParseError naming the line on bad input:
+    a frame outside a sample, without a symbol, or with text after the symbol."""
     head, frames = None, []
     n = 0
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line.strip():
             if head is not None:
-                yield Sample(int(head["cpu"]), head["comm"], tuple(frames))
+                yield _sample(head, frames)
             head, frames = None, []
             continue
         if line[0] in " \t":
-            m = _FRAME.match(line)
-            if head is None or not m:
-                raise ParseError(source, f"stack line outside a sample: {line!r}", n)
-            sym = _strip_offset(m.group("sym"))
-            frames.append(sym if int(m.group("addr"), 16) >= KERNEL_BASE else sym + USER)
+            frames.append(_frame(line, head is not None, source, n))
             continue
         m = _HEADER.match(line)
         if not m:
             raise ParseError(source, f"not a sample header: {line!r}", n)
         if head is not None:
-            yield Sample(int(head["cpu"]), head["comm"], tuple(frames))
+            yield _sample(head, frames)
         head, frames = m.groupdict(), []
     if head is not None:
-        yield Sample(int(head["cpu"]), head["comm"], tuple(frames))
+        yield _sample(head, frames)
+
+
+def _frame(line: str, in_sample: bool, source: str, n: int) -> str:
+    """"\t<hex address> <symbol>" -> the symbol, "_[u]" appended for user-space addresses."""
+    if not in_sample:
+        raise ParseError(source, f"stack line outside a sample: {line!r}", n)
+    m = _FRAME.match(line)
+    if not m:
+        why = "an address without a symbol (perf script -F without sym?)" if _ADDRESS_ONLY.match(line) \
+            else "not a stack frame"
+        raise ParseError(source, f"{why}: {line!r}", n)
+    if _TRAILING.search(m.group("sym")):
+        raise ParseError(source, f"text after the symbol (perf script -F with symoff, dso or srcline? hostnet "
+                                 f"reads -F comm,tid,cpu,event,ip,sym): {line.strip()!r}", n)
+    sym = _strip_offset(m.group("sym"))
+    return sym if int(m.group("addr"), 16) >= KERNEL_BASE else sym + USER
+
+
+def _sample(head: dict, frames: list[str]) -> Sample:
+    # a sample may have no frames: perf script prints some with an empty call chain (recorded runs have them)
+    return Sample(int(head["cpu"]), head["comm"], tuple(frames))
 
 
 def fold(samples: Iterable[Sample]) -> Counter:
@@ -134,14 +157,20 @@ def fold_chunks(chunks: Iterable[bytes], source: str = "perf script") -> Counter
     for block, n in count_blocks(chunks).items():
         for s in parse_perf_script(block.decode(errors="replace").splitlines(), source):
             out[_fold_key(s)] += n
-    return out
+    return _not_empty(out, source)
+
+
+def _not_empty(folded: Counter, source: str) -> Counter:
+    if not folded:
+        raise ParseError(source, "no samples (perf script printed nothing: was perf.data empty?)")
+    return folded
 
 
 def fold_text_lines(chunks: Iterable[bytes], source: str = "perf script") -> Counter:
     """The line-by-line path over the same bytes (what report_files did before fold_chunks); its
     ParseError names the line of the whole output."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    return fold(parse_perf_script(_lines(decoder, chunks), source))
+    return _not_empty(fold(parse_perf_script(_lines(decoder, chunks), source)), source)
 
 
 def _lines(decoder, chunks: Iterable[bytes]) -> Iterator[str]:
@@ -162,12 +191,14 @@ def write_folded(folded: Counter) -> str:
 
 
 def parse_folded(text: str, source: str = "perf_folded.txt") -> Iterator[tuple[Sample, int]]:
-    """Folded lines back to (sample, count)."""
+    """Folded lines back to (sample, count); text without any stack, or cut short (write_folded
+    ends every line with a newline: a cut inside the last count would still parse), raises."""
+    require_complete(text, source)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         stack, _, count = line.rpartition(" ")
         parts = stack.split(";")
-        if len(parts) < 2 or not parts[0].isdigit() or not count.isdigit():
+        if len(parts) < 2 or not is_count(parts[0]) or not is_count(count) or int(count) == 0 or "" in parts[2:]:
             raise ParseError(source, f"not a folded stack line: {line[:80]!r}", n)
         yield Sample(int(parts[0]), parts[1], tuple(reversed(parts[2:]))), int(count)

@@ -1,7 +1,9 @@
 """/proc/stat per-CPU time counters and their deltas."""
 from __future__ import annotations
 
-from . import ParseError
+import math
+
+from . import ParseError, is_count, require_complete
 
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
 IDLE_FIELDS = ("idle", "iowait")
@@ -10,23 +12,42 @@ BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
 
 
 def parse_proc_stat(text: str, source: str = "/proc/stat") -> dict[int, dict[str, int]]:
-    """-> {cpu: {field: ticks}} for the per-CPU lines (the aggregate `cpu` line is skipped)."""
+    """-> {cpu: {field: ticks}} for the per-CPU lines (the aggregate `cpu` line is skipped).
+
+    Every cpu line of one snapshot has the same number of fields (the kernel's); a line with
+    fewer was cut short and is refused, never zero-filled. Fields the kernel does not print
+    (steal, guest, ... on old kernels) are absent from the dicts, not zero."""
+    require_complete(text, source)
     cpus: dict[int, dict[str, int]] = {}
+    width = None
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.startswith("cpu") or line.startswith("cpu "):
+        if not line.startswith("cpu"):
             continue
-        parts = line.split()
-        try:
-            cpu = int(parts[0][3:])
-            values = [int(v) for v in parts[1:]]
-        except ValueError as exc:
-            raise ParseError(source, f"bad cpu line {line!r}", n) from exc
-        if len(values) < 4:
-            raise ParseError(source, "cpu line with fewer than 4 fields", n)
-        cpus[cpu] = dict(zip(FIELDS, values + [0] * (len(FIELDS) - len(values)), strict=False))
+        name, values = _cpu_line(line, source, n)
+        if width is None:
+            width = len(values)
+        elif len(values) != width:
+            raise ParseError(source, f"{len(values)} fields where the lines above have {width}: cut short?", n)
+        if name is None:
+            continue  # the aggregate line: only its field count matters
+        if name in cpus:
+            raise ParseError(source, f"CPU {name} appears twice", n)
+        cpus[name] = dict(zip(FIELDS, values, strict=False))
     if not cpus:
         raise ParseError(source, "no per-CPU lines")
     return cpus
+
+
+def _cpu_line(line: str, source: str, n: int) -> tuple[int | None, list[int]]:
+    """"cpuN v1 v2 ..." -> (N, values); N is None for the aggregate "cpu" line."""
+    parts = line.split()
+    suffix = parts[0][3:]
+    if (suffix and not is_count(suffix)) or not all(is_count(v) for v in parts[1:]):
+        raise ParseError(source, f"bad cpu line {line[:80]!r}", n)
+    values = [int(v) for v in parts[1:]]
+    if len(values) < 4:
+        raise ParseError(source, f"cpu line with {len(values)} fields (at least user nice system idle)", n)
+    return (int(suffix) if suffix else None), values
 
 
 def cpu_utilization(before: dict, after: dict, cpus, interval_s: float | None = None,
@@ -41,12 +62,13 @@ def cpu_utilization(before: dict, after: dict, cpus, interval_s: float | None = 
     busy time in their tick-sampled proportions. Without the interval: the busy fields' share of
     all accounted time, as before.
     """
+    _same_snapshot_shape(before, after)
     out = {f"{f}_pct": 0.0 for f in FIELDS}
     busy = 0.0
     for cpu in cpus:
-        if cpu not in before or cpu not in after:
-            raise ParseError("/proc/stat", f"CPU {cpu} missing from a snapshot")
-        delta = {f: after[cpu][f] - before[cpu][f] for f in FIELDS}
+        if cpu not in after:
+            raise ParseError("/proc/stat", f"CPU {cpu} missing from the snapshots")
+        delta = _delta(before[cpu], after[cpu], cpu)
         total = sum(delta[f] for f in BUSY_FIELDS + IDLE_FIELDS)
         if total <= 0:
             raise ParseError("/proc/stat", f"no time elapsed on CPU {cpu} between snapshots")
@@ -66,20 +88,51 @@ def cpu_utilization(before: dict, after: dict, cpus, interval_s: float | None = 
     return out
 
 
+def _same_snapshot_shape(before: dict, after: dict) -> None:
+    """Two snapshots of one machine have the same CPUs, each with the same fields."""
+    if set(before) != set(after):
+        raise ParseError("/proc/stat", f"the snapshots list different CPUs: {sorted(before)} before, "
+                                       f"{sorted(after)} after")
+    for cpu in before:
+        if len(before[cpu]) != len(after[cpu]):
+            raise ParseError("/proc/stat", f"CPU {cpu} has {len(before[cpu])} fields before and "
+                                           f"{len(after[cpu])} after")
+
+
+def _delta(before: dict[str, int], after: dict[str, int], cpu: int) -> dict[str, int]:
+    """Ticks per field between the snapshots (0 for a field this kernel does not print); a
+    counter that went backwards means the snapshots are swapped or from different boots."""
+    delta = {f: after[f] - before[f] if f in after else 0 for f in FIELDS}
+    back = [f for f in FIELDS if delta[f] < 0]
+    if back:
+        raise ParseError("/proc/stat", f"CPU {cpu}: {', '.join(back)} went backwards between the snapshots "
+                                       "(swapped, or from different boots?)")
+    return delta
+
+
 def proc_stat_interval(files: dict[str, str]) -> tuple[float | None, int | None]:
     """(seconds between a machine's two /proc/stat snapshots, CLK_TCK) from its raw files, or
     (None, None) for runs recorded before the snapshot times were kept (tick-based busy then)."""
     if "proc_stat_monotonic_s.txt" in files and files.get("clk_tck.txt", "").strip():
-        return (parse_snapshot_times(files["proc_stat_monotonic_s.txt"]), int(files["clk_tck.txt"].strip()))
+        return parse_snapshot_times(files["proc_stat_monotonic_s.txt"]), _clk_tck(files["clk_tck.txt"])
     return None, None
+
+
+def _clk_tck(text: str, source: str = "clk_tck.txt") -> int:
+    if not is_count(text.strip()) or int(text) <= 0:
+        raise ParseError(source, f"not a tick rate: {text[:40]!r}", 1)
+    return int(text)
 
 
 def parse_snapshot_times(text: str, source: str = "proc_stat_monotonic_s.txt") -> float:
     """The two snapshot times a ProcStatProbe recorded -> the interval between them, in seconds."""
+    require_complete(text, source)  # a cut inside the second time would still parse
     try:
         t0, t1 = (float(v) for v in text.split())
     except ValueError as exc:
         raise ParseError(source, f"expected two times, got {text[:80]!r}") from exc
+    if not (math.isfinite(t0) and math.isfinite(t1)):
+        raise ParseError(source, f"not a time: {text[:80]!r}")
     if t1 <= t0:
         raise ParseError(source, f"the second snapshot ({t1}) is not after the first ({t0})")
     return t1 - t0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from . import ParseError
+from . import ParseError, is_count, require_complete
 from .bpftrace import Histogram
 
 HISTOGRAMS = ("rx_copy_latency_ns", "post_gro_skb_len")
@@ -16,9 +16,12 @@ _LINE = re.compile(r"^([a-z_]+) (\d+)(?: (\d+))?$")
 
 
 def parse_rx_prof(text: str, source: str = "rx_prof") -> dict:
-    """-> {counter: int, histogram: Histogram}; the format version is the "rx_prof" counter."""
+    """-> {counter: int, histogram: Histogram}; the format version is the "rx_prof" counter.
+    A name twice, a histogram bucket that is not a power of two (or 0), or an unterminated last
+    line (its number may be cut) raises."""
+    require_complete(text, source)
     maps: dict = {}
-    buckets: dict[str, list[tuple[int, int | None, int]]] = {h: [] for h in HISTOGRAMS}
+    buckets: dict[str, dict[int, int]] = {h: {} for h in HISTOGRAMS}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -27,15 +30,19 @@ def parse_rx_prof(text: str, source: str = "rx_prof") -> dict:
             raise ParseError(source, f"unrecognised line {line!r}", n)
         name, a, b = m.group(1), int(m.group(2)), m.group(3)
         if name in buckets and b is not None:
-            buckets[name].append((a, 2 * a if a else 1, int(b)))
+            if a in buckets[name] or (a & (a - 1)):
+                raise ParseError(source, f"{name} bucket {a} is repeated or not a power of two", n)
+            buckets[name][a] = int(b)
         elif b is None and name not in buckets:
+            if name in maps:
+                raise ParseError(source, f"{name} appears twice", n)
             maps[name] = a
         else:
             raise ParseError(source, f"unrecognised line {line!r}", n)
     if maps.get("rx_prof") != 1:
         raise ParseError(source, "not rx_prof format 1 (first line 'rx_prof 1' missing)")
     for name, bs in buckets.items():
-        maps[name] = Histogram(tuple(sorted(bs)))
+        maps[name] = Histogram(tuple((lo, 2 * lo if lo else 1, count) for lo, count in sorted(bs.items())))
     return maps
 
 
@@ -53,7 +60,7 @@ def parse_console(text: str, source: str = "serial.log") -> dict:
         m = _MARK.search(raw)
         if phase is not None:
             if m and m.group(1) == "end":
-                out["phases"][phase] = parse_rx_prof("\n".join(lines), f"{source}:{n}")
+                out["phases"][phase] = parse_rx_prof("".join(ln + "\n" for ln in lines), f"{source}:{n}")
                 phase = None
             elif not _KLOG.match(raw):  # kernel messages interleave on the serial console
                 lines.append(raw)
@@ -66,6 +73,8 @@ def parse_console(text: str, source: str = "serial.log") -> dict:
                 out["patch_absent"] = True
             elif what == "default":
                 name, _, value = rest.partition(" ")
+                if not is_count(value):
+                    raise ParseError(source, f"default {name!r} is not a number: {value!r}", n)
                 out["defaults"][name] = int(value)
             elif what == "phase":
                 phase, lines = rest, []
@@ -74,8 +83,10 @@ def parse_console(text: str, source: str = "serial.log") -> dict:
             continue
         m = _RXLOAD.search(raw)
         if m:
-            fields = dict(kv.split("=", 1) for kv in m.group(2).split())
-            out["loads"].append({"proto": m.group(1), **fields})
+            pairs = [kv.split("=", 1) for kv in m.group(2).split()]
+            if any(len(p) != 2 for p in pairs):
+                raise ParseError(source, f"rxload fields are not key=value: {m.group(2)[:80]!r}", n)
+            out["loads"].append({"proto": m.group(1), **dict(pairs)})
     if phase is not None:
         raise ParseError(source, f"phase {phase!r} has no end marker (the guest stopped early?)")
     return out

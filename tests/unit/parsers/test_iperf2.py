@@ -38,3 +38,43 @@ def test_client_without_server_report_and_empty_output():
         parse_iperf2_udp("")
     with pytest.raises(ParseError, match="no iperf2 report"):
         parse_iperf2_udp("connect failed: Connection refused\n")
+
+
+SERVER_LINE = "0.001 ms 15916/342106 (4.7%)"
+
+
+def test_a_server_line_cut_inside_a_number_is_refused():
+    """Cut inside the total ("15916/34"), the line once gave 46,812 % loss."""
+    text = fixture_text("iperf2_udp_server_1M.txt")
+    with pytest.raises(ParseError, match=r"iperf_server.txt:7: damaged report line"):
+        parse_iperf2_udp(text[:text.index("342106") + 2], "iperf_server.txt")
+
+
+@pytest.mark.parametrize("damaged, match", [
+    ("0.001 ms 15916/34210 (4.7%)", r"15916/34210 is 46.5 %, not the 4.7 % printed"),
+    ("0.001 ms 15916/342106 (47%)", r"15916/342106 is 4.65 %, not the 47 % printed"),
+    ("0.001 ms 400/300 (1.3e+02%)", r"400/300 datagrams lost is not a loss count"),
+    ("0.001 ms -5/342106 (0%)", r"-5/342106 datagrams lost is not a loss count"),
+])
+def test_loss_must_be_a_count_out_of_the_total_and_match_its_printed_share(damaged, match):
+    text = fixture_text("iperf2_udp_server_1M.txt").replace(SERVER_LINE, damaged)
+    with pytest.raises(ParseError, match=":7: " + match):
+        parse_iperf2_udp(text)
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ("457 MBytes", "417 MBytes", "1.28 Gbits/sec is not 417 MBytes over 3.001 s"),
+    ("0.0000-3.0006", "0.0000-0.0000", "is not a result"),
+    ("1.28 Gbits/sec", "0.00 bits/sec", "is not a result"),
+])
+def test_rates_and_durations_are_positive_and_agree(old, new, match):
+    with pytest.raises(ParseError, match=match):
+        parse_iperf2_udp(fixture_text("iperf2_udp_server_1M.txt").replace(old, new))
+
+
+def test_a_client_output_cut_before_its_sent_line_or_its_server_loss_is_refused():
+    text = fixture_text("iperf2_udp_client_2g.txt")
+    with pytest.raises(ParseError, match="without its 'Sent N datagrams' line"):
+        parse_iperf2_udp(text[:text.index("[  1] Sent")])
+    with pytest.raises(ParseError, match=":12: a server report without its lost/total"):
+        parse_iperf2_udp(text[:text.index("   0.000 ms 15916")] + "\n")

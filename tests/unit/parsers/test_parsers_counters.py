@@ -42,7 +42,24 @@ def test_perf_stat_unsupported_is_none_never_zero():
 
 
 def test_deltas():
-    assert deltas({"a": 1, "b": 5}, {"a": 4, "b": 5, "c": 2}) == {"a": 3, "b": 0, "c": 2}
+    assert deltas({"a": 1, "b": 5}, {"a": 4, "b": 5}) == {"a": 3, "b": 0}
+
+
+def test_deltas_refuse_a_counter_on_one_side_only():
+    """A counter missing before would come out as its total since boot; missing after, as nothing."""
+    with pytest.raises(ParseError, match="different counters: c"):
+        deltas({"a": 1, "b": 5}, {"a": 4, "b": 5, "c": 2}, "snmp.txt")
+    with pytest.raises(ParseError, match="different counters: a"):
+        deltas({"a": 1}, {}, "snmp.txt")
+
+
+def test_deltas_of_swapped_snapshots_raise_but_gauges_may_go_down():
+    before, after = (parse_snmp(fixture_text("proc_net_snmp.txt").replace("Udp: 0 0 0 0", f"Udp: {n} 0 0 0"))
+                     for n in (10, 25))
+    assert deltas(before, after)["Udp.InDatagrams"] == 15
+    with pytest.raises(ParseError, match="Udp.InDatagrams went down"):
+        deltas(after, before, "snmp")
+    assert deltas({"Tcp.CurrEstab": 3}, {"Tcp.CurrEstab": 1}) == {"Tcp.CurrEstab": -2}  # a gauge, not a counter
 
 
 def test_interrupts_per_cpu_from_captured_proc_interrupts():
@@ -62,3 +79,72 @@ def test_interrupts_refuses_what_is_not_proc_interrupts():
         parse_interrupts("")
     with pytest.raises(ParseError, match="no LOC"):
         parse_interrupts("   CPU0\n 24:  1  IO-APIC\n")
+
+
+def test_a_softnet_row_with_too_few_columns_raises_parse_error_not_value_error():
+    with pytest.raises(ParseError, match=r"softnet:1: 2 columns where at least 3 were expected"):
+        parse_softnet_stat("0000abcd 00000000\n", "softnet")
+    rows = fixture_text("softnet_stat.txt").splitlines(keepends=True)
+    cut = rows[0] + " ".join(rows[1].split()[:10]) + "\n"  # the second CPU's row cut at a column
+    with pytest.raises(ParseError, match=r"softnet:2: 10 columns where 15 were expected"):
+        parse_softnet_stat(cut, "softnet")
+    with pytest.raises(ParseError, match=r"softnet:1: not a row of 8-digit hex columns"):
+        parse_softnet_stat(rows[0][:50] + "\n", "softnet")  # cut inside a column
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "Tcp: A B\nTcp: 1 2"])
+def test_snmp_empty_or_cut_raises_instead_of_an_empty_table(text):
+    """{} from an empty file made every delta against it zero (or, the before file empty, totals since boot)."""
+    with pytest.raises(ParseError, match="snmp"):
+        parse_snmp(text, "snmp")
+
+
+def test_snmp_damaged_value_and_repeated_row():
+    with pytest.raises(ParseError, match=r"snmp:2: bad value '1x' for Tcp.B"):
+        parse_snmp("Tcp: A B\nTcp: 1 1x\n", "snmp")
+    with pytest.raises(ParseError, match=r"snmp:4: Tcp.A appears twice"):
+        parse_snmp("Tcp: A\nTcp: 1\nTcp: A\nTcp: 2\n", "snmp")
+
+
+def test_interrupts_row_cut_short_raises_instead_of_being_dropped():
+    """A row cut to one count once passed for a machine-wide one (ERR, MIS) and was left out."""
+    from hostnet.parsers.counters import parse_interrupts
+    text = fixture_text("proc_interrupts_before.txt")
+    lines = text.splitlines()
+    n, res = next((n, ln) for n, ln in enumerate(lines, 1) if ln.strip().startswith("RES:"))
+    with pytest.raises(ParseError, match=rf"interrupts:{n}: RES has 1 counts for 2 CPUs"):
+        parse_interrupts(text.replace(res, " ".join(res.split()[:2])), "interrupts")
+    three_cpus = text.replace(lines[0], lines[0] + "       CPU2")
+    with pytest.raises(ParseError, match=r"interrupts:\d+: .* has 2 counts for 3 CPUs"):
+        parse_interrupts(three_cpus, "interrupts")
+
+
+@pytest.mark.parametrize("text, match", [
+    ('[{"stats64": {"rx": {"dropped": "x"}, "tx": {}}}]', "stats64.rx.dropped is not a count"),
+    ('[{"stats64": {"rx": {"dropped": -1}, "tx": {}}}]', "stats64.rx.dropped is not a count"),
+    ('[{"stats64": []}]', "lacks its rx and tx"),
+    ('[{"stats64": {"rx": {}}}]', "lacks its rx and tx"),
+])
+def test_link_stats_of_the_wrong_shape_or_type(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_ip_link_stats(text)
+
+
+def test_ethtool_stats_garbage_raises_and_none_is_empty():
+    assert parse_ethtool_stats("") == {}  # the counters probe stores "" when ethtool -S fails
+    with pytest.raises(ParseError, match=r"ethtool -S:1: not ethtool -S output"):
+        parse_ethtool_stats("hello\n")
+    with pytest.raises(ParseError, match=r"ethtool -S:4: not a 'name: count' line"):
+        parse_ethtool_stats(fixture_text("ethtool_S_veth.txt").replace("xdp_bytes: 0", "xdp_bytes"))
+    with pytest.raises(ParseError, match="no newline: cut short"):
+        parse_ethtool_stats(fixture_text("ethtool_S_veth.txt").rstrip("\n"))
+
+
+def test_perf_stat_empty_or_cut_raises():
+    text = fixture_text("perf_stat_software.txt")
+    with pytest.raises(ParseError, match="no per-CPU counts"):
+        parse_perf_stat("")
+    with pytest.raises(ParseError, match=r"perf stat:4: a per-CPU line cut short"):
+        parse_perf_stat(text[:text.index("4143") + 2])
+    with pytest.raises(ParseError, match="counted on different CPUs"):
+        parse_perf_stat(text.rsplit("CPU1,4143", 1)[0])

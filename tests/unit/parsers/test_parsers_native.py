@@ -32,3 +32,22 @@ def test_microbench_output():
     assert (r.bench, r.iterations, r.ns_per_op) == ("skballoc", 1_200_000, pytest.approx(303.781))
     with pytest.raises(ParseError, match="non-numeric"):
         parse_microbench("microbench bench=atomic iterations=x total_ns=1 ns_per_op=1\n")
+
+
+def test_a_result_line_cut_inside_its_last_number_is_refused():
+    """cpu_ns=280772596 cut to cpu_ns=2807 would still parse: the tools end the line with a newline."""
+    text = fixture_text("udpbatch_send_b32.txt")
+    with pytest.raises(ParseError, match=r"u.txt:1: the result line has no newline: cut short"):
+        parse_udpbatch(text[:text.index("cpu_ns=") + 11], "u.txt")
+    with pytest.raises(ParseError, match="no newline"):
+        parse_microbench(fixture_text("microbench_skballoc.txt").rstrip("\n"))
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ("packets=97996", "packets=997996", "997996 packets in 3064 calls of at most 32"),
+    ("errors=0", "errors=-1", "non-numeric field errors='-1'"),
+    ("batch=32", "batch=32 batch=32", "not one key=value per field"),
+])
+def test_udpbatch_numbers_that_cannot_be_right(old, new, match):
+    with pytest.raises(ParseError, match=match):
+        parse_udpbatch(fixture_text("udpbatch_send_b32.txt").replace(old, new))

@@ -30,3 +30,26 @@ def test_console_phases_and_loads():
     assert [x["port"] for x in con["loads"] if x["proto"] == "tcp"] == ["5000", "5001", "5002", "5005", "5006", "5004",
                                                                        "5008"]
     assert [x["port"] for x in con["loads"] if x["proto"] == "udp"] == ["5003", "5007"]
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ("rx_copy_latency_ns 65536 159", "rx_copy_latency_ns 65535 159", "bucket 65535 is repeated or not a power of two"),
+    ("rx_copy_latency_ns 65536 159", "rx_copy_latency_ns 32768 159", "bucket 32768 is repeated"),
+    ("packet_loss_gen_seen 0", "packet_loss_gen_ppm 0", "packet_loss_gen_ppm appears twice"),
+])
+def test_rx_prof_damaged_lines_raise(old, new, match):
+    text = rx_prof_phase("hist")
+    assert old in text
+    with pytest.raises(ParseError, match=match):
+        parse_rx_prof(text.replace(old, new))
+    with pytest.raises(ParseError, match="no newline"):
+        parse_rx_prof(text.rstrip("\n"))
+
+
+def test_console_damaged_marker_values_raise_parse_error():
+    text = fixture_text(RX_PROF_CONSOLE)
+    with pytest.raises(ParseError, match=r"serial.log:117: default 'packet_loss_gen' is not a number"):
+        parse_console(text.replace("=== RXPROF default packet_loss_gen 0", "=== RXPROF default packet_loss_gen x"))
+    load = next(ln for ln in text.splitlines() if "rxload tcp" in ln)
+    with pytest.raises(ParseError, match="rxload fields are not key=value"):
+        parse_console(text.replace(load, load + " garbage"))

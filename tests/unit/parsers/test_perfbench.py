@@ -25,3 +25,16 @@ def test_perf_bench_errors():
         parse_memcpy(fixture_text("perf_bench_syscall_basic.txt"))
     with pytest.raises(ParseError, match="usecs/op"):
         parse_syscall_basic(fixture_text("perf_bench_memcpy_all.txt"))
+
+
+def test_perf_bench_cut_or_damaged():
+    syscall = fixture_text("perf_bench_syscall_basic.txt")
+    with pytest.raises(ParseError, match="0.146702 usecs/op and 6816 ops/sec"):
+        parse_syscall_basic(syscall.replace("6816539 ops/sec", "6816 ops/sec"))
+    with pytest.raises(ParseError, match="usecs/op"):
+        parse_syscall_basic(syscall[:syscall.index("ops/sec") - 2])  # cut inside ops/sec's number
+    memcpy = fixture_text("perf_bench_memcpy_all.txt")
+    with pytest.raises(ParseError, match=r"function 'x86-64-movsb' has no bandwidth line \(cut short"):
+        parse_memcpy(memcpy[:memcpy.rindex("4.153818")])
+    with pytest.raises(ParseError, match=r":2: function 'default' has no bandwidth line"):
+        parse_memcpy(memcpy.replace("36.712876 GB/sec", "36.712876 GB/se"))

@@ -13,3 +13,15 @@ def test_pid_stat_with_spaces_in_comm():
     assert 1 in snap and len(snap) > 20
     with pytest.raises(ParseError):
         parse_pid_stat("garbage")
+
+
+def test_a_snapshot_line_cut_short_or_repeated_raises():
+    text = fixture_text("pids_before.txt")
+    lines = text.splitlines(keepends=True)
+    cut = lines[0] + lines[1][:120] + "\n" + "".join(lines[2:])
+    with pytest.raises(ParseError, match=r"pids.txt:2: .*cut short"):
+        parse_snapshot(cut, "pids.txt")
+    with pytest.raises(ParseError, match=r"pids.txt:3: pid \d+ appears twice"):
+        parse_snapshot(lines[0] + lines[1] + lines[0], "pids.txt")
+    with pytest.raises(ParseError, match=r"pids.txt:\d+: the last line has no newline"):
+        parse_snapshot(text.rstrip("\n"), "pids.txt")

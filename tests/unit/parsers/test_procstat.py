@@ -55,3 +55,61 @@ def test_proc_stat_errors():
         cpu_utilization(snap, snap, [0])
     with pytest.raises(ParseError, match="CPU 3 missing"):
         cpu_utilization(snap, snap, [3])
+
+
+def _cut_cpu_line(text: str, cpu: int, fields: int) -> str:
+    """The snapshot with one CPU's line cut after `fields` numbers."""
+    return "".join(" ".join(ln.split()[:fields + 1]) + "\n" if ln.startswith(f"cpu{cpu} ") else ln
+                   for ln in text.splitlines(keepends=True))
+
+
+def test_a_cpu_line_cut_short_in_the_before_snapshot_is_refused_not_zero_filled():
+    """Zero-filled, the missing iowait..steal of the before snapshot became the whole since-boot
+    softirq time of the window: CPU 1 came out nearly fully busy."""
+    cut = _cut_cpu_line(fixture_text("proc_stat_before.txt"), 1, 4)
+    with pytest.raises(ParseError, match=r"proc_stat_before.txt:3: 4 fields where the lines above have 10"):
+        parse_proc_stat(cut, "proc_stat_before.txt")
+
+
+def test_snapshots_must_have_the_same_cpus_and_the_same_fields():
+    after = parse_proc_stat(fixture_text("proc_stat_after.txt"))
+    one_cpu = parse_proc_stat("".join(ln for ln in fixture_text("proc_stat_before.txt").splitlines(keepends=True)
+                                      if not ln.startswith("cpu1")))
+    with pytest.raises(ParseError, match=r"different CPUs: \[0\] before, \[0, 1\] after"):
+        cpu_utilization(one_cpu, after, [0])
+    # an older kernel's 8 fields on every line parse; against a 10-field snapshot they are refused
+    eight = parse_proc_stat("".join(" ".join(ln.split()[:9]) + "\n" if ln.startswith("cpu") else ln
+                                    for ln in fixture_text("proc_stat_before.txt").splitlines(keepends=True)))
+    assert set(eight[0]) == set(BUSY_FIELDS + ("idle", "iowait"))
+    with pytest.raises(ParseError, match="CPU 0 has 8 fields before and 10 after"):
+        cpu_utilization(eight, after, [0])
+
+
+def test_swapped_snapshots_are_refused():
+    before = parse_proc_stat(fixture_text("proc_stat_before.txt"))
+    after = parse_proc_stat(fixture_text("proc_stat_after.txt"))
+    with pytest.raises(ParseError, match="CPU 0: .*idle.* went backwards between the snapshots"):
+        cpu_utilization(after, before, [0])
+
+
+@pytest.mark.parametrize("text, match", [
+    ("cpu0 1 0 1 10\ncpu0 1 0 1 11\n", ":2: CPU 0 appears twice"),
+    ("cpu0 1 0 -1 10\n", ":1: bad cpu line"),
+    ("cpu0 1 0 1\n", ":1: cpu line with 3 fields"),
+    ("cpu0 1 0 1 10", ":1: the last line has no newline"),
+    ("", "empty"),
+])
+def test_proc_stat_damaged_lines(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_proc_stat(text, "stat")
+
+
+@pytest.mark.parametrize("text", ["6512.148578\n6515.67", "nan\n6515.678012\n", "6512.148578\n"])
+def test_snapshot_times_cut_or_damaged(text):
+    with pytest.raises(ParseError, match="proc_stat_monotonic_s.txt"):
+        parse_snapshot_times(text)
+
+
+def test_a_damaged_tick_rate_is_refused():
+    with pytest.raises(ParseError, match="clk_tck.txt:1: not a tick rate"):
+        proc_stat_interval({"proc_stat_monotonic_s.txt": "1.0\n2.0\n", "clk_tck.txt": "1OO\n"})

@@ -34,3 +34,41 @@ def test_sockperf_errors_although_it_exits_zero():
         parse_sockperf(fixture_text("sockperf_refused.txt"), 4096)
     with pytest.raises(ParseError, match="Valid Duration"):
         parse_sockperf("sockperf: Starting test...\n", 4096)
+
+
+def test_sockperf_without_full_rtt_is_refused_with_the_reason():
+    """Without --full-rtt sockperf prints avg-latency= (half the round trip). hostnet keeps round
+    trips only (workloads.RpcPingPong reads mean_usec as one), so the one-way form is refused."""
+    one_way = (fixture_text("sockperf_pp_4k.txt").replace("avg-rtt=55.242", "avg-latency=27.621")
+               .replace("Round trip is 55.242", "Latency is 27.621"))
+    with pytest.raises(ParseError, match="without --full-rtt: its avg-latency is half the round trip"):
+        parse_sockperf(one_way, 4096)
+
+
+@pytest.mark.parametrize("old, new, match", [
+    ("ReceivedMessages=28050\n", "ReceivedMessages=280\n", "observation count is missing or is not"),
+    ("ReceivedMessages=28050\n", "ReceivedMessages=0\n", "0 of 28050 messages received"),
+    ("Round trip is 55.242", "Round trip is 55.24", "differs from avg-rtt"),
+    ("percentile 90.000 =   70.914", "percentile 90.000 =   50.914", "percentiles out of order"),
+])
+def test_sockperf_statistics_that_disagree_raise(old, new, match):
+    text = fixture_text("sockperf_pp_4k.txt")
+    assert old in text
+    with pytest.raises(ParseError, match=match):
+        parse_sockperf(text.replace(old, new), 4096)
+
+
+def test_sockperf_cut_before_its_last_percentile_raises():
+    text = fixture_text("sockperf_pp_4k.txt")
+    with pytest.raises(ParseError, match="no '<MIN> observation' line"):
+        parse_sockperf(text[:text.index("percentile 25.000")], 4096)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("17350.81,Trans/s,57.54,54,74,118,4096,40", "no newline: cut short"),
+    ("0,Trans/s,57.54,54,74,118,4096,4096\n", "is not a result"),
+    ("17350.81,Trans/s,57.54,54,174,118,4096,4096\n", "percentiles out of order"),
+])
+def test_netperf_cut_or_damaged_raises(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_netperf(text)
