@@ -8,7 +8,9 @@ native_write_msr. The rule (version ATTRIBUTION_RULE), for one sample, frames le
 0. The instrument and the testbed come first: a sample of the profiler's own process or code
    (taxonomy "testbed": perf, its unwinder, eBPF probes) anywhere in the kernel chain is
    testbed; so is the loss injector's nftables chain (nft_do_chain) when the point injects loss.
-1. A leaf that is not a landing symbol keeps its own category.
+1. A leaf that is a library routine (rb_*, memcmp) takes the layer of its first caller in one of
+   the stack's layers (TCP's rbtrees are TCP/IP, CFS's are scheduling); any other leaf that is
+   not a landing symbol keeps its own category.
 2. A landing leaf: walk the call chain from the leaf toward the root.
    a. An IPI send on the way (x2apic_send_IPI, __smp_call_single_queue, ...), or the leaf is
       __napi_schedule (with threaded NAPI: waking the peer's NAPI thread, with interrupts off):
@@ -37,7 +39,7 @@ from .analysis import BREAKDOWN_ORDER, PROFILER_COMMS, is_ours
 from .parsers.perf_script import USER, Sample
 from .taxonomy import IDLE, TESTBED, Taxonomy, strip_suffix
 
-ATTRIBUTION_RULE = "irqs-off-callchain/6"
+ATTRIBUTION_RULE = "irqs-off-callchain/7"
 # what, in a call chain above an IPI send, says who sent it
 _IPI_SEND = re.compile(r"^(x2apic_send_IPI|native_send_call_func_single_ipi|__smp_call_single_queue|"
                        r"send_call_function_single_ipi|smp_call_function_single_async|generic_exec_single)")
@@ -58,6 +60,9 @@ RECEIVE_PATH = re.compile(r"^(tcp_data_queue|tcp_queue_rcv|tcp_event_data_recv|t
 VM_EXIT_LEAF = re.compile(r"^(native_write_msr|native_write_msr_safe|native_apic_msr_write|x2apic_send_IPI.*|"
                           r"native_send_call_func_.*)$")
 _LOSS_INJECTOR = re.compile(r"^(nft_do_chain|nft_)")
+# library routines whose time belongs to whoever called them: rbtrees (TCP's retransmit and
+# out-of-order queues, but also timers and CFS), memcmp
+_GLUE = re.compile(r"^(rb_.*|__rb_.*|memcmp)$")
 
 
 def _irq_category(frame: str, ipi_category: str, embedded: bool) -> str:
@@ -115,6 +120,9 @@ def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *
             loss_injector and any(_LOSS_INJECTOR.match(f) for f in chain)):
         return TESTBED
     leaf_cat = taxonomy.classify(leaf, kernel)
+    if _GLUE.match(strip_suffix(leaf)):  # a library routine: its caller's layer (TCP's rbtrees are TCP's)
+        return next((c for c in (taxonomy.classify(f) for f in frames[1:] if not f.endswith(USER)) if c in LAYERS),
+                    leaf_cat)
     if strip_suffix(leaf) not in LANDING:
         return leaf_cat
     if embedded and strip_suffix(leaf) == "__napi_schedule":

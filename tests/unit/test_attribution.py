@@ -99,6 +99,10 @@ IPI_SENT = ("native_write_msr", "x2apic_send_IPI", "net_rps_send_ipi", "net_rx_a
     # veth waking the peer's NAPI thread (interrupts off) stands in for a NIC's interrupt
     (("__napi_schedule", "veth_xmit", "dev_hard_start_xmit", "sch_direct_xmit"), {"embedded": True}, "testbed"),
     (("__napi_schedule", "mlx5e_completion_event", "mlx5_eq_comp_int"), {}, "netdev"),
+    # library routines take their caller's layer: TCP's rbtrees are TCP's, CFS's are the scheduler's
+    (("rb_insert_color", "tcp_data_queue_ofo", "tcp_data_queue"), {}, "tcp/ip"),
+    (("rb_erase", "__dequeue_entity", "set_next_entity", "pick_next_task_fair"), {}, "sched"),
+    (("rb_next", "timerqueue_del", "__remove_hrtimer"), {}, "etc"),
     (("finish_task_switch.isra.0", "__schedule", "schedule"), {"comm": "napi/eth0-8193"}, "sched"),
 ])
 def test_testbed_overhead_rule(frames, kwargs, expected):

@@ -61,9 +61,10 @@ def test_interrupt_rows_count_each_side_s_cpus():
 
 
 def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
-    """A committed RPS run (rule /2, taxonomy linux-6/3) re-derived under the current rule: the
-    breakdown rows change (IPI time moves to testbed), every other row stays, and the manifest
-    says what it was."""
+    """A committed RPS run, marked as recorded under an older rule and taxonomy, re-derived: its
+    breakdown rows are rebuilt (the RPS IPI time lands in testbed), every other row stays, and
+    the manifest says what it was."""
+    import json
     import shutil
 
     from conftest import REPO
@@ -73,6 +74,9 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     src = sorted((REPO / "data/runs/20261123-single-flow-embedded").glob("*-r0"))[0]
     run = tmp_path / src.name
     shutil.copytree(src, run)
+    m = json.loads((run / "manifest.json").read_text())
+    m.update(attribution_rule="irqs-off-callchain/2", taxonomy="linux-6/3")
+    (run / "manifest.json").write_text(json.dumps(m))
     before_t, before_m = store.read_tidy(run), store.load_manifest(run)
     assert rederive_breakdowns(run)
     after_t, after_m = store.read_tidy(run), store.load_manifest(run)

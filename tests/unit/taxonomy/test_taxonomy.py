@@ -15,11 +15,19 @@ from hostnet.taxonomy import CATEGORIES, load, parse_taxonomy, series_for
     ("ip_rcv_core", "tcp/ip"), ("cubictcp_acked", "tcp/ip"),
     ("dev_gro_receive", "netdev"), ("tcp4_gro_receive", "netdev"), ("net_rx_action", "netdev"),
     ("process_backlog", "netdev"), ("veth_xmit", "netdev"), ("enqueue_to_backlog", "netdev"),
-    ("skb_segment", "skb"), ("tcp_gso_segment", "skb"), ("skb_release_data", "skb"),
+    ("skb_segment", "skb"), ("tcp_gso_segment", "netdev"), ("skb_release_data", "skb"),
     ("skb_clone", "skb"), ("kfree_skb_partial", "skb"),
-    ("__alloc_skb", "mm"), ("kmem_cache_free", "mm"), ("skb_page_frag_refill", "mm"),
-    ("__free_frozen_pages", "mm"), ("__sk_mem_raise_allocated", "mm"),
-    ("_raw_spin_unlock_irqrestore", "lock"), ("lock_sock_nested", "lock"), ("release_sock", "lock"),
+    ("__alloc_skb", "skb"), ("kmem_cache_free", "mm"), ("skb_page_frag_refill", "mm"),
+    ("__free_frozen_pages", "mm"), ("__sk_mem_raise_allocated", "skb"),
+    ("_raw_spin_unlock_irqrestore", "lock"), ("lock_sock_nested", "lock"), ("release_sock", "tcp/ip"),
+    # issue 15: GSO handlers are netdev (Table 1); TCP's socket backlog is tcp/ip; rules that an
+    # earlier rule shadowed now match; symbols this kernel showed unclassified
+    ("inet_gso_segment", "netdev"), ("tcp4_gso_segment", "netdev"), ("__skb_gso_segment", "netdev"),
+    ("skb_gso_validate_network_len", "netdev"), ("__release_sock", "tcp/ip"),
+    ("napi_consume_skb", "mm"), ("__napi_kfree_skb", "mm"), ("napi_skb_cache_get", "mm"),
+    ("netdev_core_pick_tx", "netdev"), ("put_netmem", "mm"), ("inet6_recvmsg", "tcp/ip"),
+    ("__put_partials", "mm"), ("kick_defer_list_purge", "mm"), ("__memcg_slab_free_hook", "mm"),
+    ("dma_direct_map_page", "mm"), ("csum_partial", "etc"), ("dev_queue_xmit", "netdev"),
     ("__schedule", "sched"), ("finish_task_switch.isra.0", "sched"), ("do_select", "sched"),
     ("handle_softirqs", "etc"), ("native_write_msr", "etc"), ("do_syscall_64", "etc"),
     ("pv_native_safe_halt", "idle"),
@@ -43,6 +51,47 @@ def test_taxonomy_is_versioned_and_covers_all_categories():
     tax = load()
     assert tax.version.startswith("linux-6/")
     assert {c for _, c in tax.rules} == set(CATEGORIES) | {"idle", "testbed"}
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a rule '(a|b|c.*)$' (nested groups kept whole)."""
+    body = pattern[1:-2] if pattern.startswith("(") and pattern.endswith(")$") else pattern
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
+
+
+def shadowed_rules(tax) -> list[str]:
+    """Alternatives an earlier rule always catches first: dead rules, or a category that silently
+    differs from the one written. Literal names are checked as they are, `prefix.*` ones on an
+    example name (prefix + "x")."""
+    import re
+    dead = []
+    for i, (pattern, category) in enumerate(tax.rules):
+        for alt in _alternatives(pattern.pattern):
+            example = alt[:-2] + "x" if alt.endswith(".*") else alt
+            if re.search(r"[\\\[\](){}?*+|^$]", example.replace(".", "")):
+                continue  # not a plain name: nothing simple to try
+            earlier = next(((p, c) for p, c in tax.rules[:i] if p.match(example)), None)
+            if earlier is not None:
+                dead.append(f"{alt} ({category}) is caught by an earlier {earlier[1]} rule")
+    return dead
+
+
+def test_no_rule_is_shadowed_by_an_earlier_one():
+    assert shadowed_rules(load("linux-6")) == []
+
+
+def test_the_shadow_check_finds_a_shadowed_rule():
+    tax = parse_taxonomy("pattern\tcategory\twhy\n(napi_.*)$\tnetdev\tx\n(napi_consume_skb|kfree)$\tmm\tx\n")
+    assert shadowed_rules(tax) == ["napi_consume_skb (mm) is caught by an earlier netdev rule"]
     assert series_for("6.18.44-fc-v669") == "linux-6"
     with pytest.raises(ValueError, match="no taxonomy"):
         load("linux-2")
