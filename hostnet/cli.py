@@ -312,7 +312,14 @@ def cmd_figures(args) -> int:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hostnet", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
+    _live_commands(sub)
+    _data_commands(sub)
+    _study_commands(sub)
+    return p
 
+
+def _live_commands(sub) -> None:
+    """testbed, run, sweep: the commands that build testbeds and measure."""
     t = sub.add_parser("testbed", help="build, inspect or remove the embedded testbed")
     t.add_argument("action", choices=("up", "status", "down", "check"))
     t.add_argument("file", nargs="?", help="check: a testbed.yaml of real servers (default: the embedded testbed)")
@@ -366,6 +373,9 @@ def parser() -> argparse.ArgumentParser:
     _steering_option(w)
     w.set_defaults(func=cmd_sweep)
 
+
+def _data_commands(sub) -> None:
+    """classify, flamegraph, compare, restore, figures: reading stored runs and regenerating figures."""
     k = sub.add_parser("classify", help="re-classify a stored perf report (hostnet's --sort cpu,comm,sym format)")
     k.add_argument("report")
     k.add_argument("--series", default="linux-6", help="taxonomy: linux-6 (default) or linux-5 (the paper's 5.4)")
@@ -404,6 +414,9 @@ def parser() -> argparse.ArgumentParser:
     _steering_option(f)
     f.set_defaults(func=cmd_figures)
 
+
+def _study_commands(sub) -> None:
+    """receive-path, rederive, notebooks: studies of the testbed itself and upkeep of stored data."""
     from .testbed import steering
     p_ = sub.add_parser("receive-path", help="compare the embedded testbed's receive paths on the single-flow "
                                              "ladder (docs/receive-path.md)")
@@ -427,7 +440,6 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"))
     n.add_argument("notebooks", nargs="*", help="default: 00-explore and every section notebook")
     n.set_defaults(func=cmd_notebooks)
-    return p
 
 
 def cmd_receive_path(args) -> int:
