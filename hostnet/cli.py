@@ -435,6 +435,18 @@ def _study_commands(sub) -> None:
     d.add_argument("--runs-dir", default="data/runs")
     d.set_defaults(func=cmd_rederive)
 
+    t = sub.add_parser("top-up", help="more clean repetitions of exactly the points a campaign's inconclusive "
+                                      "verdicts need, until decided or the budget is spent (live)")
+    t.add_argument("notebook", help="the section notebook whose verdicts judge the campaign, e.g. 01-single-flow")
+    t.add_argument("campaign")
+    t.add_argument("--budget-runs", type=int, default=40)
+    t.add_argument("--budget-minutes", type=float, default=15.0)
+    t.add_argument("--runs-dir", default="data/runs")
+    t.add_argument("--reference-dir", default="data/reference")
+    t.add_argument("--testbed", default="", help="a testbed.yaml of real servers (default: an embedded testbed "
+                                                 "shaped like the campaign's)")
+    t.set_defaults(func=cmd_top_up)
+
     n = sub.add_parser("notebooks", help="store-outputs: execute notebooks in replay mode and keep their outputs "
                                          "(nbval compares them); strip-outputs; check: parameter conventions")
     n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"))
@@ -454,6 +466,25 @@ def cmd_receive_path(args) -> int:
     for mode, campaign in campaigns.items():
         print(f"{mode}: {campaign}")
     print(receive_path.markdown(receive_path.table(args.runs_dir, campaigns)))
+    return 0
+
+
+def cmd_top_up(args) -> int:
+    from . import topup
+    from .sections import section
+    module = section(args.notebook).load_module()
+    if not hasattr(module, "judge"):
+        _die(f"{args.notebook}: its verdicts do not name the points they need (no judge); nothing to top up")
+    _require_live()
+    manifest = store.load_manifests(args.runs_dir, args.campaign)[0]
+    shape = {} if args.testbed else topup.embedded_shape(manifest)
+    with testbed.using(args.testbed, prefix="tu", **shape) as tb:
+        log = topup.decide(tb, module.judge, runs_dir=args.runs_dir, campaign=args.campaign,
+                           reference_dir=args.reference_dir, budget_runs=args.budget_runs,
+                           budget_minutes=args.budget_minutes)
+    for i, r in enumerate(log.per_round, 1):
+        print(f"round {i}: {r['runs']} runs of {len(r['points'])} point(s) for {', '.join(r['findings'])}")
+    print(f"{log.runs} runs in {log.rounds} rounds, {log.seconds / 60:.1f} min; stopped: {log.stopped}")
     return 0
 
 

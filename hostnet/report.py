@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
-from .verdicts import NOT_TESTABLE
+from .verdicts import NOT_TESTABLE, VOCABULARY
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 
@@ -19,7 +19,7 @@ _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.figs img{max-width:520px;margin:6px;border:1px solid #eee}
-.reproduced{color:#1a7f37;font-weight:bold}.not-reproduced{color:#b42318;font-weight:bold}
+.reproduced{color:#1a7f37;font-weight:bold}.reproduced-in-direction{color:#4d7c0f;font-weight:bold}.not-reproduced{color:#b42318;font-weight:bold}
 .not-testable-here{color:#777}.inconclusive{color:#9a6700;font-weight:bold}.not-covered{color:#aaa}
 .meta{color:#555;font-size:.9em}nav ol{columns:2}table.summary{display:block;overflow-x:auto;max-width:100%}"""
 
@@ -122,7 +122,7 @@ same verdicts with the figures inline. Why a verdict can differ on this testbed 
 100G servers: [docs/embedded-testbed.md](embedded-testbed.md)."""
 
 # Verdict kinds in the order they are counted; any other kind follows, sorted.
-VERDICT_ORDER = ("reproduced", "not reproduced", "inconclusive", NOT_TESTABLE)
+VERDICT_ORDER = VOCABULARY
 
 
 def md_cell(value) -> str:

@@ -1,102 +1,363 @@
-"""'Paper says / this run shows': each finding checked against a run's tidy data."""
+"""One rule for every verdict: 'paper says / this run shows', judged the same way in every section.
+
+The vocabulary is VOCABULARY. A comparison is decided by the 95 % confidence interval of the
+difference of two sets of clean runs (Welch's t, or a paired t where both values come from the
+same runs), never by medians alone:
+
+- a claimed direction (b above a) is *reproduced* when the interval lies above zero, *not
+  reproduced* when it lies below, and *inconclusive* while it straddles zero;
+- a claimed size ("about −43 %") is *reproduced* when the paper's value lies inside the interval
+  of the relative change, *reproduced in direction* when the direction is decided but the size is
+  not the paper's (both are given);
+- a claimed absence of change ("changes little") is *reproduced* when the whole interval lies
+  within ± the margin, *not reproduced* when it lies wholly outside it;
+- a finding whose premise the testbed cannot establish is *not testable here*, with the reason.
+
+An undecided judgement says what would decide it (the clean runs per point the interval's
+half-width suggests) and which points need them, so a live campaign can be topped up
+(top_up_until_decided) until the verdict is decided or a stated budget is spent.
+"""
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
-from .analysis import breakdown_metric, summarize
-from .taxonomy import CATEGORIES
-
-REPRODUCED, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "not reproduced", "not testable here"
+REPRODUCED = "reproduced"
+IN_DIRECTION = "reproduced in direction"
+NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
-# Medians closer than this are not called a difference: veth runs on a shared VM vary more.
-NOISE_PCT = 5.0
+NOT_TESTABLE = "not testable here"
+VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+CONFIDENCE = 0.95
+METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
+# The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
+MAX_RUNS = 30
+COLUMNS = ["id", "paper says", "this run shows", "verdict"]
 
 
-def step_sign(a: float | None, b: float | None) -> str:
-    """'<' when b is clearly above a, '>' when clearly below, '≈' within NOISE_PCT of a, '?' when
-    either is missing (a missing value is no evidence either way)."""
-    if a is None or b is None or pd.isna(a) or pd.isna(b):
+@dataclass(frozen=True)
+class Difference:
+    """b − a over clean runs, with its confidence interval (lo, hi); a, b are the per-run values."""
+    a: tuple[float, ...]
+    b: tuple[float, ...]
+    lo: float
+    hi: float
+    paired: bool = False
+
+    @property
+    def mean_a(self) -> float:
+        return float(np.mean(self.a)) if self.a else math.nan
+
+    @property
+    def mean_b(self) -> float:
+        return float(np.mean(self.b)) if self.b else math.nan
+
+    @property
+    def diff(self) -> float:
+        return self.mean_b - self.mean_a
+
+    @property
+    def sign(self) -> str:
+        """'<' when b is above a beyond the interval, '>' when below, '?' while undecided."""
+        if self.lo > 0:
+            return "<"
+        if self.hi < 0:
+            return ">"
         return "?"
-    if abs(b - a) <= abs(a) * NOISE_PCT / 100:
-        return "≈"
-    return "<" if b > a else ">"
+
+    def rel(self, x: float) -> float:
+        """x as a percentage of a's mean."""
+        return 100.0 * x / self.mean_a if self.mean_a else math.nan
+
+    @property
+    def n(self) -> int:
+        """Runs per side (a level compared against counts b's runs only)."""
+        return len(self.b) if len(self.a) == 1 and len(self.b) > 1 else min(len(self.a), len(self.b))
+
+    def runs_to_decide(self) -> int | None:
+        """Clean runs per point at which the interval's half-width would shrink below |difference|
+        (the half-width falls as 1/sqrt(n)); None when n < 2 gives no spread to go by."""
+        if self.n < 2 or not math.isfinite(self.hi - self.lo):
+            return None
+        half = (self.hi - self.lo) / 2
+        if self.diff == 0:
+            return MAX_RUNS + 1
+        return max(self.n + 1, math.ceil(self.n * (half / abs(self.diff)) ** 2))
+
+    def text(self, fmt: str = ".1f", unit: str = "") -> str:
+        u = f" {unit}" if unit else ""
+        n = self.n if len(self.a) == 1 else f"{len(self.a)}/{len(self.b)}"  # against a level: its runs only
+        return (f"{self.mean_a:{fmt}} → {self.mean_b:{fmt}}{u} (difference {self.diff:+{fmt}}, 95 % CI "
+                f"{self.lo:+{fmt}} … {self.hi:+{fmt}}; n = {n})")
 
 
-def verdict_of_signs(signs) -> str:
-    """Reproduced when every step goes the paper's way, not reproduced when one goes against it."""
-    if all(sign == "<" for sign in signs):
-        return REPRODUCED
-    return NOT_REPRODUCED if any(sign == ">" for sign in signs) else INCONCLUSIVE
+def _values(xs) -> tuple[float, ...]:
+    return tuple(float(x) for x in xs if x is not None and not pd.isna(x))
+
+
+def difference(a, b, paired: bool = False) -> Difference:
+    """b − a with its 95 % CI: Welch's t for independent runs, a paired t when a[i] and b[i] come
+    from the same run. Fewer than two runs on a side give an unbounded interval (undecided)."""
+    a, b = _values(a), _values(b)
+    if paired and len(a) != len(b):
+        raise ValueError(f"a paired difference needs as many a as b values, not {len(a)} and {len(b)}")
+    if min(len(a), len(b)) < 2:
+        return Difference(a, b, -math.inf, math.inf, paired)
+    scale = 1e-9 * max(1.0, float(np.max(np.abs([*a, *b]))))  # below this, spread is float rounding
+    flat = np.ptp(np.subtract(b, a)) <= scale if paired else (np.ptp(a) <= scale and np.ptp(b) <= scale)
+    if flat:  # no spread at all (counts, identical runs): the difference is exact
+        lo = hi = float(np.mean(b) - np.mean(a))
+        return Difference(a, b, lo, hi, paired)
+    test = stats.ttest_rel(b, a) if paired else stats.ttest_ind(b, a, equal_var=False)
+    ci = test.confidence_interval(CONFIDENCE)
+    return Difference(a, b, float(ci.low), float(ci.high), paired)
+
+
+def against_level(values, level: float) -> Difference:
+    """mean(values) − level with the one-sample t CI (a is the level itself, no spread): for claims
+    about a level, e.g. 'still loses more than 1 %'."""
+    b = _values(values)
+    if len(b) < 2:
+        return Difference((float(level),), b, -math.inf, math.inf)
+    if np.ptp(b) == 0:
+        return Difference((float(level),), b, b[0] - level, b[0] - level)
+    ci = stats.ttest_1samp(b, level).confidence_interval(CONFIDENCE)
+    return Difference((float(level),), b, float(ci.low) - level, float(ci.high) - level)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict, what the data show, and for an undecided one what would decide it and which
+    points (partial sweep points, e.g. {"config": "tsogro"}) need more clean runs."""
+    verdict: str
+    shows: str
+    decide: str = ""
+    points: tuple[dict, ...] = field(default=())
+
+    def __post_init__(self):
+        if self.verdict not in VOCABULARY:
+            raise ValueError(f"{self.verdict!r} is not a verdict; one of {', '.join(VOCABULARY)}")
+
+    @property
+    def text(self) -> str:
+        return f"{self.shows}; to decide: {self.decide}" if self.decide else self.shows
+
+
+def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str, tuple[dict, ...]]:
+    """What would decide the undecided differences, and their points."""
+    wanted = [d.runs_to_decide() for d in diffs]
+    if any(w is None for w in wanted):
+        need = "at least 2 clean runs per point"
+    elif max(wanted) > MAX_RUNS:
+        need = (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
+                f"run-to-run spread): a longer window or a quieter host")
+    else:
+        need = f"about {max(wanted)} clean runs per point (now {min(d.n for d in diffs)})"
+    return need, tuple(p for p in points if p)
+
+
+def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "", fmt: str = ".2f") -> Judgement:
+    """The claim 'each step is above the previous one': steps are (label, clean-run values, point)."""
+    if len(steps) < 2:
+        raise ValueError("an ordering needs at least two steps")
+    diffs = [difference(a[1], b[1]) for a, b in zip(steps, steps[1:], strict=False)]
+    shows = f"{steps[0][0]} {np.mean(steps[0][1]):{fmt}}" + "".join(
+        f" {d.sign if d.sign != '?' else '≈'} {s[0]} {d.mean_b:{fmt}}" for d, s in zip(diffs, steps[1:], strict=True))
+    shows += f"{' ' + unit if unit else ''} (means; ≈: the 95 % CI of the step's difference contains 0); steps: "
+    shows += "; ".join(f"{s[0]}: {d.diff:+{fmt}} [{d.lo:+{fmt}}, {d.hi:+{fmt}}]"
+                       for d, s in zip(diffs, steps[1:], strict=True))
+    if any(d.sign == ">" for d in diffs):
+        return Judgement(NOT_REPRODUCED, shows)
+    if all(d.sign == "<" for d in diffs):
+        return Judgement(REPRODUCED, shows)
+    open_ = [(d, pair) for d, pair in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d.sign == "?"]
+    need, points = _more_runs([d for d, _ in open_], [p for _, pair in open_ for p in (pair[0][2], pair[1][2])])
+    return Judgement(INCONCLUSIVE, shows, need, points)
+
+
+def direction(d: Difference, *, want: str, what: str, points: Sequence[dict] = (), unit: str = "",
+              fmt: str = ".1f") -> Judgement:
+    """The claim 'b is above a' (want '<') or 'below a' (want '>')."""
+    shows = f"{what}: {d.text(fmt, unit)}"
+    if d.sign == want:
+        return Judgement(REPRODUCED, shows)
+    if d.sign != "?":
+        return Judgement(NOT_REPRODUCED, shows)
+    return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+
+
+def sized(d: Difference, *, paper_pct: float, what: str, points: Sequence[dict] = (), unit: str = "",
+          fmt: str = ".1f") -> Judgement:
+    """The claim 'b differs from a by about paper_pct %': the paper's value inside the CI of the
+    relative change reproduces it; a decided change of the same sign but another size reproduces
+    it in direction."""
+    lo, hi = d.rel(d.lo), d.rel(d.hi)
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+             f"paper {paper_pct:+.0f} %")
+    want = "<" if paper_pct > 0 else ">"
+    if d.sign == "?":
+        return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+    if d.sign != want:
+        return Judgement(NOT_REPRODUCED, shows)
+    if lo <= paper_pct <= hi:
+        return Judgement(REPRODUCED, shows)
+    return Judgement(IN_DIRECTION, shows + "; the direction is the paper's, the size is not")
+
+
+def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dict] = (), unit: str = "",
+            fmt: str = ".1f") -> Judgement:
+    """The claim 'a and b differ little': the CI of the relative change wholly inside ± margin_pct
+    reproduces it, wholly outside does not."""
+    lo, hi = d.rel(d.lo), d.rel(d.hi)
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+             f"'little' taken as within ±{margin_pct:.0f} %")
+    if -margin_pct <= lo and hi <= margin_pct:
+        return Judgement(REPRODUCED, shows)
+    if lo > margin_pct or hi < -margin_pct:
+        return Judgement(NOT_REPRODUCED, shows)
+    if d.n < 2:
+        return Judgement(INCONCLUSIVE, shows, "at least 2 clean runs per point", tuple(points))
+    half = (d.hi - d.lo) / 2
+    room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
+    need = (f"about {max(d.n + 1, math.ceil(d.n * (half / room) ** 2))} clean runs per point (now {d.n})"
+            if room > 0 else f"more than {MAX_RUNS} clean runs per point: the mean change sits at the margin")
+    return Judgement(INCONCLUSIVE, shows, need, tuple(points))
+
+
+def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points: Sequence[dict] = ()) -> Judgement:
+    """The claim 'category `want` is the largest': shares maps category → per-run shares (%) of the
+    same runs, in the same order; `want` must lead every other category by a paired CI above 0."""
+    means = {c: float(np.mean(v)) for c, v in shares.items() if len(v)}
+    shown = [c for c in means if means[c] > 0 or c == want]  # a layer without samples is no rival to name
+    if want not in means:
+        return Judgement(INCONCLUSIVE, f"{what}: no {want} samples", "a profile of this point")
+    top = max(means, key=means.get)
+    order = sorted(means, key=means.get, reverse=True)
+    shows = f"{what}: " + ", ".join(f"{c} {means[c]:.0f} %" for c in [c for c in order if c in shown][:3])
+    if top != want:
+        d = difference(shares[want], shares[top], paired=True)  # > 0: top above want
+        shows += f" ({top} − {want}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+        if d.sign == "<":
+            return Judgement(NOT_REPRODUCED, shows)
+        return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+    rival = order[1] if len(order) > 1 else None
+    if rival is None:
+        return Judgement(REPRODUCED, shows)
+    d = difference(shares[rival], shares[want], paired=True)
+    shows += f" ({want} − {rival}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+    if d.sign == "<":
+        return Judgement(REPRODUCED, shows)
+    return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+
+
+def combine(parts: Sequence[Judgement], joiner: str = "; ") -> Judgement:
+    """A finding made of several claims (every side, every point): not reproduced if one is not;
+    reproduced if all are; in direction if all are at least that; else inconclusive."""
+    verdicts = [p.verdict for p in parts]
+    shows = joiner.join(p.shows for p in parts)
+    if NOT_TESTABLE in verdicts:
+        return Judgement(NOT_TESTABLE, shows, "; ".join(p.decide for p in parts if p.decide))
+    if NOT_REPRODUCED in verdicts:
+        return Judgement(NOT_REPRODUCED, shows)
+    if all(v == REPRODUCED for v in verdicts):
+        return Judgement(REPRODUCED, shows)
+    if all(v in (REPRODUCED, IN_DIRECTION) for v in verdicts):
+        return Judgement(IN_DIRECTION, shows)
+    open_ = [p for p in parts if p.verdict == INCONCLUSIVE]
+    points = {_key(pt): pt for p in open_ for pt in p.points}  # each point once
+    return Judgement(INCONCLUSIVE, shows, "; ".join(dict.fromkeys(p.decide for p in open_ if p.decide)),
+                     tuple(points.values()))
+
+
+def not_testable(shows: str, needs: str) -> Judgement:
+    """A finding this testbed cannot test: what it shows, and what hardware or capability it needs."""
+    return Judgement(NOT_TESTABLE, shows, needs)
+
+
+def row(fid: str, claim: str, j: Judgement) -> dict:
+    shows = j.text if j.verdict != NOT_TESTABLE else (f"{j.shows}; needs {j.decide}" if j.decide else j.shows)
+    return {"id": fid, "paper says": claim, "this run shows": shows, "verdict": j.verdict}
+
+
+def table(findings: pd.DataFrame, judged: dict[str, Judgement]) -> pd.DataFrame:
+    """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
+    inconclusive verdict needs more clean runs of, per finding."""
+    claims = findings.set_index("id").claim
+    out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
+    out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
+    return out
 
 
 def load_findings(reference_dir) -> pd.DataFrame:
     return pd.read_csv(Path(reference_dir) / "findings.csv")
 
 
-def _median(s: pd.DataFrame, config: str, metric: str, side: str, category: str = "") -> float | None:
-    m = s[(s.config == config) & (s.metric == metric) & (s.side == side) & (s.category == category)]
-    return float(m["median"].iloc[0]) if len(m) else None
+def clean_values(tidy: pd.DataFrame, metric: str, side: str, category: str = "", **point) -> list[float]:
+    """Per-run values of one metric (one row per run) where the tidy columns match `point`."""
+    rows = tidy[(tidy.metric == metric) & (tidy.side == side) & (tidy.category.fillna("") == category)]
+    for key, value in point.items():
+        rows = rows[rows[key] == value]
+    return rows.sort_values("run_id").value.astype(float).tolist()
 
 
-def _argmax_category(s: pd.DataFrame, config: str, side: str, exclude=(),
-                     metric: str = "breakdown_pct") -> tuple[str, float] | None:
-    m = s[(s.config == config) & (s.metric == metric) & (s.side == side)
-          & s.category.isin([c for c in CATEGORIES if c not in exclude])]
-    if m.empty:
-        return None
-    top = m.sort_values("median", ascending=False).iloc[0]
-    return str(top.category), float(top["median"])
+def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **point) -> dict[str, list[float]]:
+    """Per category, the side's share in every run of the point (0 where a run had no such sample):
+    the same runs in the same order for every category, as largest() pairs them."""
+    rows = tidy[(tidy.metric == metric) & (tidy.side == side)]
+    for key, value in point.items():
+        rows = rows[rows[key] == value]
+    if rows.empty:
+        return {}
+    wide = rows.pivot_table(index="run_id", columns="category", values="value", aggfunc="sum").sort_index()
+    return {c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}
 
 
-def single_flow(tidy: pd.DataFrame, findings: pd.DataFrame) -> pd.DataFrame:
-    """Verdicts for F01-F08 from a single-flow campaign."""
-    s = summarize(tidy)
-    s["category"] = s["category"].fillna("")
-    tpc = {c: _median(s, c, "tpc_gbps", "both") for c in s.config.unique()}
-    rows = []
+# --- top-up until decided ----------------------------------------------------------------------------
 
-    def add(fid, shows, verdict):
-        f = findings[findings.id == fid].iloc[0]
-        rows.append({"id": fid, "paper says": f.claim, "this run shows": shows, "verdict": verdict})
+@dataclass
+class TopUpLog:
+    rounds: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+    per_round: list[dict] = field(default_factory=list)
 
-    ladder = [c for c in ("no-opts", "tsogro", "tsogro+jumbo", "all-opts") if tpc.get(c) is not None]
-    if "all-opts" in tpc:
-        add("F01", f"all-opts tpc {tpc['all-opts']:.1f} Gbit/s on veth (paper ~42 on 100G NICs; "
-                   "absolute values depend on the host)", NOT_TESTABLE)
-    if len(ladder) == 4:
-        vals = [tpc[c] for c in ladder]
-        signs = [step_sign(a, b) for a, b in zip(vals, vals[1:], strict=False)]
-        shows = f"{ladder[0]} {vals[0]:.2f}" + "".join(
-            f" {sign} {c} {v:.2f}" for sign, c, v in zip(signs, ladder[1:], vals[1:], strict=True))
-        add("F02", shows + f" Gbit/s (medians; ≈ means within {NOISE_PCT:.0f}%)", verdict_of_signs(signs))
-    if tpc.get("tsogro") is not None and tpc.get("tsogro+jumbo") is not None:
-        sign = step_sign(tpc["tsogro"], tpc["tsogro+jumbo"])
-        add("F03", f"tsogro {tpc['tsogro']:.2f} {sign} tsogro+jumbo {tpc['tsogro+jumbo']:.2f} Gbit/s",
-            verdict_of_signs([sign]))
-    steps = [c for c in s.config.unique() if _median(s, c, "cpu_util_pct", "receiver") is not None]
-    if steps:
-        signs = {c: step_sign(_median(s, c, "cpu_util_pct", "sender"), _median(s, c, "cpu_util_pct", "receiver"))
-                 for c in steps}
-        shows = ", ".join(f"{c}: sender {_median(s, c, 'cpu_util_pct', 'sender'):.0f}% {signs[c]} receiver "
-                          f"{_median(s, c, 'cpu_util_pct', 'receiver'):.0f}%" for c in steps)
-        add("F04", shows, verdict_of_signs(list(signs.values())))
-    metric = breakdown_metric(tidy)
-    for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):
-        tops = {side: _argmax_category(s, cfg, side, metric=metric) for side in ("sender", "receiver")}
-        if not all(tops.values()):
-            continue
-        if metric == "breakdown_attributed_pct":
-            shows = "; ".join(f"{side}: largest {t[0]} {t[1]:.0f}%" for side, t in tops.items())
-            shows += " (samples where IRQs come back on attributed through the call chain)"
-            add(fid, shows, REPRODUCED if all(t[0] == want for t in tops.values()) else NOT_REPRODUCED)
-        else:  # leaf-only: cpu-clock bills IRQs-off time to 'etc'; judge among the stack's own layers
-            tops_ex = {side: _argmax_category(s, cfg, side, exclude=("etc",)) for side in tops}
-            shows = "; ".join(f"{side}: largest {t[0]} {t[1]:.0f}% (excluding etc: {tops_ex[side][0]} "
-                              f"{tops_ex[side][1]:.0f}%)" for side, t in tops.items())
-            add(fid, shows, REPRODUCED if all(t[0] == want for t in tops_ex.values()) else NOT_REPRODUCED)
-    for fid, why in (("F07", "needs the Rx-buffer sweep and the eBPF latency probe (notebook 02)"),
-                     ("F08", "veth has no NIC rings (ethtool -G unsupported)")):
-        add(fid, why, NOT_TESTABLE)
-    return pd.DataFrame(rows)
+
+def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[list[dict]], int], *,
+                         budget_runs: int, budget_minutes: float, clock=time.monotonic) -> TopUpLog:
+    """Judge, then run one more clean repetition of every point an inconclusive verdict needs
+    (run_more(points) runs them and returns how many runs it made), until no verdict asks for
+    more or the budget (runs, or minutes of wall time) is spent. Returns what it did and why it stopped."""
+    log, start = TopUpLog(), clock()
+    while True:
+        wanted = judge().attrs.get("top_up", {})
+        points = list({_key(p): p for pts in wanted.values() for p in pts}.values())
+        if not points:
+            log.stopped = "decided: no verdict asks for more runs"
+            break
+        if log.runs + len(points) > budget_runs:
+            log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"
+            break
+        if (clock() - start) / 60 >= budget_minutes:
+            log.stopped = f"budget: {budget_minutes:g} minutes spent"
+            break
+        made = run_more(points)
+        log.rounds += 1
+        log.runs += made
+        log.per_round.append({"findings": sorted(wanted), "points": points, "runs": made})
+        if made == 0:
+            log.stopped = "no run could be made"
+            break
+    log.seconds = clock() - start
+    return log
+
+
+def _key(point: dict) -> str:
+    return repr(sorted(point.items()))

@@ -10,6 +10,8 @@ import pandas as pd
 from .. import analysis, plots, store
 from . import section
 
+# The paper's reference numbers and findings (what a live section judges its fresh campaign against).
+REFERENCE_DIR = Path(__file__).resolve().parents[2] / "data" / "reference"
 
 def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = False
          ) -> tuple[pd.DataFrame, list[dict]]:

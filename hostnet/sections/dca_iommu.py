@@ -16,11 +16,11 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, testbed
+from .. import store, testbed, verdicts
 from ..analysis import breakdown_metric
 from ..testbed.capabilities import MissingCapability
 from ..knobs import DdioWays, Iommu
-from ..verdicts import NOT_TESTABLE, load_findings, step_sign, verdict_of_signs
+from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "dca-iommu"
 DDIO_CONFIGS = ("ddio-on", "ddio-minimal")
@@ -163,36 +163,63 @@ def charts(status: pd.DataFrame, reference: pd.DataFrame, measured: pd.DataFrame
     return out
 
 
-def verdict_table(records: dict[str, dict], measured: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    findings = load_findings(reference_dir).set_index("id")
-    rows = []
-    m = measured.set_index(["ddio", "iommu"]) if not measured.empty else None
+def _runs(tidy: pd.DataFrame, ddio: str, iommu: str, metric: str, side: str, category: str = "") -> pd.Series:
+    rows = tidy[(tidy.ddio == ddio) & (tidy.iommu == iommu) & (tidy.metric == metric) & (tidy.side == side)
+                & (tidy.category.fillna("") == category)]
+    return rows.set_index("run_id").value.astype(float).sort_index()
 
-    def add(fid, shows, verdict):
-        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows, "verdict": verdict})
 
-    if m is not None and {("ddio-on", "off"), ("ddio-minimal", "off")} <= set(m.index):
-        on, low = m.loc[("ddio-on", "off"), "tpc_gbps"], m.loc[("ddio-minimal", "off"), "tpc_gbps"]
-        sign = step_sign(low, on)  # '<' when the full mask is clearly above one way
-        add("F15", f"tpc DDIO own mask {on:.2f} vs one way {low:.2f} Gbit/s (DDIO not fully off)",
-            verdict_of_signs([sign]))
+def _points(tidy: pd.DataFrame) -> set[tuple[str, str]]:
+    return set() if tidy.empty else set(zip(tidy.ddio, tidy.iommu, strict=True))
+
+
+def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F15, F16 and F27 on the clean runs of each (DDIO, IOMMU) point, by verdicts' one rule; not
+    testable, with the host's reason, where the hardware lacks the knob."""
+    judged = {}
+    points = _points(tidy)
+    metric = breakdown_metric(tidy) if not tidy.empty else ""
+    reasons = [c["ddio"]["detail"] or f"{h}: DDIO {c['ddio']['value']}" for r in records.values()
+               for h, c in r["capabilities"].items() if "ddio" in c]
+    ddio_pair = {("ddio-on", "off"), ("ddio-minimal", "off")} <= points
+    if ddio_pair:
+        d = verdicts.difference(_runs(tidy, "ddio-minimal", "off", "tpc_gbps", "both"),
+                                _runs(tidy, "ddio-on", "off", "tpc_gbps", "both"))
+        judged["F15"] = verdicts.direction(d, want="<", what="tpc DDIO one way → own mask (DDIO not fully off)",
+                                           unit="Gbit/s", fmt=".2f")
     else:
-        reasons = [c["ddio"]["detail"] or f"{h}: DDIO {c['ddio']['value']}" for r in records.values()
-                   for h, c in r["capabilities"].items() if "ddio" in c]
-        add("F15", "DDIO not settable — " + "; ".join(dict.fromkeys(reasons)), NOT_TESTABLE)
-    if m is not None and {("ddio-on", "off"), ("ddio-on", "on")} <= set(m.index):
-        off, on = m.loc[("ddio-on", "off")], m.loc[("ddio-on", "on")]
+        judged["F15"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
+                                              "an Intel host with DDIO (IIO LLC ways MSR)")
+    if {("ddio-on", "off"), ("ddio-on", "on")} <= points:
         # the paper: lower tpc, and more memory management on both sides
-        signs = [step_sign(on.tpc_gbps, off.tpc_gbps), step_sign(off.sender_mm_pct, on.sender_mm_pct),
-                 step_sign(off.receiver_mm_pct, on.receiver_mm_pct)]
-        add("F16", f"tpc IOMMU off {off.tpc_gbps:.2f} vs on {on.tpc_gbps:.2f} Gbit/s; mm off vs on: sender "
-                   f"{off.sender_mm_pct:.1f} vs {on.sender_mm_pct:.1f} %, receiver "
-                   f"{off.receiver_mm_pct:.1f} vs {on.receiver_mm_pct:.1f} %", verdict_of_signs(signs))
+        parts = [verdicts.direction(verdicts.difference(_runs(tidy, "ddio-on", "off", "tpc_gbps", "both"),
+                                                        _runs(tidy, "ddio-on", "on", "tpc_gbps", "both")),
+                                    want=">", what="tpc IOMMU off → on", unit="Gbit/s", fmt=".2f")]
+        parts += [verdicts.direction(verdicts.difference(_runs(tidy, "ddio-on", "off", metric, side, "mm"),
+                                                         _runs(tidy, "ddio-on", "on", metric, side, "mm")),
+                                     want="<", what=f"{side} mm share IOMMU off → on", unit="%")
+                  for side in ("sender", "receiver")]
+        judged["F16"] = verdicts.combine(parts)
     else:
         try:
             iommu_pair(records)
             why = "both IOMMU states recorded, but without Default-config runs"
         except MissingCapability as exc:
             why = str(exc)
-        add("F16", why, NOT_TESTABLE)
-    return pd.DataFrame(rows)
+        judged["F16"] = verdicts.not_testable(why, "hosts with the IOMMU on and off")
+    if ddio_pair:
+        parts = []
+        for side in ("sender", "receiver"):
+            off = tidy[tidy.iommu == "off"]
+            on = verdicts.shares_by_run(off[off.ddio == "ddio-on"], metric, side, CATEGORIES)
+            low = verdicts.shares_by_run(off[off.ddio == "ddio-minimal"], metric, side, CATEGORIES)
+            if on and low:
+                top = max(on, key=lambda c: sum(on[c]) / len(on[c]))
+                parts.append(verdicts.largest(
+                    low, top, what=f"{side}, DDIO one way (largest with its own mask: {top})"))
+        judged["F27"] = verdicts.combine(parts) if parts else verdicts.Judgement(
+            verdicts.INCONCLUSIVE, "no profiles of the DDIO points", "profiled runs")
+    else:
+        judged["F27"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
+                                              "an Intel host with DDIO (IIO LLC ways MSR)")
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)

@@ -1,6 +1,6 @@
 """What the one-grid-key sections (packet loss, short flows, mixed flows) share: a sweep over one
 grid key run live or replayed, tidy rows tagged with the point's value, per-value means with 95 %
-CIs, per-value CPU breakdowns and their chart, and comparisons that respect the CIs."""
+CIs, per-value CPU breakdowns and their chart (verdicts are verdicts.py's, on per-run values)."""
 from __future__ import annotations
 
 import json
@@ -11,13 +11,11 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, store, testbed
+from .. import analysis, store, testbed, topup
 from . import common
 from ..analysis import BREAKDOWN_ORDER
 from ..plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
 from ..sweep import SweepSpec, run_sweep
-from ..taxonomy import CATEGORIES
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 
 # Clean runs per point a live sweep tops up to: two give a confidence interval, so a verdict can
@@ -26,16 +24,19 @@ CLEAN_RUNS = 2
 
 
 def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, testbed_name: str = "",
-            top_up_rounds: int = 2) -> str:
+            top_up_rounds: int = 2, judge=None) -> str:
     """Replay: the campaign named. Run: the sweep on a fresh embedded testbed, into `campaign` or a
-    new <date>-<name>-embedded campaign, then top_up() so no point is left without a clean run;
-    returns the campaign's name."""
+    new <date>-<name>-embedded campaign, then top_up() so no point is left without a clean run,
+    then (given the section's judge) topup.decide until its verdicts are decided or the budget is
+    spent; returns the campaign's name."""
     if common.is_replay(mode, campaign):
         return campaign
     campaign = campaign or store.new_campaign_id(name, "embedded")
     with testbed.embedded(testbed_name or testbed.unique_name("nb")) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
         top_up(tb, spec, runs_dir=runs_dir, campaign=campaign, rounds=top_up_rounds)
+        if judge is not None:
+            topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 
@@ -108,20 +109,6 @@ def breakdown(tidy: pd.DataFrame, key: str) -> pd.DataFrame:
     return out
 
 
-def top_categories(bd: pd.DataFrame, key: str, value, side: str, n: int = 3) -> list[tuple[str, float]]:
-    """The side's largest kernel categories (the paper's eight; user time and unclassified apart; etc
-    too for the leaf-only breakdown, where cpu-clock bills IRQs-off time to it)."""
-    cats = [c for c in CATEGORIES if c != "etc"] if bd.attrs.get("metric") == "breakdown_pct" else CATEGORIES
-    part = bd[(bd[key] == value) & (bd.side == side) & bd.category.isin(cats)]
-    part = part.sort_values("pct", ascending=False).head(n)
-    return [(r.category, float(r.pct)) for r in part.itertuples()]
-
-
-def share(bd: pd.DataFrame, key: str, value, side: str, category: str) -> tuple[float, float]:
-    row = bd[(bd[key] == value) & (bd.side == side) & (bd.category == category)]
-    return (float(row.pct.iloc[0]), float(row.pct_ci95.iloc[0])) if len(row) else (float("nan"), float("nan"))
-
-
 def tpc_bars(s: pd.DataFrame, field: str, x_title: str, title: str, subtitle: list[str], tooltip=()) -> alt.Chart:
     """Throughput-per-core per grid value (`field` holds its label): mean bars, 95 % CI error bars."""
     x = alt.X(f"{field}:N", sort=list(s[field]), title=x_title, axis=alt.Axis(labelAngle=0))
@@ -157,30 +144,3 @@ def breakdown_table(bd: pd.DataFrame, key: str) -> pd.DataFrame:
     t = part.pivot_table(index=["side", "category"], columns=key, values="pct")
     order = [(s, c) for s in ("sender", "receiver") for c in BREAKDOWN_ORDER if (s, c) in t.index]
     return t.reindex(order)
-
-
-def _ci(value: float) -> float:
-    """A missing CI (a single repetition) is as wide as the data allows: infinite."""
-    return float("inf") if pd.isna(value) else float(value)
-
-
-def clearly_below(a: float, a_ci: float, b: float, b_ci: float) -> bool:
-    """a lies below b by more than both 95 % CIs (veth on a shared VM is noisy)."""
-    return a + _ci(a_ci) < b - _ci(b_ci)
-
-
-def change_pct(before: float, after: float) -> float:
-    return 100.0 * (after - before) / before if before else float("nan")
-
-
-
-def judged(fid: str, claim: str, shows: str, *, reproduced: bool, contradicted: bool, noise_note: str) -> pd.DataFrame:
-    """One verdict row: reproduced, else not reproduced when the data contradict the claim, else
-    inconclusive (the difference is within the noise, which `noise_note` says)."""
-    if reproduced:
-        verdict = REPRODUCED
-    elif contradicted:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict, shows = INCONCLUSIVE, f"{shows}; {noise_note}"
-    return pd.DataFrame([{"id": fid, "paper says": claim, "this run shows": shows, "verdict": verdict}])

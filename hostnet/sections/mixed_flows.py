@@ -10,10 +10,10 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis
+from .. import analysis, verdicts
 from . import common, grid_view
 from ..sweep import SweepSpec
-from ..verdicts import INCONCLUSIVE, load_findings
+from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "mixed"
 KEY = "short_flows"
@@ -32,7 +32,7 @@ def spec(short_flows=SHORT_FLOWS, *, rpc_size_kb: int = 4, config: str = "all-op
 def collect(mode: str, *, runs_dir, campaign: str = "", testbed_name: str = "", top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="mixed-flows",
-                             testbed_name=testbed_name, top_up_rounds=top_up_rounds)
+                             testbed_name=testbed_name, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
@@ -116,42 +116,68 @@ def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
     return grid_view.breakdown_table(bd[bd.long_flow == 1], KEY)
 
 
-SIZE_TOLERANCE_PTS = 15.0  # "about 43 %": a total cut within this many points of the paper's counts as its size
-
-
 def reference(reference_dir) -> pd.DataFrame:
     """The paper's Fig. 11(a) numbers (stated changes, and the tpc values the text gives)."""
     return pd.read_csv(Path(reference_dir) / "mixed_fig11.csv", comment="#").set_index("quantity")
 
 
-def verdict_table(summary: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F14: total and long-flow tpc fall as short flows join the long flow's core, by about the paper's size."""
-    claim = load_findings(reference_dir).set_index("id").loc["F14", "claim"]
+def _f14(tidy: pd.DataFrame, paper: pd.Series) -> verdicts.Judgement:
+    """Total and long-flow tpc fall as short flows join the long flow's core, by about the paper's size."""
+    per_run = class_tpc(tidy)
+    mixed = per_run[per_run.long_flow == 1]
+    ks = sorted(int(k) for k in mixed[KEY].unique())
+    if len(ks) < 2 or ks[0] != 0:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no long-flow-alone point",
+                                  "the long flow alone and with short flows")
+    k = ks[-1]
+    alone, most = mixed[mixed[KEY] == 0], mixed[mixed[KEY] == k]
+    pts = [{KEY: 0, "long_flow": 1}, {KEY: k, "long_flow": 1}]
+    total = verdicts.sized(verdicts.difference(alone.tpc_gbps, most.tpc_gbps), paper_pct=paper["total"],
+                           what=f"total tpc alone → with {k} short flows", unit="Gbit/s", points=pts)
+    long_ = verdicts.sized(verdicts.difference(alone.long_tpc_gbps, most.long_tpc_gbps), paper_pct=paper["long"],
+                           what="long flow's tpc", unit="Gbit/s", points=pts)
+    j = verdicts.combine([total, long_])
+    base = per_run[(per_run.long_flow == 0) & (per_run[KEY] == k)]
+    if len(base):
+        short = verdicts.difference(base.short_tpc_gbps, most.short_tpc_gbps)
+        j = verdicts.Judgement(j.verdict, j.shows + f"; {k} short flows alone → mixed: {short.text('.2f', 'Gbit/s')} "
+                               f"({short.rel(short.diff):+.0f} %, paper {paper['short']:+.0f} %)", j.decide, j.points)
+    return j
+
+
+def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
+    """With the most short flows beside the long flow, data copy still leads the breakdown, while
+    tcp/ip and sched grow against the long flow alone."""
+    mixed = tidy[tidy.long_flow == 1]
+    ks = sorted(int(k) for k in mixed[KEY].unique())
+    if len(ks) < 2 or ks[0] != 0:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no long-flow-alone point",
+                                  "the long flow alone and with short flows")
+    k, metric = ks[-1], analysis.breakdown_metric(tidy)
+    cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
+    pts = [{KEY: 0, "long_flow": 1}, {KEY: k, "long_flow": 1}]
+    parts = []
+    for side in ("sender", "receiver"):
+        with_short = verdicts.shares_by_run(mixed, metric, side, cats, **{KEY: k})
+        alone = verdicts.shares_by_run(mixed, metric, side, cats, **{KEY: 0})
+        if not with_short or not alone:
+            continue
+        parts.append(verdicts.largest(with_short, "data_copy", what=f"long + {k} short, {side}", points=pts[1:]))
+        for cat in ("tcp/ip", "sched"):
+            parts.append(verdicts.direction(verdicts.difference(alone[cat], with_short[cat]), want="<",
+                                            what=f"{side} {cat} share alone → with {k} short flows", unit="%",
+                                            points=pts))
+    if not parts:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no profiles of these points", "profiled runs")
+    return verdicts.combine(parts)
+
+
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F14 (tpc falls by about the paper's size) and F26 (the breakdown's shift), on clean runs."""
     paper = reference(reference_dir).stated_change_pct
-    mixed = summary[summary.long_flow == 1].sort_values(KEY)
-    if len(mixed) < 2 or mixed[KEY].iloc[0] != 0:
-        return pd.DataFrame([{"id": "F14", "paper says": claim, "verdict": INCONCLUSIVE,
-                              "this run shows": "needs the long flow alone and with short flows"}])
-    alone, most = mixed.iloc[0], mixed.iloc[-1]
-    k = int(most[KEY])
-    total_down = grid_view.clearly_below(most.tpc_gbps, most.tpc_gbps_ci95, alone.tpc_gbps, alone.tpc_gbps_ci95)
-    total_up = grid_view.clearly_below(alone.tpc_gbps, alone.tpc_gbps_ci95, most.tpc_gbps, most.tpc_gbps_ci95)
-    long_down = grid_view.clearly_below(most.long_tpc_gbps, most.long_tpc_gbps_ci95,
-                                        alone.long_tpc_gbps, alone.long_tpc_gbps_ci95)
-    total_change = grid_view.change_pct(alone.tpc_gbps, most.tpc_gbps)
-    sized = abs(total_change - paper["total"]) <= SIZE_TOLERANCE_PTS
-    shows = (f"total tpc {alone.tpc_gbps:.1f} → {most.tpc_gbps:.1f} Gbit/s with {k} short flows "
-             f"({total_change:+.0f} %, paper {paper['total']:+.0f} %); long flow "
-             f"{alone.long_tpc_gbps:.1f} → {most.long_tpc_gbps:.1f} "
-             f"({grid_view.change_pct(alone.long_tpc_gbps, most.long_tpc_gbps):+.0f} %, paper {paper['long']:+.0f} %)")
-    short_alone = summary[(summary.long_flow == 0) & (summary[KEY] == k)]
-    if len(short_alone):
-        base = short_alone.iloc[0].short_tpc_gbps
-        shows += (f"; {k} short flows {base:.2f} alone → {most.short_tpc_gbps:.2f} mixed "
-                  f"({grid_view.change_pct(base, most.short_tpc_gbps):+.0f} %, paper {paper['short']:+.0f} %)")
-    if total_down and long_down and not sized:
-        shows += (f"; mixing hurts as in the paper, but the total cut is more than {SIZE_TOLERANCE_PTS:.0f} points "
-                  f"from its size")
-    return grid_view.judged("F14", claim, shows, reproduced=total_down and long_down and sized,
-                            contradicted=total_up or (total_down and long_down and not sized),
-                            noise_note="the drop is within the 95 % CIs")
+    return verdicts.table(verdicts.load_findings(reference_dir), {"F14": _f14(tidy, paper), "F26": _f26(tidy)})
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    return verdict_table(load(runs_dir, campaign)[0], reference_dir)

@@ -15,9 +15,8 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, testbed
+from .. import store, testbed, verdicts
 from ..testbed.capabilities import MissingCapability
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
 PLACEMENTS = ("nic-local", "nic-remote")
 EXPERIMENT = "numa"
@@ -154,17 +153,17 @@ def refusal_reason(record: dict) -> str:
     return "; ".join(reasons) if len(reasons) == len(record["numa"]) else ""
 
 
-def verdict_table(record: dict, measured: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F13: NIC-remote tpc only marginally below NIC-local for short flows."""
-    claim = load_findings(reference_dir).set_index("id").loc["F13", "claim"]
-    m = measured.set_index("placement").tpc_gbps if not measured.empty else pd.Series(dtype=float)
-    if set(PLACEMENTS) <= set(m.index):
-        local, remote = m["nic-local"], m["nic-remote"]
-        change = 100 * (remote - local) / local
-        shows = (f"4 KB RPCs: NIC-local {local:.2f}, NIC-remote {remote:.2f} Gbit/s ({change:+.1f} %); "
-                 f"'marginal' taken as within {MARGINAL_PCT:.0f} %; cache misses need a PMU")
-        verdict = REPRODUCED if abs(change) <= MARGINAL_PCT else (
-            NOT_REPRODUCED if change < -MARGINAL_PCT else INCONCLUSIVE)
+def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F13: NIC-remote tpc only marginally off NIC-local's for short flows: the whole 95 % CI of the
+    relative difference within ±MARGINAL_PCT (verdicts.similar)."""
+    placements = set() if tidy.empty else set(tidy.placement)
+    if set(PLACEMENTS) <= placements:
+        local, remote = (verdicts.clean_values(tidy, "tpc_gbps", "both", placement=p) for p in PLACEMENTS)
+        j = verdicts.similar(verdicts.difference(local, remote), margin_pct=MARGINAL_PCT,
+                             what="4 KB RPCs: tpc NIC-local → NIC-remote", unit="Gbit/s", fmt=".2f",
+                             points=[{"placement": p} for p in PLACEMENTS])
+        j = verdicts.Judgement(j.verdict, j.shows + "; cache misses need a PMU", j.decide, j.points)
     else:
-        shows, verdict = refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign", NOT_TESTABLE
-    return pd.DataFrame([{"id": "F13", "paper says": claim, "this run shows": shows, "verdict": verdict}])
+        j = verdicts.not_testable(refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign",
+                                  "a multi-socket host with the NIC on one node")
+    return verdicts.table(verdicts.load_findings(reference_dir), {"F13": j})

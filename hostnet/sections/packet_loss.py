@@ -10,9 +10,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from .. import verdicts
 from . import common, grid_view
 from ..sweep import SweepSpec
-from ..verdicts import INCONCLUSIVE, load_findings
 
 EXPERIMENT = "single-flow"
 KEY = "loss_rate"
@@ -28,7 +28,7 @@ def spec(loss_rates=LOSS_RATES, *, config: str = "all-opts", repetitions: int = 
 def collect(mode: str, *, runs_dir, campaign: str = "", testbed_name: str = "", top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="packet-loss",
-                             testbed_name=testbed_name, top_up_rounds=top_up_rounds)
+                             testbed_name=testbed_name, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
@@ -97,24 +97,28 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
             "packet-loss-breakdown": bd_chart}
 
 
-def verdict_table(summary: pd.DataFrame, bd: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F10: loss lowers tpc, and loss recovery (retransmissions, ACK processing) costs CPU."""
-    claim = load_findings(reference_dir).set_index("id").loc["F10", "claim"]
-    s = summary.sort_values(KEY)
-    if len(s) < 2 or s[KEY].iloc[0] != 0:
-        return pd.DataFrame([{"id": "F10", "paper says": claim, "verdict": INCONCLUSIVE,
-                              "this run shows": "needs the loss-free point and at least one loss rate"}])
-    base, worst = s.iloc[0], s.iloc[-1]
-    lower = grid_view.clearly_below(worst.tpc_gbps, worst.tpc_gbps_ci95, base.tpc_gbps, base.tpc_gbps_ci95)
-    higher = grid_view.clearly_below(base.tpc_gbps, base.tpc_gbps_ci95, worst.tpc_gbps, worst.tpc_gbps_ci95)
-    # a missing retransmission count is no evidence either way (inconclusive), not a contradiction
-    counted = not (pd.isna(worst.retransmits_count) or pd.isna(base.retransmits_count))
-    more_retrans = counted and worst.retransmits_count > base.retransmits_count
-    tcp0, tcp1 = (grid_view.share(bd, KEY, r, "sender", "tcp/ip")[0] for r in (base[KEY], worst[KEY]))
-    shows = (f"tpc {base.tpc_gbps:.1f} Gbit/s without loss → {worst.tpc_gbps:.1f} at {_rate_label(worst[KEY])} "
-             f"({grid_view.change_pct(base.tpc_gbps, worst.tpc_gbps):+.0f} %); retransmitted "
-             f"{base.retrans_pct:.3f} % → {worst.retrans_pct:.3f} % of segments; sender tcp/ip share "
-             f"{tcp0:.0f} % → {tcp1:.0f} %")
-    return grid_view.judged("F10", claim, shows, reproduced=lower and more_retrans,
-                            contradicted=higher or (counted and not more_retrans),
-                            noise_note="the tpc change is within the 95 % CIs")
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F10: loss lowers tpc, and loss recovery (retransmissions) costs: judged between the loss-free
+    point and the highest loss rate on clean runs (verdicts' one rule)."""
+    rates = sorted(float(r) for r in tidy[KEY].unique())
+    if len(rates) < 2 or rates[0] != 0:
+        j = verdicts.Judgement(verdicts.INCONCLUSIVE, "no loss-free point, or no loss rate",
+                               "the loss-free point and at least one loss rate")
+    else:
+        base, worst = rates[0], rates[-1]
+        pts = [{KEY: base}, {KEY: worst}]
+        tpc = verdicts.direction(verdicts.difference(verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: base}),
+                                                     verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: worst})),
+                                 want=">", what=f"tpc without loss → at {_rate_label(worst)}", unit="Gbit/s",
+                                 points=pts)
+        retrans = verdicts.direction(
+            verdicts.difference(verdicts.clean_values(tidy, "retransmits_count", "sender", **{KEY: base}),
+                                verdicts.clean_values(tidy, "retransmits_count", "sender", **{KEY: worst})),
+            want="<", what="retransmitted segments per run", fmt=".0f", points=pts)
+        j = verdicts.combine([tpc, retrans])
+    return verdicts.table(verdicts.load_findings(reference_dir), {"F10": j})
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    return verdict_table(load(runs_dir, campaign)[0], reference_dir)

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from .. import analysis, plots, store, testbed
+from .. import analysis, plots, store, testbed, topup, verdicts
 from . import common
 from ..sweep import SweepSpec, run_sweep
 from ..taxonomy import CATEGORIES
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, load_findings
 
 SIDES = ("sender", "receiver")
 
@@ -76,6 +75,7 @@ def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: st
     with testbed.using(testbed_name, **shape) as tb:
         campaign = campaign or store.new_campaign_id(pattern, tb.kind)
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
+        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 
@@ -216,91 +216,86 @@ def cores_sentence(summary: pd.DataFrame) -> str:
            f"{last.receiver_cores} receiver cores"
 
 
-def _ci(value) -> float:
-    """A missing CI (a single clean repetition) is as wide as the data allows."""
-    return float("inf") if pd.isna(value) else float(value)
-
-
-def _compare(a: float, a_ci, b: float, b_ci) -> str:
-    """'<' when b is above a beyond both 95 % CIs, '>' when below, '≈' when the intervals overlap."""
-    if b - _ci(b_ci) > a + _ci(a_ci):
-        return "<"
-    if b + _ci(b_ci) < a - _ci(a_ci):
-        return ">"
-    return "≈"
-
-
 def _ci_text(mean: float, ci) -> str:
     return f"{mean:.1f}" + ("" if pd.isna(ci) else f" ± {ci:.1f}")
 
 
-def _f09(s: pd.DataFrame) -> tuple[str, str]:
-    first, last = s.iloc[0], s.iloc[-1]
-    sign = _compare(first.tpc_gbps, first.tpc_gbps_ci95, last.tpc_gbps, last.tpc_gbps_ci95)
-    change = 100 * (last.tpc_gbps - first.tpc_gbps) / first.tpc_gbps
-    per_core = last.flow_count / max(1, last.receiver_cores)
-    shows = (f"tpc {_ci_text(first.tpc_gbps, first.tpc_gbps_ci95)} Gbit/s at n={first.flows} "
-             f"({first.flow_count} flow{'s' if first.flow_count > 1 else ''}) → "
-             f"{_ci_text(last.tpc_gbps, last.tpc_gbps_ci95)} at n={last.flows} ({last.flow_count} flows, "
-             f"{per_core:g} per receiver core), {change:+.0f} %; "
-             f"all n: {', '.join(f'{r.tpc_gbps:.1f}' for r in s.itertuples())}")
-    if sign == "≈":
-        return shows + "; the change is within the 95 % CIs", INCONCLUSIVE
-    return shows, REPRODUCED if sign == ">" else NOT_REPRODUCED
+def _per_run(tidy: pd.DataFrame, n: int, metric: str, side: str) -> pd.Series:
+    rows = tidy[(tidy.flows == n) & (tidy.metric == metric) & (tidy.side == side)
+                & (tidy.category.fillna("") == "")]
+    return rows.set_index("run_id").value.astype(float).sort_index()
 
 
-def _f04(s: pd.DataFrame) -> tuple[str, str]:
-    signs = [_compare(r.sender_cpu_per_core_pct, r.sender_cpu_per_core_pct_ci95, r.receiver_cpu_per_core_pct,
-                      r.receiver_cpu_per_core_pct_ci95) for r in s.itertuples()]
-    shows = "; ".join(f"n={r.flows}: sender {r.sender_cpu_per_core_pct:.0f}% {sign} receiver "
-                      f"{r.receiver_cpu_per_core_pct:.0f}%" for r, sign in zip(s.itertuples(), signs, strict=True))
-    shows += " (CPU per core in use; ≈: the 95 % CIs overlap)"
-    if all(sign == "<" for sign in signs):
-        return shows, REPRODUCED
-    return shows, NOT_REPRODUCED if any(sign == ">" for sign in signs) else INCONCLUSIVE
+def _cores(tidy: pd.DataFrame, n: int, side: str) -> int:
+    return int(max(1, _per_run(tidy, n, "cores_count", side).max()))
 
 
-def _largest(bd: pd.DataFrame, n: int, side: str) -> tuple[str, float]:
-    part = bd[(bd.flows == n) & (bd.side == side) & bd.category.isin(CATEGORIES)]
-    exclude_etc = part.metric.iloc[0] == "breakdown_pct"  # leaf-only: cpu-clock bills IRQs-off time to etc
-    part = part[part.category != "etc"] if exclude_etc else part
-    top = part.sort_values("pct", ascending=False).iloc[0]
-    return str(top.category), float(top.pct)
+def _f09(tidy: pd.DataFrame, pattern: str) -> verdicts.Judgement:
+    ns = sorted(tidy.flows.unique())
+    first, last = ns[0], ns[-1]
+    flows = int(_per_run(tidy, last, "flow_count", "both").max())
+    if pattern == "one-to-one" and min(_cores(tidy, last, side) for side in SIDES) < flows:
+        return verdicts.not_testable(
+            f"at n={last} the {flows} flows share {_cores(tidy, last, 'sender')} sender and "
+            f"{_cores(tidy, last, 'receiver')} receiver core(s)",
+            "a core pair per flow (one-to-one's premise): as many cores per side as flows")
+    d = verdicts.difference(_per_run(tidy, first, "tpc_gbps", "both"), _per_run(tidy, last, "tpc_gbps", "both"))
+    j = verdicts.direction(d, want=">", what=f"tpc n={first} → n={last} ({flows} flows, "
+                           f"{flows / _cores(tidy, last, 'receiver'):g} per receiver core)", unit="Gbit/s",
+                           points=[{"flows": int(first)}, {"flows": int(last)}])
+    every = ", ".join(f"n={n} {_per_run(tidy, n, 'tpc_gbps', 'both').mean():.1f}" for n in ns)
+    return verdicts.Judgement(j.verdict, f"{j.shows}; means {every}", j.decide, j.points)
 
 
-def _f05(bd: pd.DataFrame, config: str) -> tuple[str, str]:
-    ns = sorted(bd.flows.unique())
-    tops = {(n, side): _largest(bd, n, side) for n in ns for side in SIDES}
-    shows = "; ".join(f"{side}: largest " + ", ".join(f"n={n} {tops[n, side][0]} {tops[n, side][1]:.0f}%"
-                                                      for n in ns) for side in SIDES)
-    if bd.metric.iloc[0] == "breakdown_pct":
-        shows += " (leaf-only samples, etc excluded)"
+def _f04(tidy: pd.DataFrame) -> verdicts.Judgement:
+    parts = []
+    for n in sorted(tidy.flows.unique()):
+        per_core = pd.concat([_per_run(tidy, n, "cpu_util_pct", side) / _cores(tidy, n, side) for side in SIDES],
+                             axis=1, join="inner")
+        d = verdicts.difference(per_core.iloc[:, 0], per_core.iloc[:, 1], paired=True)
+        parts.append(verdicts.direction(d, want="<", what=f"n={n} CPU per core sender → receiver", unit="%",
+                                        fmt=".0f", points=[{"flows": int(n)}]))
+    return verdicts.combine(parts)
+
+
+def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
     if config != "all-opts":
-        return f"the campaign ran {config}; the finding is about all-opts. " + shows, INCONCLUSIVE
-    return shows, REPRODUCED if all(cat == "data_copy" for cat, _ in tops.values()) else NOT_REPRODUCED
+        return verdicts.not_testable(f"the campaign ran {config}",
+                                     "an all-opts campaign (the finding is about all-opts)")
+    metric = analysis.breakdown_metric(tidy)
+    cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
+    parts = [verdicts.largest(verdicts.shares_by_run(tidy, metric, side, cats, flows=n), "data_copy",
+                              what=f"n={n} {side}", points=[{"flows": int(n)}])
+             for n in sorted(tidy.flows.unique()) for side in SIDES]
+    j = verdicts.combine(parts)
+    note = " (leaf-only samples, etc excluded)" if metric == "breakdown_pct" else ""
+    return verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
 
 
-def verdict_table(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, reference_dir,
-                  config: str = "all-opts") -> pd.DataFrame:
-    """'Paper says / this run shows' for the pattern's findings, from the summary and breakdown."""
-    findings = load_findings(reference_dir).set_index("id")
-    s = summary.sort_values("flows").reset_index(drop=True)
-    rows = []
+def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> pd.DataFrame:
+    """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts)."""
+    judged = {}
     for fid in _pattern(pattern).findings:
         if fid == "F09":
-            if len(s) < 2:
+            if tidy.flows.nunique() < 2:
                 continue
-            shows, verdict = _f09(s)
+            judged[fid] = _f09(tidy, pattern)
         elif fid == "F04":
-            shows, verdict = _f04(s)
-            shows = "checked at every n of this pattern (the paper states it for single flows): " + shows
+            j = _f04(tidy)
+            judged[fid] = verdicts.Judgement(
+                j.verdict, "checked at every n of this pattern (the paper states it for single flows): " + j.shows,
+                j.decide, j.points)
         else:
-            if bd.empty:
-                continue
-            shows, verdict = _f05(bd, config)
-        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows,
-                     "verdict": verdict})
-    return pd.DataFrame(rows, columns=["id", "paper says", "this run shows", "verdict"])
+            judged[fid] = _f05(tidy, config)
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    manifests = store.load_manifests(runs_dir, campaign)
+    experiment = manifests[0]["experiment"]
+    tidy, manifests = load(runs_dir, campaign, experiment)
+    return verdict_table(tidy, experiment, reference_dir, manifests[0]["config"]["name"])
 
 
 def breakdown_shift(bd: pd.DataFrame, top: int = 3) -> pd.DataFrame:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from .. import analysis, store, testbed
+from .. import analysis, store, testbed, topup, verdicts
 from . import common
 from ..sweep import SweepSpec, run_sweep
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
 EXPERIMENT = "single-flow"
 SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
@@ -27,6 +26,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "tsogro", 
     campaign = campaign or store.new_campaign_id("rx-buffer", "embedded")
     with testbed.embedded(testbed.unique_name("nb")) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 
@@ -76,36 +76,39 @@ def charts(summary: pd.DataFrame, label: str) -> dict:
     return {"rx-buffer-tpc": tpc, "rx-buffer-latency": latency}
 
 
-def verdict_table(summary: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F07 (latency and tpc vs Rx buffer); F08 (NIC rings) needs a NIC."""
-    findings = load_findings(reference_dir).set_index("id")
-    s = summary.sort_values("rx_buffer_kb").dropna(subset=["latency_avg_usec"])
-    rows = []
-    if len(s) >= 3:
-        small, large = s.iloc[0], s.iloc[-1]
-        peak = s.loc[s.tpc_gbps.idxmax()]
-        lat_up = large.latency_avg_usec > 2 * small.latency_avg_usec
-        past_peak = s[s.rx_buffer_kb > peak.rx_buffer_kb]
-        # a drop counts only when it exceeds both points' confidence intervals (veth is noisy)
-        low = past_peak.loc[past_peak.tpc_gbps.idxmin()] if len(past_peak) else None
-        tpc_down = low is not None and (low.tpc_gbps + _ci(low.tpc_gbps_ci95)
-                                        < peak.tpc_gbps - _ci(peak.tpc_gbps_ci95))
-        shows = (f"avg latency {small.latency_avg_usec:.0f} µs at {small.rx_buffer_kb:.0f} KB → "
-                 f"{large.latency_avg_usec:.0f} µs at {large.rx_buffer_kb:.0f} KB (p99 {small.latency_p99_usec:.0f}"
-                 f" → {large.latency_p99_usec:.0f} µs); tpc peaks at {peak.tpc_gbps:.1f} Gbit/s "
-                 f"({peak.rx_buffer_kb:.0f} KB)" + (f", lowest past it {past_peak.tpc_gbps.min():.1f}"
-                                                     if len(past_peak) else "")
-                 + "; cache misses: no PMU here")
-        shows += ("" if tpc_down or low is None else
-                  "; the tpc drop past the peak is within the 95 % CIs, so only the latency half is shown")
-        verdict = REPRODUCED if lat_up and tpc_down else (NOT_REPRODUCED if not lat_up else INCONCLUSIVE)
-        rows.append({"id": "F07", "paper says": findings.loc["F07", "claim"], "this run shows": shows,
-                     "verdict": verdict})
-    rows.append({"id": "F08", "paper says": findings.loc["F08", "claim"],
-                 "this run shows": "veth has no NIC rings (ethtool -G unsupported)", "verdict": NOT_TESTABLE})
-    return pd.DataFrame(rows)
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F07 (latency rises and tpc falls past its peak as the Rx buffer grows), judged on clean runs
+    by verdicts' one rule; F08 (NIC rings) needs a NIC."""
+    judged = {}
+    lat = tidy[(tidy.metric == "rx_to_copy_latency_avg_usec") & (tidy.side == "receiver")]
+    sizes = sorted(int(k) for k in lat.rx_buffer_kb.unique())
+    if len(sizes) >= 3:
+        small, large = sizes[0], sizes[-1]
+        def lat_runs(kb):
+            return verdicts.clean_values(tidy, "rx_to_copy_latency_avg_usec", "receiver", rx_buffer_kb=kb)
+        latency = verdicts.direction(
+            verdicts.difference(lat_runs(small), lat_runs(large)),
+            want="<", what=f"avg receive → copy latency {small} KB → {large} KB", unit="µs", fmt=".0f",
+            points=[{"rx_buffer_kb": small}, {"rx_buffer_kb": large}])
+        tpc = {k: verdicts.clean_values(tidy, "tpc_gbps", "both", rx_buffer_kb=k) for k in sizes}
+        peak = max(sizes, key=lambda k: sum(tpc[k]) / max(1, len(tpc[k])))
+        past = [k for k in sizes if k > peak]
+        parts = [latency]
+        if past:
+            low = min(past, key=lambda k: sum(tpc[k]) / max(1, len(tpc[k])))
+            parts.append(verdicts.direction(verdicts.difference(tpc[peak], tpc[low]), want=">",
+                                            what=f"tpc at its peak ({peak} KB) → lowest past it ({low} KB)",
+                                            unit="Gbit/s", fmt=".2f",
+                                            points=[{"rx_buffer_kb": peak}, {"rx_buffer_kb": low}]))
+        else:
+            parts.append(verdicts.Judgement(verdicts.NOT_REPRODUCED, f"tpc peaks at the largest buffer ({peak} KB)"))
+        j = verdicts.combine(parts)
+        judged["F07"] = verdicts.Judgement(j.verdict, j.shows + "; cache misses: no PMU here", j.decide, j.points)
+    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)",
+                                          "a NIC with adjustable rings")
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)
 
 
-def _ci(value: float) -> float:
-    """A missing CI (one repetition) is as wide as the data allows: infinite."""
-    return float("inf") if pd.isna(value) else float(value)
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    return verdict_table(load(runs_dir, campaign)[0], reference_dir)

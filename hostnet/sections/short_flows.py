@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .. import analysis, verdicts
 from . import common, grid_view
 from ..sweep import SweepSpec
 from ..taxonomy import CATEGORIES
 from ..workloads import SOCKPERF_MAX_BYTES
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
 EXPERIMENT = "incast"
 KEY = "rpc_size"
@@ -36,7 +36,7 @@ def size_bytes(kb) -> int:
 def collect(mode: str, *, runs_dir, campaign: str = "", testbed_name: str = "", top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="short-flows",
-                             testbed_name=testbed_name, top_up_rounds=top_up_rounds)
+                             testbed_name=testbed_name, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
@@ -81,68 +81,70 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     return {"short-flows-tpc": tpc, "short-flows-breakdown": bd_chart}
 
 
-def _sides(bd: pd.DataFrame) -> list[str]:
-    return [s for s in ("sender", "receiver") if s in set(bd.side)]
+def _sides(tidy: pd.DataFrame) -> list[str]:
+    return [s for s in ("sender", "receiver") if s in set(tidy.side)]
 
 
-def _zero_if_nan(v: float) -> float:
-    return 0.0 if pd.isna(v) else v
+def _f11(tidy: pd.DataFrame, metric: str, size: int) -> verdicts.Judgement:
+    """At 4 KB tcp/ip + sched (summed per run) lead every other layer, data copy included."""
+    parts = []
+    for side in _sides(tidy):
+        shares = verdicts.shares_by_run(tidy, metric, side, LAYERS, **{KEY: size})
+        if not shares:  # the claim is about both sides: one without a profile leaves it open
+            parts.append(verdicts.Judgement(verdicts.INCONCLUSIVE, f"no 4 KB {side} profile",
+                                            f"a profiled 4 KB {side}", ({KEY: size},)))
+            continue
+        proto = [a + b for a, b in zip(shares.pop("tcp/ip"), shares.pop("sched"), strict=True)]
+        parts.append(verdicts.largest({"tcp/ip+sched": proto, **shares}, "tcp/ip+sched", what=f"4 KB {side}",
+                                      points=[{KEY: size}]))
+    if not parts:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no 4 KB profile", "a profiled 4 KB point")
+    return verdicts.combine(parts)
 
 
-def verdict_table(bd: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
-    """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA)."""
+def _f12(tidy: pd.DataFrame, metric: str, big: list[int]) -> verdicts.Judgement:
+    parts = [verdicts.largest(verdicts.shares_by_run(tidy, metric, side, LAYERS, **{KEY: size}), "data_copy",
+                              what=f"{round(size / 1024)} KB {side}", points=[{KEY: size}])
+             for size in big for side in _sides(tidy)]
+    return verdicts.combine(parts)
+
+
+def _f24(tidy: pd.DataFrame, sizes: list[int]) -> verdicts.Judgement:
+    """tpc rises from the smallest to the largest size, and no step between goes decidedly down."""
+    tpc = {size: verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: size}) for size in sizes}
+    whole = verdicts.direction(verdicts.difference(tpc[sizes[0]], tpc[sizes[-1]]), want="<",
+                               what=f"tpc {round(sizes[0] / 1024)} KB → {round(sizes[-1] / 1024)} KB", unit="Gbit/s",
+                               fmt=".2f", points=[{KEY: sizes[0]}, {KEY: sizes[-1]}])
+    steps = [(a, b, verdicts.difference(tpc[a], tpc[b])) for a, b in zip(sizes, sizes[1:], strict=False)]
+    shows = whole.shows + "; steps: " + ", ".join(
+        f"{round(a / 1024)}→{round(b / 1024)} KB {d.diff:+.2f} [{d.lo:+.2f}, {d.hi:+.2f}]" for a, b, d in steps)
+    if any(d.sign == ">" for _, _, d in steps):  # decided whatever the whole change says
+        return verdicts.Judgement(verdicts.NOT_REPRODUCED, shows + "; a step goes down")
+    return verdicts.Judgement(whole.verdict, shows, whole.decide, whole.points)
+
+
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
+    """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA), F24 (tpc
+    rises with RPC size), judged on clean runs (verdicts)."""
     testbed_kind = manifests[0]["testbed"]["kind"] if manifests else "embedded"
-    findings = load_findings(reference_dir).set_index("id")
-    sizes = sorted(bd[KEY].unique())
-    rows = []
-
-    def add(fid, shows, verdict):
-        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows, "verdict": verdict})
-
-    def tops(size):
-        return {side: grid_view.top_categories(bd, KEY, size, side) for side in _sides(bd)}
-
-    def describe(size, t):
-        return "; ".join(f"{side}: " + ", ".join(f"{c} {p:.0f} %" for c, p in cats) for side, cats in t.items())
-
+    metric = analysis.breakdown_metric(tidy)
+    sizes = sorted(int(v) for v in tidy[KEY].unique())
+    judged = {}
     if 4096 in sizes:
-        t = tops(4096)
-        # a layer without samples has no row: 0 %, where the side has a breakdown at all
-        pct = {side: {c: _zero_if_nan(grid_view.share(bd, KEY, 4096, side, c)[0]) for c in LAYERS}
-               for side in t if t[side]}
-        proto = {side: p["tcp/ip"] + p["sched"] for side, p in pct.items()}
-        # the largest layer that is neither of the claimed pair (data copy included): the claim is that
-        # tcp/ip + sched dominate, so a side where e.g. netdev outweighs them does not reproduce it
-        rival = {side: max(((c, v) for c, v in p.items() if c not in ("tcp/ip", "sched")), key=lambda cv: cv[1])
-                 for side, p in pct.items()}
-        shows = f"4 KB top categories — {describe(4096, t)}; tcp/ip + sched vs the largest other layer: " + ", ".join(
-            f"{side} {proto[side]:.0f} % vs {rival[side][0]} {rival[side][1]:.0f} %" for side in pct)
-        if len(pct) < len(t) or not pct:
-            verdict = INCONCLUSIVE
-        elif all(proto[side] > rival[side][1] for side in pct):
-            verdict = REPRODUCED
-        else:
-            verdict = NOT_REPRODUCED
-        add("F11", shows, verdict)
-    big = [s for s in sizes if s >= 16384]
+        judged["F11"] = _f11(tidy, metric, 4096)
+    big = [size for size in sizes if size >= 16384]
     if big:
-        t = {size: tops(size) for size in big}
-        copy_top = {size: all(cats and cats[0][0] == "data_copy" for cats in t[size].values()) for size in big}
-        rising = {side: [grid_view.share(bd, KEY, size, side, "data_copy")[0] for size in sizes] for side in _sides(bd)}
-        shows = " | ".join(f"{round(size / 1024)} KB — {describe(size, t[size])}" for size in big)
-        shows += "; data_copy share by size: " + "; ".join(
-            f"{side} " + " → ".join(f"{v:.0f}" for v in vals) + " %" for side, vals in rising.items())
-        if all(copy_top.values()):
-            verdict = REPRODUCED
-        elif not copy_top[big[-1]]:
-            verdict = NOT_REPRODUCED
-        else:
-            verdict = INCONCLUSIVE
-        add("F12", shows, verdict)
-    if testbed_kind == "embedded":
-        add("F13", "both namespaces share one VM with a single NUMA node and no NIC: NIC-local vs NIC-remote "
-                   "cannot be set up", NOT_TESTABLE)
-    else:
-        add("F13", "needs a local vs remote NUMA sweep on a multi-socket host (not part of this notebook)",
-            NOT_TESTABLE)
-    return pd.DataFrame(rows)
+        judged["F12"] = _f12(tidy, metric, big)
+    judged["F13"] = verdicts.not_testable(
+        "both namespaces share one VM with a single NUMA node and no NIC" if testbed_kind == "embedded"
+        else "this notebook sweeps RPC size, not NUMA placement (notebook 09 does)",
+        "a multi-socket host with a NIC on one node")
+    if len(sizes) >= 2:
+        judged["F24"] = _f24(tidy, sizes)
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    tidy, manifests = load(runs_dir, campaign)
+    return verdict_table(tidy, reference_dir, manifests)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, config as stackconfig, plots, store, testbed, verdicts
+from .. import analysis, config as stackconfig, plots, store, testbed, topup, verdicts
 from . import common
 from ..sweep import run_configs
+from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "single-flow"
 LADDER = list(stackconfig.LADDER)
@@ -23,7 +24,8 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
 
     mode "replay": `campaign` (or the newest single-flow campaign under runs_dir).
     mode "run": a fresh embedded testbed (or `testbed_name`, already up), every config x
-    repetition in shuffled order, torn down afterwards.
+    repetition in shuffled order, then topped up (topup.decide) until the verdicts are decided
+    or topup's budget is spent; torn down afterwards.
     """
     replay = common.replay_or_newest(mode, campaign, runs_dir, EXPERIMENT)
     if replay:
@@ -35,6 +37,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
                   campaign=campaign, experiment=EXPERIMENT, perf_freq_hz=perf_freq_hz)
     with testbed.using(testbed_name) as tb:
         run_configs(tb, list(configs), **kwargs)
+        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 
@@ -42,6 +45,11 @@ def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[p
     return common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
 
 
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    tidy, manifests = load(runs_dir, campaign)
+    return verdict_table(tidy, reference_dir, manifests)
 
 
 def relabel(tidy: pd.DataFrame, manifests: list[dict]) -> tuple[pd.DataFrame, list[str]]:
@@ -76,5 +84,90 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    return verdicts.single_flow(tidy, verdicts.load_findings(reference_dir))
+def steering_of(manifests: list[dict] | None) -> str:
+    """The receive path the campaign ran: a real NIC's, or the embedded testbed's mode."""
+    if not manifests:
+        return ""
+    tb = manifests[0]["testbed"]
+    return tb.get("rx_steering", "rps" if tb["kind"] == "embedded" else "nic")
+
+
+def _per_run(tidy: pd.DataFrame, metric: str, side: str, config: str) -> pd.Series:
+    rows = tidy[(tidy.metric == metric) & (tidy.side == side) & (tidy.config == config)
+                & (tidy.category.fillna("") == "")]
+    return rows.set_index("run_id").value.astype(float).sort_index()
+
+
+def _arfs_premise(steering: str) -> str:
+    """Why the aRFS step cannot be tested on this receive path ("" when it can)."""
+    if steering == "napi-thread":
+        return ("with threaded NAPI the receive processing already runs on the application's CPU, so RFS "
+                "(the software stand-in for aRFS) has nothing to move; the contrast needs a NIC with ntuple "
+                "filters, or a third CPU for receive processing apart from both the sender's and the application's")
+    if steering == "none":
+        return "with the kernel default veth delivers on the sender's CPU, where RFS cannot steer"
+    return ""
+
+
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
+    """F01-F08 and F25 from a single-flow campaign, judged by verdicts' one rule."""
+    findings = verdicts.load_findings(reference_dir)
+    steering = steering_of(manifests)
+    no_arfs = _arfs_premise(steering)
+    present = set(tidy.config)
+    judged: dict[str, verdicts.Judgement] = {}
+    tpc = {c: verdicts.clean_values(tidy, "tpc_gbps", "both", config=c) for c in LADDER if c in present}
+    if "all-opts" in tpc:
+        judged["F01"] = verdicts.not_testable(
+            f"all-opts tpc {pd.Series(tpc['all-opts']).mean():.1f} Gbit/s on veth (paper ~42 on 100G NICs)",
+            "100G NICs: absolute values depend on the host")
+    ladder = [c for c in ("no-opts", "tsogro", "tsogro+jumbo", "all-opts") if c in tpc]
+    if no_arfs and "all-opts" in ladder:
+        ladder.remove("all-opts")
+    if len(ladder) >= 3:
+        j = verdicts.ordered([(c, tpc[c], {"config": c}) for c in ladder], unit="Gbit/s")
+        if no_arfs:
+            j = verdicts.Judgement(j.verdict, j.shows + "; the aRFS step (→ all-opts) is not judged: " + no_arfs,
+                                   j.decide, j.points)
+        judged["F02"] = j
+    if {"tsogro", "tsogro+jumbo"} <= set(tpc):
+        judged["F03"] = verdicts.direction(verdicts.difference(tpc["tsogro"], tpc["tsogro+jumbo"]), want="<",
+                                           what="tpc tsogro → tsogro+jumbo", unit="Gbit/s",
+                                           points=[{"config": "tsogro"}, {"config": "tsogro+jumbo"}], fmt=".2f")
+    steps = [c for c in LADDER if c in present and len(_per_run(tidy, "cpu_util_pct", "receiver", c))]
+    if steps:
+        parts = []
+        for c in steps:
+            both = pd.concat([_per_run(tidy, "cpu_util_pct", "sender", c),
+                              _per_run(tidy, "cpu_util_pct", "receiver", c)], axis=1, join="inner")
+            d = verdicts.difference(both.iloc[:, 0], both.iloc[:, 1], paired=True)
+            parts.append(verdicts.direction(d, want="<", what=f"{c} CPU sender → receiver", unit="%",
+                                            fmt=".0f", points=[{"config": c}]))
+        judged["F04"] = verdicts.combine(parts)
+    metric = analysis.breakdown_metric(tidy)
+    cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
+    for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):
+        parts = []
+        for side in ("sender", "receiver"):
+            shares = verdicts.shares_by_run(tidy, metric, side, cats, config=cfg)
+            if shares:
+                parts.append(verdicts.largest(shares, want, what=f"{cfg} {side}", points=[{"config": cfg}]))
+        if len(parts) == 2:
+            j = verdicts.combine(parts)
+            note = (" (samples where IRQs come back on attributed through the call chain)"
+                    if metric == "breakdown_attributed_pct" else " (leaf-only samples, etc excluded)")
+            judged[fid] = verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
+    judged["F07"] = verdicts.not_testable("judged in notebook 02 (the Rx-buffer sweep and the eBPF latency probe)",
+                                          "the Rx-buffer sweep")
+    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)",
+                                          "a NIC with adjustable rings")
+    if no_arfs:
+        judged["F25"] = verdicts.not_testable(f"receive path {steering or 'unknown'}", no_arfs)
+    elif {"tsogro+jumbo", "all-opts"} <= present:
+        per_gbit = {c: (_per_run(tidy, "cpu_util_pct", "receiver", c)
+                        / _per_run(tidy, "throughput_gbps", "both", c)).dropna() for c in ("tsogro+jumbo", "all-opts")}
+        judged["F25"] = verdicts.direction(
+            verdicts.difference(per_gbit["tsogro+jumbo"], per_gbit["all-opts"]), want=">",
+            what="receiver CPU % per Gbit/s, tsogro+jumbo → all-opts (aRFS)", fmt=".2f",
+            points=[{"config": "tsogro+jumbo"}, {"config": "all-opts"}])
+    return verdicts.table(findings, judged)

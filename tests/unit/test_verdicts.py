@@ -1,75 +1,165 @@
-import pandas as pd
+"""The one verdict rule on synthetic data where the answer is known: decided, undecided (with what
+would decide it), direction only, a premise missing; and the top-up loop on a fake runner."""
+import math
 
-from conftest import REPO
+import pandas as pd
+import pytest
+from scipy import stats
+
 from hostnet import verdicts
 
-FINDINGS = verdicts.load_findings(REPO / "data" / "reference")
+UP = [10.0, 10.4, 9.8, 10.2, 9.9]
+HIGHER = [12.0, 12.3, 11.8, 12.1, 12.2]
+NOISY = [10.0, 13.0, 8.0, 12.5, 7.5]
 
 
-def tidy(tpc, util, breakdown):
-    rows = []
-
-    def add(cfg, side, metric, value, category=""):
-        rows.append({"run_id": cfg, "campaign": "c", "experiment": "single-flow", "config": cfg,
-                     "repetition": 0, "side": side, "metric": metric, "category": category, "value": value})
-    for cfg, v in tpc.items():
-        add(cfg, "both", "tpc_gbps", v)
-    for (cfg, side), v in util.items():
-        add(cfg, side, "cpu_util_pct", v)
-    for (cfg, side, cat), v in breakdown.items():
-        add(cfg, side, "breakdown_pct", v, cat)
-    return pd.DataFrame(rows)
+def test_difference_is_welch_t_ci_of_b_minus_a():
+    d = verdicts.difference(UP, HIGHER)
+    ref = stats.ttest_ind(HIGHER, UP, equal_var=False).confidence_interval(0.95)
+    assert d.diff == pytest.approx(sum(HIGHER) / 5 - sum(UP) / 5)
+    assert (d.lo, d.hi) == pytest.approx((ref.low, ref.high))
+    assert d.sign == "<" and verdicts.difference(HIGHER, UP).sign == ">"
 
 
-def verdict_of(table, fid):
-    return table.set_index("id").loc[fid, "verdict"]
+def test_paired_difference_uses_the_runs_pairs_and_refuses_unequal_lengths():
+    a, b = [10.0, 20.0, 30.0], [11.0, 21.2, 30.9]  # each run's b a little above its a: paired decides it
+    assert verdicts.difference(a, b, paired=True).sign == "<"
+    assert verdicts.difference(a, b).sign == "?"  # independent runs: the between-run spread hides it
+    with pytest.raises(ValueError, match="paired"):
+        verdicts.difference(a, b[:2], paired=True)
 
 
-def test_paper_like_data_is_reproduced():
-    t = tidy({"no-opts": 5, "tsogro": 15, "tsogro+jumbo": 27, "all-opts": 41},
-             {(c, s): (100 if s == "sender" else 150) for c in ("no-opts", "all-opts") for s in ("sender", "receiver")},
-             {("all-opts", "sender", "data_copy"): 50, ("all-opts", "sender", "tcp/ip"): 10,
-              ("all-opts", "receiver", "data_copy"): 55, ("all-opts", "receiver", "etc"): 80,
-              ("no-opts", "sender", "tcp/ip"): 40, ("no-opts", "sender", "data_copy"): 5,
-              ("no-opts", "receiver", "tcp/ip"): 55, ("no-opts", "receiver", "netdev"): 9})
-    v = verdicts.single_flow(t, FINDINGS)
-    for fid in ("F02", "F03", "F04", "F05", "F06"):
-        assert verdict_of(v, fid) == verdicts.REPRODUCED, v
-    assert verdict_of(v, "F01") == verdicts.NOT_TESTABLE
+def test_one_run_is_never_a_decision():
+    d = verdicts.difference([10.0], [50.0])
+    assert d.sign == "?" and math.isinf(d.hi) and d.runs_to_decide() is None
+    j = verdicts.direction(d, want="<", what="x", points=[{"config": "a"}])
+    assert j.verdict == verdicts.INCONCLUSIVE and j.decide == "at least 2 clean runs per point"
 
 
-def test_contrary_data_is_not_reproduced_with_numbers():
-    t = tidy({"no-opts": 12, "tsogro": 23.1, "tsogro+jumbo": 20.0, "all-opts": 23},
-             {("tsogro", "sender"): 98, ("tsogro", "receiver"): 80},
-             {("all-opts", "sender", "tcp/ip"): 50, ("all-opts", "sender", "data_copy"): 20,
-              ("all-opts", "receiver", "data_copy"): 55, ("all-opts", "receiver", "tcp/ip"): 5})
-    v = verdicts.single_flow(t, FINDINGS).set_index("id")
-    assert v.loc["F02", "verdict"] == verdicts.NOT_REPRODUCED
-    assert "> tsogro+jumbo 20.00" in v.loc["F02", "this run shows"]
-    assert v.loc["F03", "verdict"] == verdicts.NOT_REPRODUCED
-    assert v.loc["F04", "verdict"] == verdicts.NOT_REPRODUCED
-    assert "tsogro: sender 98% > receiver 80%" in v.loc["F04", "this run shows"]
-    assert v.loc["F05", "verdict"] == verdicts.NOT_REPRODUCED
+def test_undecided_says_how_many_runs_would_decide_and_which_points():
+    d = verdicts.difference(UP, [x + 2.5 for x in NOISY])
+    j = verdicts.direction(d, want="<", what="tpc a → b", points=[{"config": "a"}, {"config": "b"}])
+    assert j.verdict == verdicts.INCONCLUSIVE
+    assert j.decide == f"about {d.runs_to_decide()} clean runs per point (now 5)" and 5 < d.runs_to_decide() <= 30
+    assert j.points == ({"config": "a"}, {"config": "b"}) and "to decide" in j.text
+    tiny = verdicts.direction(verdicts.difference(UP, [x + 0.6 for x in NOISY]), want="<", what="x")
+    assert tiny.decide.startswith("more than 30 clean runs per point")
 
 
-def test_differences_within_noise_are_inconclusive():
-    t = tidy({"no-opts": 12, "tsogro": 23.0, "tsogro+jumbo": 23.2, "all-opts": 30},
-             {("tsogro", "sender"): 98, ("tsogro", "receiver"): 97}, {})
-    v = verdicts.single_flow(t, FINDINGS).set_index("id")
-    assert v.loc["F03", "verdict"] == verdicts.INCONCLUSIVE and "≈" in v.loc["F03", "this run shows"]
-    assert v.loc["F02", "verdict"] == verdicts.INCONCLUSIVE
-    assert v.loc["F04", "verdict"] == verdicts.INCONCLUSIVE
+def test_ordered_steps_reproduced_not_reproduced_and_undecided():
+    up = verdicts.ordered([("a", UP, {}), ("b", HIGHER, {}), ("c", [x + 3 for x in HIGHER], {})])
+    assert up.verdict == verdicts.REPRODUCED and "a 10.06 < b 12.08 < c 15.08" in up.shows
+    down = verdicts.ordered([("a", HIGHER, {}), ("b", UP, {})])
+    assert down.verdict == verdicts.NOT_REPRODUCED and "> b" in down.shows
+    flat = verdicts.ordered([("a", UP, {"config": "a"}), ("b", NOISY, {"config": "b"})])
+    assert flat.verdict == verdicts.INCONCLUSIVE and "≈ b" in flat.shows and flat.points
 
 
-def test_attributed_breakdown_is_judged_as_is():
-    t = tidy({"no-opts": 5, "tsogro": 15, "tsogro+jumbo": 27, "all-opts": 41}, {}, {})
-    rows = []
-    for side in ("sender", "receiver"):
-        for cat, v in (("data_copy", 50), ("etc", 5), ("netdev", 30)):
-            rows.append({"run_id": "x", "campaign": "c", "experiment": "single-flow", "config": "all-opts",
-                         "repetition": 0, "side": side, "metric": "breakdown_attributed_pct", "category": cat,
-                         "value": v})
-    t = pd.concat([t, pd.DataFrame(rows)], ignore_index=True)
-    v = verdicts.single_flow(t, FINDINGS).set_index("id")
-    assert v.loc["F05", "verdict"] == verdicts.REPRODUCED
-    assert "attributed through the call chain" in v.loc["F05", "this run shows"]
+def test_sized_reproduced_in_direction_and_against_the_paper():
+    before = [40.0, 41.0, 39.0, 40.5, 39.5]
+    about = verdicts.sized(verdicts.difference(before, [23.0, 22.5, 23.5, 22.8, 23.2]), paper_pct=-43, what="tpc")
+    assert about.verdict == verdicts.REPRODUCED  # -43 % inside the CI of the relative change
+    much = verdicts.sized(verdicts.difference(before, [12.0, 11.5, 12.4, 11.8, 12.1]), paper_pct=-43, what="tpc")
+    assert much.verdict == verdicts.IN_DIRECTION and "paper -43 %" in much.shows and "change -70 %" in much.shows
+    up = verdicts.sized(verdicts.difference(before, [50.0, 51.0, 49.0, 50.5, 49.5]), paper_pct=-43, what="tpc")
+    assert up.verdict == verdicts.NOT_REPRODUCED
+
+
+def test_similar_needs_the_whole_interval_within_the_margin():
+    same = verdicts.similar(verdicts.difference(UP, [x * 1.02 for x in UP]), margin_pct=15, what="tpc")
+    assert same.verdict == verdicts.REPRODUCED
+    apart = verdicts.similar(verdicts.difference(UP, [x * 1.5 for x in UP]), margin_pct=15, what="tpc")
+    assert apart.verdict == verdicts.NOT_REPRODUCED
+    wide = verdicts.similar(verdicts.difference(UP, NOISY), margin_pct=15, what="tpc", points=[{"x": 1}])
+    assert wide.verdict == verdicts.INCONCLUSIVE and "clean runs per point" in wide.decide
+
+
+def test_largest_is_a_paired_lead_over_the_runner_up():
+    lead = verdicts.largest({"data_copy": [40, 42, 41], "tcp/ip": [20, 22, 21], "mm": [5, 5, 6]}, "data_copy",
+                            what="receiver")
+    assert lead.verdict == verdicts.REPRODUCED and "data_copy − tcp/ip" in lead.shows
+    other = verdicts.largest({"data_copy": [20, 22, 21], "tcp/ip": [40, 42, 41]}, "data_copy", what="receiver")
+    assert other.verdict == verdicts.NOT_REPRODUCED
+    tie = verdicts.largest({"data_copy": [30, 22, 35], "tcp/ip": [28, 30, 29]}, "data_copy", what="x",
+                           points=[{"flows": 1}])
+    assert tie.verdict == verdicts.INCONCLUSIVE and tie.points == ({"flows": 1},)
+
+
+def test_against_a_level_uses_the_one_sample_interval():
+    d = verdicts.against_level([5.0, 6.0, 5.5, 5.2], 1.0)
+    ref = stats.ttest_1samp([5.0, 6.0, 5.5, 5.2], 1.0).confidence_interval(0.95)
+    assert (d.lo, d.hi) == pytest.approx((ref.low - 1.0, ref.high - 1.0)) and d.sign == "<" and d.n == 4
+
+
+def test_combine_every_claim_must_hold_and_premises_stay_visible():
+    r = verdicts.Judgement(verdicts.REPRODUCED, "a")
+    i = verdicts.Judgement(verdicts.INCONCLUSIVE, "b", "n", ({"x": 1},))
+    assert verdicts.combine([r, r]).verdict == verdicts.REPRODUCED
+    assert verdicts.combine([r, verdicts.Judgement(verdicts.IN_DIRECTION, "c")]).verdict == verdicts.IN_DIRECTION
+    assert verdicts.combine([r, i]).points == ({"x": 1},)
+    assert verdicts.combine([i, verdicts.Judgement(verdicts.NOT_REPRODUCED, "d")]).verdict == verdicts.NOT_REPRODUCED
+    gone = verdicts.combine([r, verdicts.not_testable("2 CPUs", "a third CPU")])
+    assert gone.verdict == verdicts.NOT_TESTABLE and gone.decide == "a third CPU"
+    with pytest.raises(ValueError, match="not a verdict"):
+        verdicts.Judgement("probably", "x")
+
+
+def test_table_rows_carry_the_top_up_points_of_undecided_findings():
+    findings = pd.DataFrame({"id": ["F01", "F02", "F03"], "claim": ["a", "b", "c"]})
+    t = verdicts.table(findings, {"F02": verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more", ({"config": "a"},)),
+                                  "F01": verdicts.not_testable("veth", "a NIC"),
+                                  "F03": verdicts.Judgement(verdicts.REPRODUCED, "y")})
+    assert list(t.columns) == verdicts.COLUMNS and list(t.id) == ["F02", "F01", "F03"]
+    assert t.attrs["top_up"] == {"F02": [{"config": "a"}]}
+    assert t.set_index("id").loc["F01", "this run shows"] == "veth; needs a NIC"
+
+
+def test_shares_by_run_pairs_runs_and_fills_missing_categories_with_zero():
+    rows = [{"run_id": r, "metric": "breakdown_pct", "side": "receiver", "category": c, "value": v, "config": "x"}
+            for r, c, v in (("r1", "data_copy", 40), ("r1", "tcp/ip", 20), ("r2", "data_copy", 42))]
+    shares = verdicts.shares_by_run(pd.DataFrame(rows), "breakdown_pct", "receiver", ["data_copy", "tcp/ip", "mm"],
+                                    config="x")
+    assert shares == {"data_copy": [40, 42], "tcp/ip": [20, 0.0], "mm": [0.0, 0.0]}
+
+
+class FakeCampaign:
+    """A judge and a runner over a fake campaign: a point is decided once it has `needed` runs."""
+
+    def __init__(self, needed: int, start: int = 2):
+        self.runs = {"a": start, "b": start}
+        self.needed = needed
+
+    def judge(self):
+        lacking = [{"config": p} for p, n in self.runs.items() if n < self.needed]
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F02": lacking} if lacking else {}
+        return t
+
+    def run_more(self, points):
+        for p in points:
+            self.runs[p["config"]] += 1
+        return len(points)
+
+
+def test_top_up_stops_when_decided():
+    c = FakeCampaign(needed=4)
+    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=60)
+    assert c.runs == {"a": 4, "b": 4} and log.rounds == 2 and log.runs == 4
+    assert log.stopped.startswith("decided")
+
+
+def test_top_up_stops_at_the_run_budget_and_at_the_time_budget():
+    c = FakeCampaign(needed=50)
+    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=5, budget_minutes=60)
+    assert log.runs == 4 and log.stopped.startswith("budget: 5 runs")
+    ticks = iter(range(0, 10_000, 120))  # each look at the clock: 2 minutes later
+    c = FakeCampaign(needed=50)
+    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=5,
+                                        clock=lambda: next(ticks))
+    assert log.stopped == "budget: 5 minutes spent" and log.rounds == 2
+
+
+def test_top_up_stops_when_no_run_can_be_made():
+    c = FakeCampaign(needed=50)
+    log = verdicts.top_up_until_decided(c.judge, lambda points: 0, budget_runs=100, budget_minutes=60)
+    assert log.rounds == 1 and log.stopped == "no run could be made"

@@ -49,29 +49,50 @@ def test_iommu_needs_campaigns_from_both_boots():
 def test_dca_iommu_replay_of_the_recorded_embedded_check():
     tidy, manifests, records = dca_iommu.load(RUNS, ["20261123-dca-iommu-embedded"])
     assert tidy.empty and not manifests
-    v = dca_iommu.verdict_table(records, dca_iommu.measured_table(tidy), REF).set_index("id")
-    assert (v.verdict == "not testable here").all()
-    assert "AuthenticAMD" in v.loc["F15", "this run shows"]
+    v = dca_iommu.verdict_table(records, tidy, REF).set_index("id")
+    assert (v.verdict == "not testable here").all() and set(v.index) == {"F15", "F16", "F27"}
+    assert "AuthenticAMD" in v.loc["F15", "this run shows"] and "needs an Intel host" in v.loc["F27", "this run shows"]
     assert "read-only" in v.loc["F16", "this run shows"] and "IOMMU off" in v.loc["F16", "this run shows"]
 
 
-def test_dca_iommu_verdicts_from_measured_points():
-    measured = pd.DataFrame({"ddio": ["ddio-on", "ddio-minimal", "ddio-on"], "iommu": ["off", "off", "on"],
-                             "tpc_gbps": [40.0, 33.0, 30.0], "sender_mm_pct": [8.0, 8.0, 12.0],
-                             "receiver_mm_pct": [10.0, 10.5, 19.0], "runs": [3, 3, 3]})
-    v = dca_iommu.verdict_table({"a": _record("off", True), "b": _record("on", True)}, measured, REF).set_index("id")
-    assert v.loc["F15", "verdict"] == "reproduced" and "40.00 vs one way 33.00" in v.loc["F15", "this run shows"]
+def _tidy(points: dict[tuple[str, str], dict[str, list[float]]]) -> pd.DataFrame:
+    """Tidy rows per (ddio, iommu): tpc and mm/data_copy shares per run (three runs each)."""
+    rows = []
+    for (ddio, iommu), values in points.items():
+        for i in range(3):
+            run = f"{ddio}-{iommu}-r{i}"
+            rows.append({"run_id": run, "ddio": ddio, "iommu": iommu, "metric": "tpc_gbps", "side": "both",
+                         "category": "", "value": values["tpc"][i]})
+            for side in ("sender", "receiver"):
+                for cat in ("mm", "data_copy"):
+                    rows.append({"run_id": run, "ddio": ddio, "iommu": iommu, "metric": "breakdown_pct", "side": side,
+                                 "category": cat, "value": values[f"{side}_{cat}"][i]})
+    return pd.DataFrame(rows)
+
+
+BASE = {"tpc": [40.0, 41.0, 39.0], "sender_mm": [8.0, 8.2, 7.8], "receiver_mm": [10.0, 10.2, 9.8],
+        "sender_data_copy": [40.0, 41.0, 39.0], "receiver_data_copy": [45.0, 44.0, 46.0]}
+
+
+def test_dca_iommu_verdicts_from_measured_runs_use_the_ci_of_the_difference():
+    iommu_on = {**BASE, "tpc": [30.0, 31.0, 29.0], "sender_mm": [12.0, 12.3, 11.8], "receiver_mm": [19.0, 19.4, 18.8]}
+    one_way = {**BASE, "tpc": [33.0, 34.0, 32.0]}
+    tidy = _tidy({("ddio-on", "off"): BASE, ("ddio-minimal", "off"): one_way, ("ddio-on", "on"): iommu_on})
+    v = dca_iommu.verdict_table({}, tidy, REF).set_index("id")
+    assert v.loc["F15", "verdict"] == "reproduced" and "33.00 → 40.00" in v.loc["F15", "this run shows"]
     assert v.loc["F16", "verdict"] == "reproduced"
-    flat = measured.assign(tpc_gbps=[40.0, 40.5, 45.0])
+    assert v.loc["F27", "verdict"] == "reproduced"  # data copy leads with either mask
+    # tpc within the run-to-run spread: undecided, with what would decide it
+    flat = _tidy({("ddio-on", "off"): BASE, ("ddio-minimal", "off"): {**BASE, "tpc": [40.5, 39.0, 41.5]},
+                  ("ddio-on", "on"): {**iommu_on, "tpc": [45.0, 46.0, 44.0]}})
     v = dca_iommu.verdict_table({}, flat, REF).set_index("id")
-    assert v.loc["F15", "verdict"] == "inconclusive" and v.loc["F16", "verdict"] == "not reproduced"
+    assert v.loc["F15", "verdict"] == "inconclusive" and "to decide" in v.loc["F15", "this run shows"]
+    assert v.loc["F16", "verdict"] == "not reproduced"  # tpc decidedly up with the IOMMU on
     # the paper: more memory management on both sides; the sender's unchanged is not a reproduction
-    one_side = measured.assign(sender_mm_pct=[8.0, 8.0, 8.1])
+    one_side = _tidy({("ddio-on", "off"): BASE, ("ddio-on", "on"): {**iommu_on, "sender_mm": [8.1, 7.9, 8.2]}})
     v = dca_iommu.verdict_table({}, one_side, REF).set_index("id")
-    assert v.loc["F16", "verdict"] == "inconclusive" and "sender 8.0 vs 8.1 %" in v.loc["F16", "this run shows"]
-    # a missing share is no evidence either way: inconclusive, never "not reproduced"
-    missing = measured.assign(receiver_mm_pct=[float("nan"), 10.5, float("nan")])
-    assert dca_iommu.verdict_table({}, missing, REF).set_index("id").loc["F16", "verdict"] == "inconclusive"
+    assert v.loc["F16", "verdict"] == "inconclusive" and "sender mm share" in v.loc["F16", "this run shows"]
+    assert v.loc["F15", "verdict"] == "not testable here"
 
 
 def test_experiment_names_round_trip():

@@ -29,30 +29,47 @@ def summary(same_1m, diff_1m, same_4m, diff_4m, sender=0.0, spread=0.5, offered=
     return pd.DataFrame(rows)
 
 
+def runs(s: pd.DataFrame) -> pd.DataFrame:
+    """Tidy loss_pct rows behind a summary: `repetitions` runs per point spanning its range."""
+    rows = []
+    for i, r in s.iterrows():
+        n = int(r.repetitions)
+        values = [r.loss_pct] if n == 1 else [r.loss_min_pct + (r.loss_max_pct - r.loss_min_pct) * k / (n - 1)
+                                              for k in range(n)]
+        rows += [{"run_id": f"p{i}-r{k}", "placement": r.placement, "buffer_kb": r.buffer_kb,
+                  "target_gbps": r.target_gbps, "metric": "loss_pct", "side": "both", "category": "", "value": v}
+                 for k, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def table(s, notes):
+    return ehl.verdict_table(s, runs(s), notes, REF)
+
+
 CLEAN = {"same": {"confounded": False}, "different": {"confounded": False}}
 CONFOUNDED = {"same": {"confounded": False}, "different": {"confounded": True, "note": "lends the sender's core"}}
 
 
 def verdicts(s, notes=CLEAN):
-    return ehl.verdict_table(s, notes, REF).set_index("id").verdict.to_dict()
+    return table(s, notes).set_index("id").verdict.to_dict()
 
 
 def test_study_pattern_is_reproduced_without_confound():
     assert verdicts(summary(30, 5, 20, 2)) == {"F21": REPRODUCED, "F22": REPRODUCED, "F23": REPRODUCED}
-    shows = ehl.verdict_table(summary(30, 5, 20, 2), CLEAN, REF).set_index("id").loc["F21", "this run shows"]
+    shows = table(summary(30, 5, 20, 2), CLEAN).set_index("id").loc["F21", "this run shows"]
     assert "mostly at 'rcvbuf'" in shows and "iperf's own count (whole run) 2.5–30.5 % vs counters 2.0–30.0 %" in shows
 
 
 def test_opposite_patterns_are_not_reproduced():
-    v = verdicts(summary(5, 30, 0.2, 25))
+    v = verdicts(summary(5, 30, 0.0, 25))
     assert v["F22"] == NOT_REPRODUCED and v["F23"] == NOT_REPRODUCED
     assert verdicts(summary(5, 5, 2, 2, sender=30))["F21"] == NOT_REPRODUCED  # lost at the sender
 
 
 def test_f22_within_run_to_run_spread_is_inconclusive():
-    """3 points apart in the medians, but the repetitions' ranges overlap: noise, not a direction."""
-    v = ehl.verdict_table(summary(30, 33, 20, 23, spread=4), CLEAN, REF).set_index("id")
-    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "ranges overlap" in v.loc["F22", "this run shows"]
+    """3 points apart in the means, but the CI of the difference spans zero: noise, not a direction."""
+    v = table(summary(30, 33, 20, 23, spread=4), CLEAN).set_index("id")
+    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "to decide" in v.loc["F22", "this run shows"]
     assert verdicts(summary(30, 33, 20, 23, spread=1))["F22"] == NOT_REPRODUCED  # apart: a direction
     one_run = summary(30, 5, 20, 2).assign(repetitions=1)
     assert verdicts(one_run)["F22"] == INCONCLUSIVE
@@ -62,14 +79,15 @@ def test_f21_weighs_points_by_their_datagrams():
     """A point losing half of a few datagrams at the sender must not outweigh 5 % of many at the receiver."""
     few = summary(0, 0, 0, 0, sender=50, offered=100)
     many = summary(5, 5, 5, 5, offered=1_000_000).assign(target_gbps=lambda d: d.target_gbps * 2)
-    v = ehl.verdict_table(pd.concat([few, many], ignore_index=True), CLEAN, REF).set_index("id")
+    v = table(pd.concat([few, many], ignore_index=True), CLEAN).set_index("id")
     assert v.loc["F21", "verdict"] == REPRODUCED and "mostly at 'rcvbuf'" in v.loc["F21", "this run shows"]
     assert verdicts(few)["F21"] == NOT_REPRODUCED
 
 
-def test_confounded_placement_and_no_overload_are_inconclusive():
-    v = ehl.verdict_table(summary(30, 40, 20, 30), CONFOUNDED, REF).set_index("id")
-    assert v.loc["F22", "verdict"] == INCONCLUSIVE and "lends the sender's core" in v.loc["F22", "this run shows"]
+def test_confounded_placement_is_not_testable_and_no_overload_is_inconclusive():
+    v = table(summary(30, 40, 20, 30), CONFOUNDED).set_index("id")
+    assert v.loc["F22", "verdict"] == NOT_TESTABLE and "lends the sender's core" in v.loc["F22", "this run shows"]
+    assert "needs a third CPU" in v.loc["F22", "this run shows"]
     assert verdicts(summary(0.1, 0.2, 0.0, 0.1)) == {"F21": INCONCLUSIVE, "F22": INCONCLUSIVE, "F23": INCONCLUSIVE}
     one = summary(30, 5, 20, 2)
     assert verdicts(one[one.buffer_kb == 1024])["F23"] == NOT_TESTABLE

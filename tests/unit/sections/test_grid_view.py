@@ -1,16 +1,6 @@
-"""hostnet.sections.grid_view: "clearly below" needs both intervals apart; points whose runs were
-all flagged (or too short) are topped up."""
-import math
-
+"""hostnet.sections.grid_view: points whose runs were all flagged (or too short) are topped up
+(comparisons themselves are verdicts.py's, tested in tests/unit/test_verdicts.py)."""
 from hostnet.sections import grid_view, packet_loss
-
-NAN = math.nan
-
-
-def test_clearly_below_needs_both_intervals_apart():
-    assert grid_view.clearly_below(8, 1, 10, 0.5)
-    assert not grid_view.clearly_below(9, 1, 10, 0.5)
-    assert not grid_view.clearly_below(1, NAN, 10, 0.5)  # one repetition: no CI, no claim
 
 
 def test_points_whose_runs_were_all_flagged_are_topped_up():

@@ -1,48 +1,134 @@
-"""§3.7 (mixed long/short flows, F14): verdicts on small hand-made summaries, and the run's tpc
-split between the long and the short flows."""
+"""§3.7 (mixed long/short flows): F14 (tpc falls by about the paper's size) and F26 (the breakdown's
+shift) judged on small hand-made per-run frames by the CI of the difference, and the run's tpc split
+between the long and the short flows."""
 import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import mixed_flows
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from hostnet.verdicts import IN_DIRECTION, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VOCABULARY
 
 REF = REPO / "data" / "reference"
+SPREAD = (0.0, 0.2, -0.2)  # Gbit/s, or share points, around a point's mean: three runs that differ a little
+WIDE = (0.0, -4.0, 4.0)
 
 
-def mixed_summary(total, long_, short, ci=1.0):
-    rows = [{"long_flow": 1, "short_flows": k, "tpc_gbps": t, "tpc_gbps_ci95": ci, "long_tpc_gbps": lo,
-             "long_tpc_gbps_ci95": ci, "short_tpc_gbps": s, "short_tpc_gbps_ci95": ci}
-            for k, t, lo, s in zip([0, 1, 4, 16], total, long_, short, strict=True)]
-    rows.append({"long_flow": 0, "short_flows": 16, "tpc_gbps": 4.0, "tpc_gbps_ci95": ci, "long_tpc_gbps": 0.0,
-                 "long_tpc_gbps_ci95": 0.0, "short_tpc_gbps": 4.0, "short_tpc_gbps_ci95": ci})
+def runs(long_gbps: float, short_gbps: float, spread=SPREAD) -> list[tuple[float, float]]:
+    """Three runs of (long flow, all short flows) throughput, spread around the given means."""
+    return [(long_gbps + s, short_gbps + s / 10) for s in spread]
+
+
+def mixed_tidy(points: dict, shares: dict | None = None) -> pd.DataFrame:
+    """points: {(long_flow, short_flows): [(long_gbps, short_gbps) per run]}; shares: {(long_flow,
+    short_flows): [{side: {category: pct}} per run]}. One core per side at 100 %, so a run's tpc is
+    its throughput; each short flow carries 1/k of the short throughput, as class_tpc sums it."""
+    rows = []
+    for (long_flow, k), reps in points.items():
+        for r, (long_gbps, short_gbps) in enumerate(reps):
+            base = {"run_id": f"l{long_flow}-k{k}-r{r}", "short_flows": k, "long_flow": long_flow}
+            total = (long_gbps if long_flow else 0.0) + (short_gbps if k else 0.0)
+            rows += [{**base, "side": "both", "metric": m, "category": "", "value": total}
+                     for m in ("tpc_gbps", "throughput_gbps")]
+            if long_flow:
+                rows.append({**base, "side": "flow", "metric": "flow_throughput_gbps", "category": "long",
+                             "value": long_gbps})
+            rows += [{**base, "side": "flow", "metric": "flow_throughput_gbps", "category": "short",
+                      "value": short_gbps / k} for _ in range(k)]
+            for side, cats in ((shares or {}).get((long_flow, k), [{}] * len(reps))[r]).items():
+                rows += [{**base, "side": side, "metric": "breakdown_attributed_pct", "category": c, "value": p}
+                         for c, p in cats.items()]
     return pd.DataFrame(rows)
 
 
-def f14(summary):
-    return mixed_flows.verdict_table(summary, REF).set_index("id").loc["F14"]
+def tpc_points(alone: float, long_most: float, short_most: float, spread=SPREAD) -> dict:
+    """The long flow alone, with 4 and with 16 short flows, and the 16 short flows alone (4 Gbit/s)."""
+    return {(1, 0): runs(alone, 0.0, spread), (1, 4): runs((alone + long_most) / 2, short_most / 2, spread),
+            (1, 16): runs(long_most, short_most, spread), (0, 16): runs(0.0, 4.0, spread)}
 
 
-def test_f14_falling_tpc_is_reproduced_with_the_paper_percentages():
-    v = f14(mixed_summary([20, 17, 14, 11], [20, 16, 12, 9], [0, 1, 2, 2]))
-    assert v.verdict == REPRODUCED
-    assert "total tpc 20.0 → 11.0 Gbit/s with 16 short flows (-45 %, paper -43 %)" in v["this run shows"]
-    assert "16 short flows 4.00 alone → 2.00 mixed (-50 %, paper -42 %)" in v["this run shows"]
+def verdict(tidy, fid):
+    return mixed_flows.verdict_table(tidy, REF).set_index("id").loc[fid]
 
 
-def test_f14_a_cut_far_from_the_papers_size_is_not_reproduced():
-    """The claim has a size ("about 43 %"): -71 % is the same direction, not the same finding."""
-    v = f14(mixed_summary([25, 22, 15, 7.3], [25, 20, 12, 4.8], [0, 1, 2, 2.5]))
-    assert v.verdict == NOT_REPRODUCED
-    assert "(-71 %, paper -43 %)" in v["this run shows"] and "more than 15 points from its size" in v["this run shows"]
+def test_f14_a_drop_of_the_papers_size_is_reproduced():
+    """Total 20 → 11.4 Gbit/s (−43 %), long flow 20 → 10.4 (−48 %): the paper's sizes, inside the CIs."""
+    v = verdict(mixed_tidy(tpc_points(20, 10.4, 1.0)), "F14")
+    assert v.verdict == REPRODUCED, v["this run shows"]
+    shows = v["this run shows"]
+    assert "total tpc alone → with 16 short flows: 20.0 → 11.4 Gbit/s" in shows and "change -43 %" in shows
+    assert "long flow's tpc: 20.0 → 10.4 Gbit/s" in shows and "change -48 %" in shows and "paper -48 %" in shows
+    assert "16 short flows alone → mixed: 4.00 → 1.00 Gbit/s" in shows and "(-75 %, paper -42 %)" in shows
+
+
+def test_f14_a_decided_cut_far_from_the_papers_size_is_reproduced_in_direction():
+    """The claim has a size ("about 43 %"): −71 % is the paper's direction, not its size."""
+    v = verdict(mixed_tidy(tpc_points(25, 4.8, 2.5)), "F14")
+    assert v.verdict == IN_DIRECTION
+    assert "change -71 %" in v["this run shows"] and "paper -43 %" in v["this run shows"]
+    assert "the direction is the paper's, the size is not" in v["this run shows"]
     assert mixed_flows.reference(REF).loc["long", "before_gbps"] == 42  # the paper's numbers come from data
 
 
 def test_f14_rising_tpc_is_not_reproduced():
-    assert f14(mixed_summary([10, 12, 14, 16], [10, 11, 12, 13], [0, 1, 2, 3])).verdict == NOT_REPRODUCED
+    v = verdict(mixed_tidy(tpc_points(10, 13, 3)), "F14")
+    assert v.verdict == NOT_REPRODUCED and "10.0 → 16.0 Gbit/s" in v["this run shows"]
 
 
-def test_f14_drop_within_the_cis_is_inconclusive():
-    assert f14(mixed_summary([20, 19, 19, 18], [20, 18, 17, 16], [0, 1, 2, 2], ci=2.0)).verdict == INCONCLUSIVE
+def test_f14_drop_within_the_run_to_run_spread_is_inconclusive_and_names_the_points():
+    t = mixed_flows.verdict_table(mixed_tidy(tpc_points(20, 18, 1, spread=WIDE)), REF)
+    v = t.set_index("id").loc["F14"]
+    assert v.verdict == INCONCLUSIVE and "20.0 → 19.0 Gbit/s" in v["this run shows"]
+    assert "to decide:" in v["this run shows"]
+    assert {tuple(sorted(p.items())) for p in t.attrs["top_up"]["F14"]} == {
+        (("long_flow", 1), ("short_flows", 0)), (("long_flow", 1), ("short_flows", 16))}
+
+
+def test_f14_without_the_long_flow_alone_is_inconclusive():
+    v = verdict(mixed_tidy({(1, 16): runs(10, 1), (0, 16): runs(0, 4)}), "F14")
+    assert v.verdict == INCONCLUSIVE and v["this run shows"].startswith("no long-flow-alone point; to decide")
+
+
+ALONE = {"data_copy": 50, "tcp/ip": 15, "sched": 3, "netdev": 20, "etc": 12}
+WITH_16 = {"data_copy": 40, "tcp/ip": 25, "sched": 10, "netdev": 15, "etc": 10}
+
+
+def profiled(alone: dict, with_16: dict, spread=SPREAD) -> pd.DataFrame:
+    """tpc_points(20, 10.4, 1) with both sides' breakdowns: `alone` at 0 and `with_16` at 16 short
+    flows, data copy and tcp/ip both moved by `spread` (×5) run to run (their gap stays the same)."""
+    def per_run(cats):
+        return [{side: {**cats, "data_copy": cats["data_copy"] + 5 * s, "tcp/ip": cats["tcp/ip"] + 5 * s}
+                 for side in ("sender", "receiver")} for s in spread]
+    return mixed_tidy(tpc_points(20, 10.4, 1.0), {(1, 0): per_run(alone), (1, 16): per_run(with_16)})
+
+
+def test_f26_data_copy_still_leads_while_tcp_ip_and_sched_grow_is_reproduced():
+    v = verdict(profiled(ALONE, WITH_16), "F26")
+    assert v.verdict == REPRODUCED, v["this run shows"]
+    shows = v["this run shows"]
+    assert "long + 16 short, receiver: data_copy 40 %, tcp/ip 25 %, netdev 15 %" in shows
+    assert "sender tcp/ip share alone → with 16 short flows: 15.0 → 25.0 %" in shows
+    assert "receiver sched share alone → with 16 short flows: 3.0 → 10.0 %" in shows
+
+
+def test_f26_tcp_ip_overtaking_data_copy_or_sched_shrinking_is_not_reproduced():
+    overtaken = verdict(profiled(ALONE, {**WITH_16, "data_copy": 20, "tcp/ip": 45}), "F26")
+    assert overtaken.verdict == NOT_REPRODUCED
+    assert "long + 16 short, sender: tcp/ip 45 %" in overtaken["this run shows"]
+    assert "(tcp/ip − data_copy: +25 points" in overtaken["this run shows"]
+    shrinking = verdict(profiled(ALONE, {**WITH_16, "sched": 1}), "F26")
+    assert shrinking.verdict == NOT_REPRODUCED and "sched share alone → with 16 short flows: 3.0 → 1.0 %" in \
+        shrinking["this run shows"]
+
+
+def test_f26_a_shift_within_the_spread_is_inconclusive_and_no_profile_decides_nothing():
+    t = mixed_flows.verdict_table(profiled(ALONE, {**WITH_16, "tcp/ip": 16}, spread=(0.0, 1.0, -1.0)), REF)
+    v = t.set_index("id").loc["F26"]
+    assert v.verdict == INCONCLUSIVE and "tcp/ip share alone → with 16 short flows: 15.0 → 16.0 %" in \
+        v["this run shows"] and "to decide:" in v["this run shows"]
+    assert "(data_copy − tcp/ip: +24 points, 95 % CI +24 … +24)" in v["this run shows"]  # the lead is decided
+    assert {p["short_flows"] for p in t.attrs["top_up"]["F26"]} == {0, 16}
+    bare = verdict(mixed_tidy(tpc_points(20, 10.4, 1.0)), "F26")
+    assert bare.verdict == INCONCLUSIVE and bare["this run shows"] == "no profiles of these points; to decide: " \
+                                                                     "profiled runs"
 
 
 def test_class_tpc_splits_the_run_tpc_by_throughput():
@@ -57,3 +143,9 @@ def test_class_tpc_splits_the_run_tpc_by_throughput():
     out = mixed_flows.class_tpc(pd.DataFrame(rows)).set_index("run_id")
     assert out.loc["a", "long_tpc_gbps"] == 10.0 and out.loc["a", "short_tpc_gbps"] == 0.0
     assert out.loc["b", "long_tpc_gbps"] == 12.0 and out.loc["b", "short_tpc_gbps"] == 4.0
+
+
+def test_recorded_campaign_is_judged_on_its_runs():
+    t = mixed_flows.judge(REPO / "data" / "runs", "20261123-mixed-flows-embedded", REF)
+    assert list(t.id) == ["F14", "F26"] and t.verdict.isin(VOCABULARY).all()
+    assert "total tpc alone → with 16 short flows" in t.set_index("id").loc["F14", "this run shows"]

@@ -52,18 +52,21 @@ def test_numa_replay_of_the_recorded_embedded_check():
     campaign, refusal = numa.collect("replay", runs_dir=RUNS, campaign="20261123-numa-embedded")
     tidy, manifests, record = numa.load(RUNS, campaign)
     assert tidy.empty and manifests == [] and refusal == ""
-    v = numa.verdict_table(record, numa.measured_table(tidy), REF).iloc[0]
+    v = numa.verdict_table(record, tidy, REF).iloc[0]
     assert v["id"] == "F13" and v["verdict"] == "not testable here"
     assert "one NUMA node" in v["this run shows"] and "no NIC" in v["this run shows"]
     nodes = numa.nodes_table(record, REF)
     assert nodes.numa_nodes.tolist() == [4, 1]
 
 
-@pytest.mark.parametrize("remote, verdict", [(9.5, "reproduced"), (7.0, "not reproduced"), (11.5, "inconclusive")])
+@pytest.mark.parametrize("remote, verdict", [((9.6, 9.8, 9.4), "reproduced"), ((7.0, 7.2, 6.8), "not reproduced"),
+                                             ((9.0, 11.0, 10.0), "inconclusive")])
 def test_numa_verdict_from_measured_placements(remote, verdict):
-    measured = pd.DataFrame({"placement": ["nic-local", "nic-remote"], "tpc_gbps": [10.0, remote], "runs": [3, 3]})
-    v = numa.verdict_table({"numa": {}}, measured, REF).iloc[0]
-    assert v["verdict"] == verdict and "NIC-local 10.00" in v["this run shows"]
+    """Marginal: the whole CI of the relative difference within ±10 %; wholly outside: not reproduced."""
+    rows = [{"run_id": f"{p}{i}", "placement": p, "metric": "tpc_gbps", "side": "both", "category": "", "value": v}
+            for p, vals in (("nic-local", (10.0, 10.2, 9.8)), ("nic-remote", remote)) for i, v in enumerate(vals)]
+    v = numa.verdict_table({"numa": {}}, pd.DataFrame(rows), REF).iloc[0]
+    assert v["verdict"] == verdict and "10.00 →" in v["this run shows"]
 
 
 def test_numa_live_builds_an_rpc_incast_per_placement(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Verdicts of §3.5 (packet loss, F10) on small hand-made summaries."""
+"""Verdicts of §3.5 (packet loss, F10) on small hand-made runs where the answer is known."""
 import math
 
 import pandas as pd
@@ -9,44 +9,48 @@ from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 REF = REPO / "data" / "reference"
 NAN = math.nan
+RATES = [0, 0.0001, 0.001, 0.01]
 
 
-def bd_frame(key, shares: dict) -> pd.DataFrame:
-    """{(value, side): {category: pct}} -> a grid_view.breakdown-shaped frame."""
-    rows = [{key: v, "side": side, "category": c, "pct": p, "pct_ci95": 1.0}
-            for (v, side), cats in shares.items() for c, p in cats.items()]
+def loss_runs(tpc, spread, retrans, reps=3):
+    """Per loss rate: `reps` runs around tpc (± spread) and retransmits (± 10 %)."""
+    rows = []
+    for rate, t, s, r in zip(RATES, tpc, spread, retrans, strict=True):
+        for k in range(reps):
+            e = (k - (reps - 1) / 2) / max(1, (reps - 1) / 2)  # -1 … +1
+            run = f"{rate}-{k}"
+            rows.append({"run_id": run, "loss_rate": rate, "metric": "tpc_gbps", "side": "both", "category": "",
+                         "value": t + s * e})
+            rows.append({"run_id": run, "loss_rate": rate, "metric": "retransmits_count", "side": "sender",
+                         "category": "", "value": r * (1 + 0.1 * e)})
     return pd.DataFrame(rows)
 
 
-def loss_summary(tpc, ci, retrans):
-    rates = [0, 0.0001, 0.001, 0.01]
-    return pd.DataFrame({"loss_rate": rates, "tpc_gbps": tpc, "tpc_gbps_ci95": ci,
-                         "retransmits_count": retrans, "retrans_pct": [r / 1000 for r in retrans]})
-
-
-LOSS_BD = bd_frame("loss_rate", {(0, "sender"): {"tcp/ip": 20}, (0.01, "sender"): {"tcp/ip": 30}})
-
-
-def f10(summary):
-    return packet_loss.verdict_table(summary, LOSS_BD, REF).set_index("id").loc["F10"]
+def f10(tidy):
+    return packet_loss.verdict_table(tidy, REF).set_index("id").loc["F10"]
 
 
 def test_f10_lower_tpc_with_more_retransmissions_is_reproduced():
-    v = f10(loss_summary([20, 19, 15, 8], [1, 1, 1, 1], [0, 10, 100, 1000]))
+    v = f10(loss_runs([20, 19, 15, 8], [0.5] * 4, [0, 10, 100, 1000]))
     assert v.verdict == REPRODUCED
-    assert "tpc 20.0 Gbit/s without loss → 8.0 at 1/100 (-60 %)" in v["this run shows"]
-    assert "sender tcp/ip share 20 % → 30 %" in v["this run shows"]
+    assert "tpc without loss → at 1/100: 20.0 → 8.0 Gbit/s" in v["this run shows"]
 
 
 def test_f10_tpc_up_under_loss_is_not_reproduced():
-    assert f10(loss_summary([10, 11, 12, 14], [0.5] * 4, [0, 10, 100, 1000])).verdict == NOT_REPRODUCED
+    assert f10(loss_runs([10, 11, 12, 14], [0.5] * 4, [0, 10, 100, 1000])).verdict == NOT_REPRODUCED
 
 
 def test_f10_missing_retransmission_counts_are_inconclusive():
-    v = f10(loss_summary([26, 16, 13, 10], [1, 1, 1, 1], [NAN, NAN, NAN, NAN]))
-    assert v.verdict == INCONCLUSIVE
+    v = f10(loss_runs([26, 16, 13, 10], [0.5] * 4, [NAN] * 4))
+    assert v.verdict == INCONCLUSIVE and "at least 2 clean runs" in v["this run shows"]
 
 
-def test_f10_drop_within_the_cis_is_inconclusive():
-    v = f10(loss_summary([20, 19, 18, 18], [2, 2, 2, NAN], [0, 10, 100, 1000]))
-    assert v.verdict == INCONCLUSIVE and "within the 95 % CIs" in v["this run shows"]
+def test_f10_drop_within_the_spread_is_inconclusive():
+    v = f10(loss_runs([20, 19, 18, 18.5], [2, 2, 2, 2], [0, 10, 100, 1000]))
+    assert v.verdict == INCONCLUSIVE and "to decide" in v["this run shows"]
+
+
+def test_f10_without_a_loss_free_point_is_inconclusive():
+    t = loss_runs([20, 19, 15, 8], [0.5] * 4, [0, 10, 100, 1000])
+    v = f10(t[t.loss_rate > 0])
+    assert v.verdict == INCONCLUSIVE and "loss-free point" in v["this run shows"]

@@ -1,41 +1,76 @@
+"""§3.1 Fig. 3(e)/(f) (F07, F08): verdicts on small hand-made per-run frames, judged by the CI of the
+difference between runs, and the recorded Rx-buffer sweep."""
 import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import rx_buffer
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
 
 REF = REPO / "data" / "reference"
+RUNS = REPO / "data" / "runs"
+KB = [100, 200, 400, 800]
+SPREAD = (0.0, 0.3, -0.3)  # three runs a point: tpc ± 0.3 Gbit/s, latency ± 3 %
 
 
-def summary(tpc, tpc_ci, lat):
-    kb = [100, 200, 400, 800]
-    return pd.DataFrame({"rx_buffer_kb": kb, "tpc_gbps": tpc, "tpc_gbps_ci95": tpc_ci,
-                         "latency_avg_usec": lat, "latency_p99_usec": [x * 3 for x in lat]})
+def rx_tidy(tpc, lat, spread=SPREAD, kb=KB) -> pd.DataFrame:
+    """Per Rx buffer size a mean tpc (Gbit/s) and receive → copy latency (µs), one run per spread step."""
+    rows = []
+    for size, t, latency in zip(kb, tpc, lat, strict=True):
+        for r, s in enumerate(spread):
+            base = {"run_id": f"kb{size}-r{r}", "rx_buffer_kb": size, "category": ""}
+            rows += [{**base, "metric": "tpc_gbps", "side": "both", "value": t + s},
+                     {**base, "metric": "rx_to_copy_latency_avg_usec", "side": "receiver",
+                      "value": latency * (1 + s / 10)}]
+    return pd.DataFrame(rows)
 
 
-def verdict(s):
-    return rx_buffer.verdict_table(s, REF).set_index("id")
+def verdicts(tidy) -> pd.DataFrame:
+    return rx_buffer.verdict_table(tidy, REF).set_index("id")
 
 
-def test_latency_up_and_tpc_down_beyond_noise_is_reproduced():
-    v = verdict(summary([10, 20, 15, 14], [0.5] * 4, [10, 20, 80, 400]))
-    assert v.loc["F07", "verdict"] == REPRODUCED
-    assert "10 µs at 100 KB → 400 µs at 800 KB" in v.loc["F07", "this run shows"]
+def test_latency_up_and_tpc_down_past_its_peak_beyond_the_spread_is_reproduced():
+    v = verdicts(rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]))
+    assert v.loc["F07", "verdict"] == REPRODUCED, v.loc["F07", "this run shows"]
+    shows = v.loc["F07", "this run shows"]
+    assert "avg receive → copy latency 100 KB → 800 KB: 10 → 400 µs" in shows
+    assert "tpc at its peak (200 KB) → lowest past it (800 KB): 20.00 → 14.00 Gbit/s" in shows
+    assert shows.endswith("cache misses: no PMU here")
     assert v.loc["F08", "verdict"] == NOT_TESTABLE
+    assert "needs a NIC with adjustable rings" in v.loc["F08", "this run shows"]
+    assert v.attrs["top_up"] == {}
 
 
-def test_tpc_drop_within_the_confidence_intervals_is_inconclusive():
-    v = verdict(summary([10, 20, 19, 18.5], [3, 3, 3, float("nan")], [10, 20, 80, 400]))
-    assert v.loc["F07", "verdict"] == INCONCLUSIVE and "within the 95 % CIs" in v.loc["F07", "this run shows"]
+def test_tpc_drop_within_the_run_to_run_spread_is_inconclusive_and_names_the_points():
+    t = rx_buffer.verdict_table(rx_tidy([10, 20, 19, 18.5], [10, 20, 80, 400], spread=(0.0, 3.0, -3.0)), REF)
+    v = t.set_index("id")
+    assert v.loc["F07", "verdict"] == INCONCLUSIVE
+    assert "20.00 → 18.50 Gbit/s" in v.loc["F07", "this run shows"] and "to decide:" in v.loc["F07", "this run shows"]
+    assert t.attrs["top_up"] == {"F07": [{"rx_buffer_kb": 200}, {"rx_buffer_kb": 800}]}
 
 
-def test_flat_latency_is_not_reproduced():
-    assert verdict(summary([10, 20, 15, 14], [0.5] * 4, [10, 11, 12, 12])).loc["F07", "verdict"] == NOT_REPRODUCED
+def test_falling_latency_or_tpc_peaking_at_the_largest_buffer_is_not_reproduced():
+    falling = verdicts(rx_tidy([10, 20, 15, 14], [400, 80, 20, 10]))
+    assert falling.loc["F07", "verdict"] == NOT_REPRODUCED and "400 → 10 µs" in falling.loc["F07", "this run shows"]
+    rising = verdicts(rx_tidy([10, 12, 14, 16], [10, 20, 80, 400]))
+    assert rising.loc["F07", "verdict"] == NOT_REPRODUCED
+    assert "tpc peaks at the largest buffer (800 KB)" in rising.loc["F07", "this run shows"]
+
+
+def test_flat_latency_within_the_spread_is_inconclusive_and_two_sizes_judge_nothing():
+    v = verdicts(rx_tidy([10, 20, 15, 14], [10, 11, 10, 10.3]))
+    assert v.loc["F07", "verdict"] == INCONCLUSIVE and "10 → 10 µs" in v.loc["F07", "this run shows"]
+    assert "to decide:" in v.loc["F07", "this run shows"]
+    assert v.attrs["top_up"] == {"F07": [{"rx_buffer_kb": 100}, {"rx_buffer_kb": 800}]}
+    assert list(verdicts(rx_tidy([10, 20], [10, 400], kb=[100, 200])).index) == ["F08"]
 
 
 def test_recorded_sweep_table_has_every_size():
-    tidy, manifests = rx_buffer.load(REPO / "data" / "runs", "20261123-rx-buffer-embedded")
+    tidy, manifests = rx_buffer.load(RUNS, "20261123-rx-buffer-embedded")
     t = rx_buffer.table(tidy)
     assert list(t.rx_buffer_kb) == rx_buffer.SIZES_KB
     assert (t.latency_avg_usec > 0).all() and (t.tpc_gbps > 0).all()
     assert t.latency_p99_usec.iloc[-1] > t.latency_p99_usec.iloc[0]  # the queue grows with the buffer
+    v = rx_buffer.judge(RUNS, "20261123-rx-buffer-embedded", REF)
+    assert list(v.id) == ["F07", "F08"] and v.verdict.isin(VOCABULARY).all()
+    assert "avg receive → copy latency 100 KB → 12800 KB" in v.set_index("id").loc["F07", "this run shows"]
+    assert all(p["rx_buffer_kb"] in rx_buffer.SIZES_KB for pts in v.attrs["top_up"].values() for p in pts)

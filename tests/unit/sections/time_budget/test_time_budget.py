@@ -36,14 +36,24 @@ def test_recorded_campaign_tables(recorded):
 def test_recorded_campaign_verdicts(recorded):
     micro, batch, _ = recorded
     mhz, _ = time_budget.clock_mhz(micro)
-    v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch), mhz, REF)
+    in_situ = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded")
+    v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch), mhz, REF,
+                                  batch=batch, in_situ=in_situ)
     assert v.id.tolist() == ["F18", "F19", "F20"]
     v = v.set_index("id")
     # as docs/time-budget.md reports them
-    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": NOT_TESTABLE}
+    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": REPRODUCED}
     assert "123.04 ns" in v.loc["F18", "this run shows"]
-    assert "fewer than two clean runs" in v.loc["F19", "this run shows"]
-    assert "Context only" in v.loc["F20", "this run shows"] and "32 ns" in v.loc["F20", "this run shows"]
+    assert "to decide" in v.loc["F19", "this run shows"]
+    assert "in situ, no-opts single flow" in v.loc["F20", "this run shows"]
+    assert "32 ns" in v.loc["F20", "this run shows"]
+
+
+def test_f20_in_situ_sums_both_sides_per_received_segment():
+    m = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded")
+    assert len(m) == 5 and (m.config == "no-opts").all()
+    assert (m.mm_ns_per_pkt == m.sender_mm_ns + m.receiver_mm_ns).all()
+    assert m.packets.min() > 1e6 and 100 < m.mm_ns_per_pkt.mean() < 2000
 
 
 def test_flatten_point_and_speedup():
@@ -100,25 +110,35 @@ def _f19_inputs():
          "pps_median": 1e6, "speedup": 1.0, "repetitions": 3},
         {"side": "sender", "batch": 32, "cpu_ns_per_pkt": 900.0, "cpu_ns_min": 890.0, "cpu_ns_max": 910.0,
          "pps_median": 1.1e6, "speedup": 1.1, "repetitions": 3}])
-    return costs, batches
+    batch = pd.DataFrame([{"run_id": f"b{b}-{i}", "side": "sender", "batch": b, "metric": "udp_cpu_per_pkt_ns",
+                           "category": "", "value": v}
+                          for b, vals in ((1, (990.0, 1000.0, 1010.0)), (32, (890.0, 900.0, 910.0)))
+                          for i, v in enumerate(vals)])
+    return costs, batches, batch
 
 
 def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
-    costs, batches = _f19_inputs()
-    clean = time_budget.verdict_table(costs, batches, 2600.0, REF).set_index("id").loc["F19"]
-    assert clean.verdict == REPRODUCED
-    flagged = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.BATCH_EXPERIMENT])
+    costs, batches, batch = _f19_inputs()
+    clean = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=batch).set_index("id").loc["F19"]
+    assert clean.verdict == REPRODUCED and "1000 → 900 ns" in clean["this run shows"]
+    flagged = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.BATCH_EXPERIMENT],
+                                        batch=batch)
     row = flagged.set_index("id").loc["F19"]
     assert row.verdict == INCONCLUSIVE and "flagged for foreign load" in row["this run shows"]
-    micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT])
+    close = batch.assign(value=lambda d: d.value.where(d.batch == 1, d.value + 95))
+    row = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=close).set_index("id").loc["F19"]
+    assert row.verdict == INCONCLUSIVE and "to decide" in row["this run shows"]
+    micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT],
+                                           batch=batch)
     row = micro_only.set_index("id").loc["F19"]
     assert row.verdict == REPRODUCED and "system-call cost comes from runs flagged" in row["this run shows"]
 
 
-def test_f20_is_not_testable_with_a_user_space_stand_in():
+def test_f20_without_an_in_situ_campaign_is_not_testable_and_keeps_the_stand_in_as_context():
     costs = pd.DataFrame([{"cost": "skballoc", "median_ns": 20.0, "min_ns": 19.0, "max_ns": 21.0}])
     row = time_budget.verdict_table(costs, pd.DataFrame(), 2600.0, REF).set_index("id").loc["F20"]
-    assert row.verdict == NOT_TESTABLE and "Context only" in row["this run shows"] and "20 ns" in row["this run shows"]
+    assert row.verdict == NOT_TESTABLE and "user-space stand-in" in row["this run shows"]
+    assert "20 ns" in row["this run shows"] and "no single-flow campaign" in row["this run shows"]
 
 
 def test_all_flagged_experiment_is_shown_and_named(tmp_path):

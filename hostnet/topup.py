@@ -1,0 +1,87 @@
+"""Top a recorded campaign up until its verdicts are decided: more clean repetitions of exactly the
+points an inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
+
+Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
+names the points. The extra runs go into the same campaign (run_sweep skips repetitions already
+made), and the campaign's sweep.json keeps its plan plus a record of every round under "top_ups".
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from functools import partial
+from pathlib import Path
+
+from . import store
+from .sweep import SweepSpec, run_sweep
+from .verdicts import TopUpLog, top_up_until_decided
+
+# What a live notebook spends at most on top-ups after its sweep (`hostnet top-up` takes others).
+BUDGET_RUNS = 30
+BUDGET_MINUTES = 10.0
+
+
+def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
+    plan = json.loads((Path(runs_dir) / campaign / "sweep.json").read_text())
+    return SweepSpec.from_dict(plan["spec"])
+
+
+def matching(spec: SweepSpec, partial_points: list[dict]) -> list[dict]:
+    """The spec's points that agree with any of the partial points on every key it names."""
+    return [p for p in spec.points()
+            if any(all(str(p.get(k)) == str(v) for k, v in want.items()) for want in partial_points)]
+
+
+def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str) -> int:
+    """One more repetition of each point (one sweep per point, so no grid product adds others);
+    returns the runs made. The campaign's own plan in sweep.json is kept; each round is appended."""
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    plan = json.loads(sweep_json.read_text())
+    manifests = store.load_manifests(runs_dir, campaign, spec.stored_as)
+    made = 0
+    for i, point in enumerate(matching(spec, points)):
+        same = [m.get("repetition", 0) for m in manifests if _same(m.get("point", {}), point)]
+        reps = max([spec.repetitions - 1, *same]) + 2
+        one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
+                      repetitions=reps, seed=spec.seed + 1000 + len(plan.get("top_ups", [])) + i)
+        done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
+        made += done["ran"] + done["failed"]
+        plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
+        sweep_json.write_text(json.dumps(plan, indent=2))  # run_sweep wrote its own one-point plan there
+    return made
+
+
+def _same(a: dict, b: dict) -> bool:
+    strip = {k: str(v) for k, v in a.items() if k != "id"}
+    return strip == {k: str(v) for k, v in b.items()}
+
+
+def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int = BUDGET_RUNS,
+           budget_minutes: float = BUDGET_MINUTES) -> TopUpLog:
+    """Top the campaign up on testbed tb until judge's verdicts are decided or the budget is spent;
+    the log (rounds, runs, why it stopped) is written to the campaign's sweep.json."""
+    spec = campaign_spec(runs_dir, campaign)
+    log = top_up_until_decided(partial(judge, runs_dir, campaign, reference_dir),
+                               partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
+                               budget_runs=budget_runs, budget_minutes=budget_minutes)
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    plan = json.loads(sweep_json.read_text())
+    plan.setdefault("decisive_top_ups", []).append(
+        {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
+         "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
+    sweep_json.write_text(json.dumps(plan, indent=2))
+    return log
+
+
+def embedded_shape(manifest: dict) -> dict:
+    """The embedded testbed a campaign's runs were made on (CPUs, endpoint counts, receive path), as
+    testbed.embedded's keyword arguments: top-ups must be made on the same kind of testbed."""
+    tb = manifest["testbed"]
+    if tb["kind"] != "embedded":
+        raise ValueError(f"campaign ran on a {tb['kind']} testbed: top it up with `--testbed FILE` naming it")
+    eps = tb["endpoints"].values()
+    senders = [e for e in eps if e["role"].startswith("sender")]
+    receivers = [e for e in eps if e["role"].startswith("receiver")]
+    return {"sender_cpus": tuple(senders[0]["cpus"]), "receiver_cpus": tuple(receivers[0]["cpus"]),
+            "n_senders": len(senders), "n_receivers": len(receivers),
+            "steering": tb.get("rx_steering", "rps")}

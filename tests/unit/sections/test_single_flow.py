@@ -1,0 +1,97 @@
+"""Notebook 01's verdicts (F01-F08, F25) on synthetic runs where the answer is known, and on the
+recorded campaigns (RPS and threaded NAPI)."""
+import pandas as pd
+
+from conftest import REPO
+from hostnet import verdicts
+from hostnet.sections import single_flow
+
+REF = REPO / "data" / "reference"
+RUNS = REPO / "data" / "runs"
+SPREAD = (-0.4, 0.3, 0.0, 0.2, -0.1)  # five repetitions around each value
+
+
+def tidy(tpc, util=None, breakdown=None, metric="breakdown_pct"):
+    rows = []
+
+    def add(cfg, i, side, metric, value, category=""):
+        rows.append({"run_id": f"{cfg}-r{i}", "config": cfg, "side": side, "metric": metric, "category": category,
+                     "value": value})
+    for cfg, v in tpc.items():
+        for i, e in enumerate(SPREAD):
+            add(cfg, i, "both", "tpc_gbps", v + e)
+            add(cfg, i, "both", "throughput_gbps", v + e)
+    for (cfg, side), v in (util or {}).items():
+        for i, e in enumerate(SPREAD):
+            add(cfg, i, side, "cpu_util_pct", v + (3 if side == "sender" else -3) * e)
+    for (cfg, side, cat), v in (breakdown or {}).items():
+        for i, e in enumerate(SPREAD):
+            add(cfg, i, side, metric, v + 2 * e, cat)
+    return pd.DataFrame(rows)
+
+
+def manifests(steering):
+    return [{"testbed": {"kind": "embedded", "rx_steering": steering}}]
+
+
+PAPER_LIKE = dict(
+    tpc={"no-opts": 5, "tsogro": 15, "tsogro+jumbo": 27, "all-opts": 41},
+    util={(c, s): (60 if s == "sender" else 95) for c in ("no-opts", "all-opts") for s in ("sender", "receiver")},
+    breakdown={("all-opts", "sender", "data_copy"): 50, ("all-opts", "sender", "tcp/ip"): 10,
+               ("all-opts", "receiver", "data_copy"): 55, ("all-opts", "receiver", "tcp/ip"): 20,
+               ("no-opts", "sender", "tcp/ip"): 40, ("no-opts", "sender", "data_copy"): 5,
+               ("no-opts", "receiver", "tcp/ip"): 55, ("no-opts", "receiver", "netdev"): 9})
+
+
+def test_paper_like_runs_are_reproduced():
+    v = single_flow.verdict_table(tidy(**PAPER_LIKE), REF, manifests("rps")).set_index("id")
+    for fid in ("F02", "F03", "F04", "F05", "F06"):
+        assert v.loc[fid, "verdict"] == verdicts.REPRODUCED, v.loc[fid, "this run shows"]
+    assert v.loc["F01", "verdict"] == v.loc["F08", "verdict"] == verdicts.NOT_TESTABLE
+    assert "95 % CI" in v.loc["F03", "this run shows"]
+
+
+def test_under_threaded_napi_the_arfs_step_is_not_judged_and_f25_is_not_testable():
+    v = single_flow.verdict_table(tidy(**PAPER_LIKE), REF, manifests("napi-thread")).set_index("id")
+    assert v.loc["F02", "verdict"] == verdicts.REPRODUCED
+    assert "all-opts" not in v.loc["F02", "this run shows"].split(";")[0]
+    assert "aRFS step (→ all-opts) is not judged" in v.loc["F02", "this run shows"]
+    assert v.loc["F25", "verdict"] == verdicts.NOT_TESTABLE and "ntuple" in v.loc["F25", "this run shows"]
+
+
+def test_contrary_runs_are_not_reproduced_with_their_numbers():
+    t = tidy({"no-opts": 12, "tsogro": 23.1, "tsogro+jumbo": 20.0, "all-opts": 23},
+             {("tsogro", "sender"): 98, ("tsogro", "receiver"): 80},
+             {("all-opts", "sender", "tcp/ip"): 50, ("all-opts", "sender", "data_copy"): 20,
+              ("all-opts", "receiver", "data_copy"): 55, ("all-opts", "receiver", "tcp/ip"): 5})
+    v = single_flow.verdict_table(t, REF, manifests("rps")).set_index("id")
+    assert v.loc["F02", "verdict"] == v.loc["F03", "verdict"] == verdicts.NOT_REPRODUCED
+    assert "> tsogro+jumbo 20.00" in v.loc["F02", "this run shows"]
+    assert v.loc["F04", "verdict"] == verdicts.NOT_REPRODUCED and "98 → 80 %" in v.loc["F04", "this run shows"]
+    assert v.loc["F05", "verdict"] == verdicts.NOT_REPRODUCED
+
+
+def test_differences_within_the_spread_are_inconclusive_and_name_their_points():
+    t = tidy({"no-opts": 12, "tsogro": 23.0, "tsogro+jumbo": 23.1, "all-opts": 30},
+             {("tsogro", "sender"): 98, ("tsogro", "receiver"): 97.5})
+    v = single_flow.verdict_table(t, REF, manifests("rps"))
+    by_id = v.set_index("id")
+    assert by_id.loc["F03", "verdict"] == by_id.loc["F02", "verdict"] == verdicts.INCONCLUSIVE
+    assert by_id.loc["F04", "verdict"] == verdicts.INCONCLUSIVE and "to decide" in by_id.loc["F04", "this run shows"]
+    assert {"config": "tsogro+jumbo"} in v.attrs["top_up"]["F03"]
+
+
+def test_attributed_breakdown_is_judged_as_is():
+    t = tidy({"all-opts": 41}, breakdown={(("all-opts", side, cat)): v for side in ("sender", "receiver")
+                                          for cat, v in (("data_copy", 50), ("etc", 5), ("netdev", 30))},
+             metric="breakdown_attributed_pct")
+    v = single_flow.verdict_table(t, REF, manifests("rps")).set_index("id")
+    assert v.loc["F05", "verdict"] == verdicts.REPRODUCED
+    assert "attributed through the call chain" in v.loc["F05", "this run shows"]
+
+
+def test_recorded_napi_thread_campaign_is_judged_on_its_clean_runs():
+    v = single_flow.judge(RUNS, "20261124-010455-receive-path-napi-thread-embedded", REF).set_index("id")
+    assert v.loc["F03", "verdict"] == verdicts.REPRODUCED and "n = 5/5" in v.loc["F03", "this run shows"]
+    assert v.loc["F25", "verdict"] == verdicts.NOT_TESTABLE
+    assert set(v.verdict) <= set(verdicts.VOCABULARY)

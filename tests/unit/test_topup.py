@@ -1,0 +1,98 @@
+"""hostnet.topup: which sweep points a partial point names, one more repetition per point into the
+same campaign (run_sweep replaced by a fake that writes manifests), the decision loop's record in
+sweep.json, and the embedded testbed shape taken from a campaign's manifest."""
+import json
+from dataclasses import asdict
+
+import pandas as pd
+import pytest
+
+from hostnet import topup, verdicts
+from hostnet.store import SCHEMA_VERSION
+from hostnet.sweep import SweepSpec
+
+SPEC = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2, 4]}, repetitions=2)
+
+
+def campaign(tmp_path, spec=SPEC):
+    cdir = tmp_path / "c"
+    cdir.mkdir()
+    (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec), "order": ["original plan"]}))
+    for p in spec.points():
+        for rep in range(spec.repetitions):
+            write_run(cdir, p, rep)
+    return cdir
+
+
+def write_run(cdir, point, rep):
+    run = cdir / f"{point['config']}-{point.get('flows', 1)}-r{rep}"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"schema": SCHEMA_VERSION, "run_id": run.name,
+                                                   "experiment": "one-to-one", "status": "ok",
+                                                   "repetition": rep, "point": {"id": "x", **point}}))
+
+
+@pytest.fixture
+def fake_sweeps(monkeypatch):
+    """run_sweep as the real one behaves for top-ups: skips repetitions already made, writes its own plan."""
+    calls = []
+
+    def run_sweep(tb, spec, *, runs_dir, campaign, progress=True):
+        cdir = runs_dir / campaign
+        (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
+        ran = 0
+        for p in spec.points():
+            for rep in range(spec.repetitions):
+                if not (cdir / f"{p['config']}-{p.get('flows', 1)}-r{rep}").exists():
+                    write_run(cdir, p, rep)
+                    ran += 1
+        calls.append(spec)
+        return {"ran": ran, "failed": 0, "skipped": 0, "campaign_dir": str(cdir)}
+    monkeypatch.setattr(topup, "run_sweep", run_sweep)
+    return calls
+
+
+def test_matching_selects_the_spec_points_a_partial_point_names():
+    assert topup.matching(SPEC, [{"flows": 2}]) == [{"config": "all-opts", "flows": 2}]
+    assert topup.matching(SPEC, [{"flows": "4"}, {"config": "all-opts", "flows": 1}]) == [
+        {"config": "all-opts", "flows": 1}, {"config": "all-opts", "flows": 4}]
+    assert topup.matching(SPEC, [{"flows": 8}]) == []
+
+
+def test_run_more_adds_one_repetition_per_point_and_keeps_the_campaigns_plan(tmp_path, fake_sweeps):
+    cdir = campaign(tmp_path)
+    made = topup.run_more(None, SPEC, [{"flows": 2}, {"flows": 4}], runs_dir=tmp_path, campaign="c")
+    assert made == 2 and (cdir / "all-opts-2-r2").is_dir() and (cdir / "all-opts-4-r2").is_dir()
+    assert not (cdir / "all-opts-1-r2").exists()
+    assert [s.grid for s in fake_sweeps] == [{"flows": [2]}, {"flows": [4]}]  # one sweep per point: no product
+    plan = json.loads((cdir / "sweep.json").read_text())
+    assert plan["order"] == ["original plan"] and len(plan["top_ups"]) == 2
+    topup.run_more(None, SPEC, [{"flows": 2}], runs_dir=tmp_path, campaign="c")
+    assert (cdir / "all-opts-2-r3").is_dir()
+
+
+def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake_sweeps):
+    cdir = campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):  # n=4 undecided until it has 4 runs
+        runs = [p for p in (runs_dir / name).iterdir() if p.name.startswith("all-opts-4-")]
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
+        return t
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10)
+    assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("decided")
+    record = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"][0]
+    assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": topup.BUDGET_MINUTES}
+    assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 1}
+
+
+def test_embedded_shape_follows_the_campaigns_testbed():
+    m = {"testbed": {"kind": "embedded", "rx_steering": "napi-thread", "endpoints": {
+        "sender": {"role": "sender", "cpus": [0]}, "sender2": {"role": "sender2", "cpus": [0]},
+        "receiver": {"role": "receiver", "cpus": [1]}}}}
+    assert topup.embedded_shape(m) == {"sender_cpus": (0,), "receiver_cpus": (1,), "n_senders": 2,
+                                       "n_receivers": 1, "steering": "napi-thread"}
+    old = {"testbed": {"kind": "embedded", "endpoints": m["testbed"]["endpoints"]}}
+    assert topup.embedded_shape(old)["steering"] == "rps"  # recorded before the receive path was a property
+    with pytest.raises(ValueError, match="servers"):
+        topup.embedded_shape({"testbed": {"kind": "servers", "endpoints": {}}})
