@@ -411,6 +411,10 @@ def _data_commands(sub) -> None:
     f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
                                       "(default: each notebook's own, data/runs)")
     f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
+    f.add_argument("--top-up-runs", type=int, help="run mode: runs each notebook may add until its verdicts are "
+                                                   "decided (default: $HOSTNET_TOP_UP_RUNS, else 30; docs/verdicts.md)")
+    f.add_argument("--top-up-minutes", type=float, help="run mode: minutes each notebook's top-up may take "
+                                                        "(default: $HOSTNET_TOP_UP_MINUTES, else 10)")
     _steering_option(f)
     f.set_defaults(func=cmd_figures)
 
@@ -511,6 +515,10 @@ def main(argv=None) -> int:
     if getattr(args, "steering", None):  # every embedded testbed built below (notebooks' kernels too)
         from .testbed import steering
         os.environ[steering.ENV] = args.steering
+    from . import topup
+    for option, env in (("top_up_runs", topup.ENV_RUNS), ("top_up_minutes", topup.ENV_MINUTES)):
+        if getattr(args, option, None) is not None:  # read by the notebooks' kernels, as the steering
+            os.environ[env] = str(getattr(args, option))
     try:
         return args.func(args)
     except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,

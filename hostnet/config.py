@@ -61,7 +61,7 @@ CONFIGS: dict[str, StackConfig] = {c.name: c for c in (
     StackConfig("all-opts", tso=True, gro=True, mtu=9000, arfs=True),
 )}
 
-CONGESTION_CONTROLS = ("cubic", "reno", "bbr", "dctcp")
+CONGESTION_CONTROLS = ("cubic", "reno", "bbr", "dctcp", "vegas")  # vegas: the 2010 study (F28)
 
 
 def get_config(name: str, **overrides) -> StackConfig:

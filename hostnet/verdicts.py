@@ -151,13 +151,14 @@ class Judgement:
 
 
 def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str, tuple[dict, ...]]:
-    """What would decide the undecided differences, and their points."""
+    """What would decide the undecided differences, and their points (none when more than MAX_RUNS
+    clean runs per point would be needed: a top-up would spend its budget without deciding)."""
     wanted = [d.runs_to_decide() for d in diffs]
     if any(w is None for w in wanted):
         need = "at least 2 clean runs per point"
-    elif max(wanted) > MAX_RUNS:
-        need = (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
-                f"run-to-run spread): a longer window or a quieter host")
+    elif max(wanted) > MAX_RUNS:  # no top-up: repetitions within reason would not decide it
+        return (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
+                f"run-to-run spread): a longer window or a quieter host"), ()
     else:
         need = f"about {max(wanted)} clean runs per point (now {min(d.n for d in diffs)})"
     return need, tuple(p for p in points if p)
@@ -226,9 +227,11 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
         return Judgement(INCONCLUSIVE, shows, "at least 2 clean runs per point", tuple(points))
     half = (d.hi - d.lo) / 2
     room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
-    need = (f"about {max(d.n + 1, math.ceil(d.n * (half / room) ** 2))} clean runs per point (now {d.n})"
-            if room > 0 else f"more than {MAX_RUNS} clean runs per point: the mean change sits at the margin")
-    return Judgement(INCONCLUSIVE, shows, need, tuple(points))
+    wanted = max(d.n + 1, math.ceil(d.n * (half / room) ** 2)) if room > 0 else MAX_RUNS + 1
+    if wanted > MAX_RUNS:  # as _more_runs: no top-up where repetitions within reason would not decide
+        return Judgement(INCONCLUSIVE, shows, f"more than {MAX_RUNS} clean runs per point: the change sits near "
+                                              f"the ±{margin_pct:.0f} % margin")
+    return Judgement(INCONCLUSIVE, shows, f"about {wanted} clean runs per point (now {d.n})", tuple(points))
 
 
 def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points: Sequence[dict] = ()) -> Judgement:
@@ -340,7 +343,7 @@ def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[
         wanted = judge().attrs.get("top_up", {})
         points = list({_key(p): p for pts in wanted.values() for p in pts}.values())
         if not points:
-            log.stopped = "decided: no verdict asks for more runs"
+            log.stopped = f"no verdict asks for more runs (each is decided, or would need over {MAX_RUNS} per point)"
             break
         if log.runs + len(points) > budget_runs:
             log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"

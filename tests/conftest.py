@@ -23,6 +23,12 @@ from hostnet.hosts import Host, HostError, Result
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 
+# Live sections top a campaign up until its verdicts are decided (hostnet.topup); the live tests
+# check their sweeps, and the loop is tested on a fake runner (unit/test_topup.py): no top-up here,
+# or a test's 1-repetition sweep would spend the default budget (30 runs) on it. Kernels papermill
+# starts inherit it.
+os.environ.setdefault("HOSTNET_TOP_UP_RUNS", "0")
+
 
 def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text()

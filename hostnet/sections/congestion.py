@@ -141,8 +141,9 @@ def _receiver_bound(tidy: pd.DataFrame, cc: str, n: int) -> verdicts.Judgement:
 
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> pd.DataFrame:
     """F17: tpc changes little across algorithms (each within ±SPREAD_LIMIT_PCT of cubic's, by the
-    CI of the difference) because the receiver is the bottleneck — a premise checked per point:
-    where the receiver is not decidedly the busier side the finding is not testable here."""
+    CI of the difference) because the receiver is the bottleneck — a premise checked per point
+    (paired CPU interval): an algorithm whose point is not decidedly receiver-bound is left out
+    with its numbers; with fewer than two algorithms left the finding is not testable here."""
     findings = verdicts.load_findings(reference_dir)
     m = summary[summary.status == "measured"]
     missing = sorted(summary[summary.status != "measured"].congestion_control)
@@ -152,28 +153,33 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dic
         return verdicts.table(findings, {"F17": verdicts.Judgement(
             verdicts.INCONCLUSIVE, "fewer than two algorithms measured" + note, "two or more algorithms")})
     base = "cubic" if "cubic" in algos else algos[0]
-    premise, parts = [], []
-    for n in sorted(m.flows.dropna().astype(int).unique()):
+    parts, left_out, open_premise = [], [], []
+    for n in sorted(int(x) for x in m.flows.dropna().unique()):  # plain ints: points go to sweep.json
         here = [cc for cc in algos if cc in set(m[m.flows == n].congestion_control)]
-        premise += [_receiver_bound(tidy, cc, n) for cc in here]
+        bound = {cc: _receiver_bound(tidy, cc, n) for cc in here}
+        left_out += [b for b in bound.values() if b.verdict == verdicts.NOT_REPRODUCED]
+        open_premise += [b for b in bound.values() if b.verdict == verdicts.INCONCLUSIVE]
+        ok = [cc for cc in here if bound[cc].verdict == verdicts.REPRODUCED]
         parts += [verdicts.similar(verdicts.difference(_per_run(tidy, base, n, "tpc_gbps", "both"),
                                                        _per_run(tidy, cc, n, "tpc_gbps", "both")),
                                    margin_pct=SPREAD_LIMIT_PCT, what=f"{n} flow(s) tpc {base} → {cc}", unit="Gbit/s",
                                    points=[{"congestion_control": base, "flows": n},
                                            {"congestion_control": cc, "flows": n}])
-                  for cc in here if cc != base and base in here]
-    bound = verdicts.combine(premise)
-    if bound.verdict == verdicts.NOT_REPRODUCED:
-        j = verdicts.not_testable(
-            "the premise does not hold: " + "; ".join(p.shows for p in premise if p.verdict == verdicts.NOT_REPRODUCED)
-            + note, "a receiver-bound configuration (the finding explains the small change by the receiver's limit)")
-    elif bound.verdict == verdicts.INCONCLUSIVE:
-        j = verdicts.Judgement(verdicts.INCONCLUSIVE, "premise undecided: " + bound.shows + note,
-                               "receiver-bound shown: " + bound.decide, bound.points)
+                  for cc in ok if cc != base and base in ok]
+    excluded = ("; left out, not receiver-bound (the premise): " + "; ".join(b.shows for b in left_out)
+                if left_out else "")
+    if open_premise:
+        j = verdicts.combine(open_premise)
+        j = verdicts.Judgement(verdicts.INCONCLUSIVE, "premise undecided: " + j.shows + excluded + note,
+                               "receiver-bound shown: " + j.decide, j.points)
+    elif not parts:
+        j = verdicts.not_testable("the premise does not hold" + excluded + note,
+                                  "a receiver-bound configuration for at least two algorithms (the finding "
+                                  "explains the small change by the receiver's limit)")
     else:
         j = verdicts.combine(parts)
-        j = verdicts.Judgement(j.verdict, j.shows + "; the receiver is the busier side at every point" + note,
-                               j.decide, j.points)
+        j = verdicts.Judgement(j.verdict, j.shows + "; the receiver is decidedly the busier side at these points"
+                               + excluded + note, j.decide, j.points)
     return verdicts.table(findings, {"F17": j})
 
 

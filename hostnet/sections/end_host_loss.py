@@ -179,7 +179,8 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, refere
     # F21: every lost datagram is found at a receiver-side location, and the counters add up
     if lossy.empty:
         add("F21", f"no point lost more than {LOSSY_PCT:g} % (highest offered {summary.offered_gbps.max():.2f} "
-                   "Gbit/s): the receiver was never overloaded", INCONCLUSIVE)
+                   "Gbit/s): the receiver was never overloaded; to decide: an offered rate that overloads it",
+            INCONCLUSIVE)
     else:
         where = lossy[[f"{loc}_lost_count" for loc in LOCATIONS]].sum()  # datagrams, not a sum of shares
         main = where.idxmax().removesuffix("_lost_count")
@@ -218,7 +219,8 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, refere
                  f"{small.loss_pct:.1f} %, {kbs[-1] // 1024} MB loses {large.loss_pct:.1f} % "
                  f"(delivered {small.delivered_gbps:.2f} vs {large.delivered_gbps:.2f} Gbit/s)")
         if small.loss_pct <= LOSSY_PCT:
-            add("F23", shows + "; the receiver was not overloaded at the small buffer", INCONCLUSIVE)
+            add("F23", shows + f"; the receiver was not overloaded at the small buffer (under {LOSSY_PCT:g} % lost); "
+                "to decide: an offered rate that overloads it", INCONCLUSIVE)
         else:
             j = verdicts.direction(verdicts.against_level(
                 verdicts.clean_values(tidy, "loss_pct", "both", placement="same", buffer_kb=kbs[-1],

@@ -98,19 +98,23 @@ def _per_run(tidy: pd.DataFrame, metric: str, side: str, config: str) -> pd.Seri
     return rows.set_index("run_id").value.astype(float).sort_index()
 
 
+ARFS_NEEDS = ("a NIC with ntuple filters (aRFS), or a third CPU for receive processing apart from the sender's and "
+              "the application's")
+
+
 def _arfs_premise(steering: str) -> str:
     """Why the aRFS step cannot be tested on this receive path ("" when it can)."""
     if steering == "napi-thread":
         return ("with threaded NAPI the receive processing already runs on the application's CPU, so RFS "
-                "(the software stand-in for aRFS) has nothing to move; the contrast needs a NIC with ntuple "
-                "filters, or a third CPU for receive processing apart from both the sender's and the application's")
+                "(the software stand-in for aRFS) has nothing to move")
     if steering == "none":
         return "with the kernel default veth delivers on the sender's CPU, where RFS cannot steer"
     return ""
 
 
 def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
-    """F01-F08 and F25 from a single-flow campaign, judged by verdicts' one rule."""
+    """F01-F06, F08 and F25 from a single-flow campaign, judged by verdicts' one rule (F07 needs
+    the Rx-buffer sweep: notebook 02)."""
     findings = verdicts.load_findings(reference_dir)
     steering = steering_of(manifests)
     no_arfs = _arfs_premise(steering)
@@ -127,8 +131,8 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
     if len(ladder) >= 3:
         j = verdicts.ordered([(c, tpc[c], {"config": c}) for c in ladder], unit="Gbit/s")
         if no_arfs:
-            j = verdicts.Judgement(j.verdict, j.shows + "; the aRFS step (→ all-opts) is not judged: " + no_arfs,
-                                   j.decide, j.points)
+            j = verdicts.Judgement(j.verdict, f"{j.shows}; the aRFS step (→ all-opts) is not judged: {no_arfs} "
+                                   f"(it needs {ARFS_NEEDS})", j.decide, j.points)
         judged["F02"] = j
     if {"tsogro", "tsogro+jumbo"} <= set(tpc):
         judged["F03"] = verdicts.direction(verdicts.difference(tpc["tsogro"], tpc["tsogro+jumbo"]), want="<",
@@ -157,12 +161,10 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
             note = (" (samples where IRQs come back on attributed through the call chain)"
                     if metric == "breakdown_attributed_pct" else " (leaf-only samples, etc excluded)")
             judged[fid] = verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
-    judged["F07"] = verdicts.not_testable("judged in notebook 02 (the Rx-buffer sweep and the eBPF latency probe)",
-                                          "the Rx-buffer sweep")
     judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)",
                                           "a NIC with adjustable rings")
     if no_arfs:
-        judged["F25"] = verdicts.not_testable(f"receive path {steering or 'unknown'}", no_arfs)
+        judged["F25"] = verdicts.not_testable(f"receive path {steering}: {no_arfs}", ARFS_NEEDS)
     elif {"tsogro+jumbo", "all-opts"} <= present:
         per_gbit = {c: (_per_run(tidy, "cpu_util_pct", "receiver", c)
                         / _per_run(tidy, "throughput_gbps", "both", c)).dropna() for c in ("tsogro+jumbo", "all-opts")}

@@ -71,3 +71,13 @@ def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
     assert cpu_accounting_note({"versions": {"local": {"kernel": "6.18"}}}, {"sender": 1.0}) == ""  # older runs
     # runs that kept their snapshot times measure busy as wall minus idle: no tick bias to warn of
     assert cpu_accounting_note({**tick, "cpu_util_method": {"local": "wall-minus-idle"}}, {"receiver": 2.3}) == ""
+
+
+def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environment(monkeypatch):
+    from hostnet import cli, topup
+    monkeypatch.setenv(topup.ENV_RUNS, "0")  # restored after the test, whatever main() sets
+    monkeypatch.setenv(topup.ENV_MINUTES, "10")
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)  # refused before any notebook runs
+    with pytest.raises(SystemExit):
+        cli.main(["figures", "--mode", "run", "--top-up-runs", "12", "--top-up-minutes", "4.5"])
+    assert topup.budget() == (12, 4.5)

@@ -19,7 +19,7 @@ def test_bad_configs_rejected():
     with pytest.raises(sc.ConfigError, match="tcp_rmem"):
         sc.get_config("tsogro", tcp_rmem="4096 1 2")
     with pytest.raises(sc.ConfigError, match="congestion"):
-        sc.get_config("tsogro", congestion_control="vegas")
+        sc.get_config("tsogro", congestion_control="westwood")
 
 
 def test_labels_say_what_each_step_does_on_the_testbed():

@@ -79,8 +79,9 @@ def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake
         t = pd.DataFrame(columns=verdicts.COLUMNS)
         t.attrs["top_up"] = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
         return t
-    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10)
-    assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("decided")
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("no verdict asks for more runs")
     record = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"][0]
     assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": topup.BUDGET_MINUTES}
     assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 1}
@@ -96,3 +97,27 @@ def test_embedded_shape_follows_the_campaigns_testbed():
     assert topup.embedded_shape(old)["steering"] == "rps"  # recorded before the receive path was a property
     with pytest.raises(ValueError, match="servers"):
         topup.embedded_shape({"testbed": {"kind": "servers", "endpoints": {}}})
+
+
+def test_budget_comes_from_the_environment_else_the_defaults(monkeypatch):
+    monkeypatch.delenv(topup.ENV_RUNS, raising=False)
+    monkeypatch.delenv(topup.ENV_MINUTES, raising=False)
+    assert topup.budget() == (topup.BUDGET_RUNS, topup.BUDGET_MINUTES)
+    monkeypatch.setenv(topup.ENV_RUNS, "0")
+    monkeypatch.setenv(topup.ENV_MINUTES, "2.5")
+    assert topup.budget() == (0, 2.5)
+    monkeypatch.setenv(topup.ENV_RUNS, "many")
+    with pytest.raises(ValueError, match="HOSTNET_TOP_UP_RUNS"):
+        topup.budget()
+
+
+def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monkeypatch):
+    campaign(tmp_path)
+    monkeypatch.setenv(topup.ENV_RUNS, "0")
+
+    def judge(runs_dir, name, reference_dir):
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
+        return t
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref")
+    assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")

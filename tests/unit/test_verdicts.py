@@ -42,8 +42,9 @@ def test_undecided_says_how_many_runs_would_decide_and_which_points():
     assert j.verdict == verdicts.INCONCLUSIVE
     assert j.decide == f"about {d.runs_to_decide()} clean runs per point (now 5)" and 5 < d.runs_to_decide() <= 30
     assert j.points == ({"config": "a"}, {"config": "b"}) and "to decide" in j.text
-    tiny = verdicts.direction(verdicts.difference(UP, [x + 0.6 for x in NOISY]), want="<", what="x")
-    assert tiny.decide.startswith("more than 30 clean runs per point")
+    tiny = verdicts.direction(verdicts.difference(UP, [x + 0.6 for x in NOISY]), want="<", what="x",
+                              points=[{"config": "a"}])
+    assert tiny.decide.startswith("more than 30 clean runs per point") and tiny.points == ()  # no top-up
 
 
 def test_ordered_steps_reproduced_not_reproduced_and_undecided():
@@ -51,7 +52,7 @@ def test_ordered_steps_reproduced_not_reproduced_and_undecided():
     assert up.verdict == verdicts.REPRODUCED and "a 10.06 < b 12.08 < c 15.08" in up.shows
     down = verdicts.ordered([("a", HIGHER, {}), ("b", UP, {})])
     assert down.verdict == verdicts.NOT_REPRODUCED and "> b" in down.shows
-    flat = verdicts.ordered([("a", UP, {"config": "a"}), ("b", NOISY, {"config": "b"})])
+    flat = verdicts.ordered([("a", UP, {"config": "a"}), ("b", [x + 2.5 for x in NOISY], {"config": "b"})])
     assert flat.verdict == verdicts.INCONCLUSIVE and "≈ b" in flat.shows and flat.points
 
 
@@ -80,7 +81,7 @@ def test_largest_is_a_paired_lead_over_the_runner_up():
     assert lead.verdict == verdicts.REPRODUCED and "data_copy − tcp/ip" in lead.shows
     other = verdicts.largest({"data_copy": [20, 22, 21], "tcp/ip": [40, 42, 41]}, "data_copy", what="receiver")
     assert other.verdict == verdicts.NOT_REPRODUCED
-    tie = verdicts.largest({"data_copy": [30, 22, 35], "tcp/ip": [28, 30, 29]}, "data_copy", what="x",
+    tie = verdicts.largest({"data_copy": [33, 29, 37], "tcp/ip": [28, 30, 29]}, "data_copy", what="x",
                            points=[{"flows": 1}])
     assert tie.verdict == verdicts.INCONCLUSIVE and tie.points == ({"flows": 1},)
 
@@ -145,7 +146,7 @@ def test_top_up_stops_when_decided():
     c = FakeCampaign(needed=4)
     log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=60)
     assert c.runs == {"a": 4, "b": 4} and log.rounds == 2 and log.runs == 4
-    assert log.stopped.startswith("decided")
+    assert log.stopped.startswith("no verdict asks for more runs")
 
 
 def test_top_up_stops_at_the_run_budget_and_at_the_time_budget():

@@ -50,7 +50,7 @@ def test_f17_little_change_with_receiver_bottleneck_is_reproduced():
                 {"dctcp": "missing"})
     assert v.verdict == REPRODUCED, v["this run shows"]
     assert "dctcp: not available on this host" in v["this run shows"]
-    assert "the receiver is the busier side at every point" in v["this run shows"]
+    assert "the receiver is decidedly the busier side at these points" in v["this run shows"]
 
 
 def test_f17_large_change_is_not_reproduced_and_one_algorithm_or_two_runs_are_inconclusive():
@@ -84,3 +84,17 @@ def test_recorded_campaign_lists_dctcp_as_unavailable():
         (cc, n) for cc in ("reno", "cubic", "bbr") for n in (1, 4))
     assert (measured.throughput_gbps > 0).all()
     assert s.set_index("congestion_control").loc["dctcp", "status"] == "not available on this host"
+
+
+def test_f17_leaves_out_an_algorithm_that_makes_the_sender_the_bottleneck():
+    """bbr's pacing can make the sender the busier side: its point is not the finding's premise."""
+    t, m = tidy({("reno", 1): 20, ("cubic", 1): 21})
+    t2, m2 = tidy({("bbr", 1): 10}, bottleneck="sender")
+    t = pd.concat([t, t2], ignore_index=True)
+    v = congestion.verdict_table(congestion.table(t, {}), t, m + m2, REF).iloc[0]
+    assert v.verdict == REPRODUCED
+    assert "left out, not receiver-bound (the premise): bbr, 1 flow(s)" in v["this run shows"]
+    alone, ma = tidy({("cubic", 1): 20})
+    v = congestion.verdict_table(congestion.table(pd.concat([alone, t2]), {}), pd.concat([alone, t2]), ma + m2,
+                                 REF).iloc[0]
+    assert v.verdict == NOT_TESTABLE and "at least two algorithms" in v["this run shows"]

@@ -41,7 +41,7 @@ def test_latency_up_and_tpc_down_past_its_peak_beyond_the_spread_is_reproduced()
 
 
 def test_tpc_drop_within_the_run_to_run_spread_is_inconclusive_and_names_the_points():
-    t = rx_buffer.verdict_table(rx_tidy([10, 20, 19, 18.5], [10, 20, 80, 400], spread=(0.0, 3.0, -3.0)), REF)
+    t = rx_buffer.verdict_table(rx_tidy([10, 20, 19, 18.5], [10, 20, 80, 400], spread=(0.0, 1.0, -1.0)), REF)
     v = t.set_index("id")
     assert v.loc["F07", "verdict"] == INCONCLUSIVE
     assert "20.00 → 18.50 Gbit/s" in v.loc["F07", "this run shows"] and "to decide:" in v.loc["F07", "this run shows"]

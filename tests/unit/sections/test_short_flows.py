@@ -61,14 +61,14 @@ def test_f11_f12_data_copy_everywhere_or_nowhere_is_not_reproduced():
 
 def test_f11_f12_partial_patterns():
     # 4 KB: tcp/ip + sched (35 %, sched absent = 0) 5 points above data copy in every run: reproduced;
-    # 16 KB: data copy and tcp/ip trade places run to run, 32 and 64 KB copy-led: undecided at 16 KB only
-    close = [{"data_copy": 30, "tcp/ip": 28, "etc": 42}, {"data_copy": 25, "tcp/ip": 31, "etc": 44},
-             {"data_copy": 33, "tcp/ip": 27, "etc": 40}]
+    # 16 KB: data copy leads tcp/ip by 1-8 points run to run, 32 and 64 KB copy-led: undecided at 16 KB only
+    close = [{"data_copy": 34, "tcp/ip": 28, "etc": 38}, {"data_copy": 29, "tcp/ip": 28, "etc": 43},
+             {"data_copy": 36, "tcp/ip": 28, "etc": 36}]
     v = verdict_table(rpc_tidy(paper_like({"tcp/ip": 35, "data_copy": 30, "etc": 35}, close)))
     assert v.loc["F11", "verdict"] == REPRODUCED
     assert "4 KB receiver: tcp/ip+sched 35 %, data_copy 30 %" in v.loc["F11", "this run shows"]
     assert v.loc["F12", "verdict"] == INCONCLUSIVE and "to decide:" in v.loc["F12", "this run shows"]
-    assert "16 KB sender: data_copy 29 %, tcp/ip 29 %" in v.loc["F12", "this run shows"]
+    assert "16 KB sender: data_copy 33 %, tcp/ip 28 %" in v.loc["F12", "this run shows"]
     assert {p["rpc_size"] for p in v.attrs["top_up"]["F12"]} == {16384}
 
 
@@ -124,8 +124,8 @@ def test_f24_tpc_rising_with_the_rpc_size_is_reproduced_and_a_step_down_is_not()
 
 
 def test_f24_a_rise_within_the_spread_is_inconclusive_and_names_the_end_points():
-    v = verdict_table(rpc_tidy(paper_like(), {4096: 10, 16384: 10.1, 32768: 10.2, 65506: 10.3},
-                               spread=(0.0, 5.0, -5.0)))
+    v = verdict_table(rpc_tidy(paper_like(), {4096: 10, 16384: 10.05, 32768: 10.1, 65506: 10.15},
+                               spread=(0.0, 1.0, -1.0)))
     assert v.loc["F24", "verdict"] == INCONCLUSIVE and "to decide:" in v.loc["F24", "this run shows"]
     assert v.attrs["top_up"]["F24"] == [{"rpc_size": 4096}, {"rpc_size": 65506}]
 
