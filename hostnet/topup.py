@@ -13,6 +13,8 @@ from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 
+import pandas as pd
+
 from . import store
 from .sweep import SweepSpec, run_sweep
 from .verdicts import TopUpLog, top_up_until_decided
@@ -76,9 +78,18 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
     budget_runs = env_runs if budget_runs is None else budget_runs
     budget_minutes = env_minutes if budget_minutes is None else budget_minutes
     spec = campaign_spec(runs_dir, campaign)
-    log = top_up_until_decided(partial(judge, runs_dir, campaign, reference_dir),
-                               partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
+    unjudged = []
+
+    def judged():
+        try:
+            return judge(runs_dir, campaign, reference_dir)
+        except FileNotFoundError as exc:  # no clean run at all yet: nothing says which points to add
+            unjudged.append(str(exc))
+            return pd.DataFrame()
+    log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
                                budget_runs=budget_runs, budget_minutes=budget_minutes)
+    if unjudged:
+        log.stopped = f"nothing to judge: {unjudged[-1]}"
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
     plan = json.loads(sweep_json.read_text())
     plan.setdefault("decisive_top_ups", []).append(

@@ -3,7 +3,8 @@ interrupt and its IRQ affinity (receive steering "napi-thread", testbed/steering
 
 A veth device has NAPI only in NAPI mode (GRO on, or a native XDP program attached); writing
 `threaded` then gives each of its NAPI instances a kernel thread named napi/<dev>-<id>, which
-these knobs pin like an IRQ. Without NAPI the kernel refuses the write with an I/O error.
+these knobs pin like an IRQ. Without NAPI the kernel refuses the write with an I/O error (and
+keeps the flag: NapiThreaded clears it with GRO on for the moment of the write).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 
 from ..hosts import Host, HostError
 from .base import Knob, KnobError
+from .ethtool import FEATURES, parse_features
 from .irq_xps import parse_cpu_list
 
 _IFACE = re.compile(r"[A-Za-z0-9_.-]{1,15}")
@@ -78,8 +80,25 @@ class NapiThreaded(Knob):
         try:
             host.write_text(self.path(key), f"{value}\n")
         except HostError as exc:
+            if str(value) == "0" and self._clear_without_napi(host, key):
+                return
             raise KnobError(f"{host.name}: {key} refused threaded NAPI ({exc}); a veth device has NAPI only "
                             f"with GRO on or an XDP program attached") from exc
+
+    def _clear_without_napi(self, host: Host, key: str) -> bool:
+        """Put `threaded` back to 0 on a device that lost its NAPI (GRO restored to off before it, e.g.
+        after a kill between two points): the kernel refuses the write then, yet keeps the flag and
+        threads the NAPI again once GRO is back on. GRO is turned on for the write and off again.
+        Returns False (and changes nothing) when GRO was on: the refusal has another cause."""
+        gro = parse_features(host.run(["ethtool", "-k", key]).stdout).get(FEATURES["gro"])
+        if gro is None or gro[0] or gro[1]:
+            return False
+        host.run(["ethtool", "-K", key, "gro", "on"])
+        try:
+            host.write_text(self.path(key), "0\n")
+        finally:
+            host.run(["ethtool", "-K", key, "gro", "off"])
+        return True
 
 
 class NapiAffinity(Knob):

@@ -37,8 +37,31 @@ def testbed_label(manifests: list[dict]) -> str:
     cpus = {r: e["cpus"] for r, e in m["testbed"]["endpoints"].items()}
     # runs recorded before the receive path was a testbed property used RPS
     steering = m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic")
+    versions = breakdown_versions(manifests)
     return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
-           f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering})"
+           f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering}" \
+           f"{'; breakdowns ' + versions if versions else ''})"
+
+
+def breakdown_versions(manifests: list[dict]) -> str:
+    """The attribution rule and taxonomy the campaign's breakdowns were derived under ('' when no
+    run kept stacks), so no figure mixes versions silently: several are listed as "mixed", and one
+    that is not the current is marked (`hostnet rederive CAMPAIGN` brings it up to date)."""
+    from ..attribution import ATTRIBUTION_RULE
+    from ..taxonomy import load as load_taxonomy, series_for
+    seen, stale = {}, False
+    for m in manifests:
+        if m.get("status") != "ok" or not m.get("attribution_rule"):
+            continue
+        key = f"{m['attribution_rule']}, taxonomy {m.get('taxonomy', '?')}"
+        seen[key] = True
+        kernel = next(iter(m["versions"].values()))["kernel"]
+        current = (ATTRIBUTION_RULE, load_taxonomy(series_for(kernel)).version)
+        stale |= (m["attribution_rule"], m.get("taxonomy")) != current
+    if not seen:
+        return ""
+    text = ("mixed: " if len(seen) > 1 else "") + " / ".join(seen)
+    return text + (" (not the current rule or taxonomy: hostnet rederive)" if stale else "")
 
 
 def run_quality(manifests: list[dict]) -> dict:

@@ -121,3 +121,13 @@ def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monke
         return t
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref")
     assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")
+
+
+def test_a_campaign_without_a_clean_run_is_not_judged_and_says_so(tmp_path, fake_sweeps):
+    campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):
+        raise FileNotFoundError(f"campaign {name} under {runs_dir} has no usable one-to-one run")
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=5,
+                       budget_minutes=1)
+    assert log.runs == 0 and log.stopped.startswith("nothing to judge: campaign c under")

@@ -256,7 +256,13 @@ def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFr
     time per packet, both sides summed (veth hands the sender's skb to the receiver, so one side
     allocates what the other frees): busy seconds x mm share of the busy samples / the receiver's
     TCP segments (snmp Tcp.InSegs). At no-opts (no TSO/GSO/GRO) a segment is one skb."""
-    tidy, manifests = common.load(runs_dir, campaign, "single-flow")
+    columns = ["run_id", "campaign", "config", "packets", "sender_mm_ns", "receiver_mm_ns", "mm_ns_per_pkt", "metric"]
+    try:
+        tidy, manifests = common.load(runs_dir, campaign, "single-flow")
+    except FileNotFoundError as exc:  # e.g. a live run into a fresh runs_dir: F20 says what it lacked
+        out = pd.DataFrame(columns=columns)
+        out.attrs["why"] = str(exc)
+        return out
     window = {m["run_id"]: m.get("window", {}).get("seconds") for m in manifests}
     metric = breakdown_metric(tidy)
     t = tidy[tidy.config == config]
@@ -274,8 +280,9 @@ def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFr
         rows.append({"run_id": run, "campaign": campaign, "config": config, "packets": packets,
                      "sender_mm_ns": ns["sender"], "receiver_mm_ns": ns["receiver"],
                      "mm_ns_per_pkt": ns["sender"] + ns["receiver"], "metric": metric})
-    return pd.DataFrame(rows, columns=["run_id", "campaign", "config", "packets", "sender_mm_ns", "receiver_mm_ns",
-                                       "mm_ns_per_pkt", "metric"])
+    out = pd.DataFrame(rows, columns=columns)
+    out.attrs["why"] = "" if rows else f"campaign {campaign} has no clean {config} run with a profile and TCP counters"
+    return out
 
 
 def half_last_digit(printed) -> float:
@@ -375,7 +382,9 @@ def _f20(findings, ref, costs, in_situ: pd.DataFrame | None = None) -> dict:
                       if bulk is not None else "")
                    + f"; the talk's pktgen-derived cost was {_talk(ref, 'mm_pktgen_derived_ns'):.0f} ns")
     if in_situ is None or in_situ.empty:
-        shows = "no single-flow campaign with no-opts runs to measure memory management per packet in"
+        why = in_situ.attrs.get("why") if in_situ is not None else ""
+        shows = ("no single-flow campaign with no-opts runs to measure memory management per packet in"
+                 + (f" ({why})" if why else ""))
         return {"id": "F20", "paper says": claim, "verdict": NOT_TESTABLE,
                 "this run shows": shows + (f"; {context}" if context else "")}
     j = verdicts.direction(verdicts.against_level(in_situ.mm_ns_per_pkt, limit), want="<",

@@ -55,3 +55,35 @@ def test_threaded_refusal_says_why():
         NapiThreaded().write(host, "hxr", "1")
     with pytest.raises(KnobError, match="0 or 1"):
         NapiThreaded().validate("hxr", "2")
+
+
+class NoNapiHost(FakeHost):
+    """A veth with GRO off and no XDP: `threaded` refuses writes unless GRO is on at that moment."""
+
+    def __init__(self, gro="off"):
+        self.gro = gro
+        super().__init__(files={"/sys/class/net/hxr/threaded": "1\n"},
+                         handlers={"ethtool": self._ethtool})
+
+    def _ethtool(self, argv, host):
+        if argv[1] == "-K":
+            self.gro = argv[-1]
+            return 0, "", ""
+        return 0, f"Features for hxr:\ngeneric-receive-offload: {self.gro}\n", ""
+
+    def write_text(self, path, text):
+        if self.gro != "on":
+            raise HostError(f"write {path}: Input/output error")
+        super().write_text(path, text)
+
+
+def test_threaded_is_cleared_on_a_device_that_lost_its_napi_and_gro_goes_back_off():
+    """A kill between points can leave GRO restored to off before `threaded`: the flag must still go."""
+    host = NoNapiHost()
+    NapiThreaded().write(host, "hxr", "0")
+    assert host.read_text("/sys/class/net/hxr/threaded").strip() == "0"
+    assert [c for c in host.commands if c[:2] == ["ethtool", "-K"]] == [
+        ["ethtool", "-K", "hxr", "gro", "on"], ["ethtool", "-K", "hxr", "gro", "off"]]
+    assert host.gro == "off"
+    with pytest.raises(KnobError, match="NAPI only with GRO on"):  # turning it on still needs NAPI
+        NapiThreaded().write(NoNapiHost(), "hxr", "1")

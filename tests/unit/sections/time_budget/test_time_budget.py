@@ -158,3 +158,12 @@ def test_all_flagged_experiment_is_shown_and_named(tmp_path):
     v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch),
                                   time_budget.clock_mhz(micro)[0], REF, flagged=only_flagged).set_index("id")
     assert "system-call cost comes from runs flagged" in v.loc["F19", "this run shows"]
+
+
+def test_f20_in_situ_names_a_missing_campaign(tmp_path):
+    (tmp_path / "runs").mkdir()
+    m = time_budget.mm_per_packet(tmp_path / "runs", "20990101-single-flow-embedded")
+    assert m.empty and "20990101-single-flow-embedded" in m.attrs["why"]
+    row = time_budget.verdict_table(pd.DataFrame({"cost": []}), pd.DataFrame(), 2600.0, REF, in_situ=m)
+    row = row.set_index("id").loc["F20"]
+    assert row.verdict == NOT_TESTABLE and "20990101-single-flow-embedded" in row["this run shows"]

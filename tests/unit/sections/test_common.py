@@ -1,0 +1,33 @@
+"""hostnet.sections.common: the testbed label names the attribution rule and taxonomy the
+breakdowns were derived under, so no figure mixes versions silently."""
+from hostnet.attribution import ATTRIBUTION_RULE
+from hostnet.sections import common
+from hostnet.taxonomy import load
+
+CURRENT = load("linux-6").version
+
+
+def manifest(rule=ATTRIBUTION_RULE, taxonomy=CURRENT, status="ok", steering="napi-thread"):
+    m = {"status": status, "versions": {"local": {"kernel": "6.18.44-fc"}},
+         "testbed": {"kind": "embedded", "rx_steering": steering,
+                     "endpoints": {"sender": {"cpus": [0]}, "receiver": {"cpus": [1]}}}}
+    if rule:
+        m.update(attribution_rule=rule, taxonomy=taxonomy)
+    return m
+
+
+def test_current_versions_are_named_in_the_label():
+    label = common.testbed_label([manifest(), manifest()])
+    assert label.endswith(f"receive path napi-thread; breakdowns {ATTRIBUTION_RULE}, taxonomy {CURRENT})")
+
+
+def test_mixed_or_stale_versions_say_so():
+    mixed = common.breakdown_versions([manifest(), manifest(rule="irqs-off-callchain/2", taxonomy="linux-6/1")])
+    assert mixed.startswith("mixed: ") and "irqs-off-callchain/2, taxonomy linux-6/1" in mixed
+    assert mixed.endswith("(not the current rule or taxonomy: hostnet rederive)")
+    assert "not the current" in common.breakdown_versions([manifest(taxonomy="linux-6/1")])
+
+
+def test_runs_without_stacks_or_failed_add_nothing():
+    assert common.breakdown_versions([manifest(rule=None), manifest(rule="x/1", status="failed")]) == ""
+    assert "breakdowns" not in common.testbed_label([manifest(rule=None)])
