@@ -40,10 +40,20 @@ def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
     return SweepSpec.from_dict(plan["spec"])
 
 
+def same_value(a, b) -> bool:
+    """Grid values as a sweep stored them and as a verdict names them: 8 and 8.0 and "8" are one point."""
+    if str(a) == str(b):
+        return True
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
 def matching(spec: SweepSpec, partial_points: list[dict]) -> list[dict]:
     """The spec's points that agree with any of the partial points on every key it names."""
     return [p for p in spec.points()
-            if any(all(str(p.get(k)) == str(v) for k, v in want.items()) for want in partial_points)]
+            if any(all(same_value(p.get(k), v) for k, v in want.items()) for want in partial_points)]
 
 
 def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str) -> int:
@@ -66,8 +76,8 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
 
 
 def _same(a: dict, b: dict) -> bool:
-    strip = {k: str(v) for k, v in a.items() if k != "id"}
-    return strip == {k: str(v) for k, v in b.items()}
+    strip = {k: v for k, v in a.items() if k != "id"}
+    return strip.keys() == b.keys() and all(same_value(v, b[k]) for k, v in strip.items())
 
 
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int | None = None,

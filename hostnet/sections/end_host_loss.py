@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 
 from . import common
-from .. import store, testbed
+from .. import store, testbed, topup
 from ..sweep import SweepSpec, run_sweep
 from ..udp_loss import LOCATIONS
 from .. import verdicts
@@ -44,6 +44,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, b
     snd, rcv = embedded_cpus(os.cpu_count() or 1)
     with testbed.embedded(testbed.unique_name("el"), sender_cpus=snd, receiver_cpus=rcv) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 
@@ -166,21 +167,18 @@ def tcp_chart(cc_summary: pd.DataFrame, label: str) -> alt.Chart:
 
 
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, reference_dir) -> pd.DataFrame:
-    """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help)."""
-    findings = load_findings(reference_dir).set_index("id")
-    rows = []
-
-    def add(fid, shows, verdict):
-        rows.append({"id": fid, "paper says": findings.loc[fid, "claim"], "this run shows": shows, "verdict": verdict})
-
+    """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help).
+    attrs["top_up"] names the sweep points an undecided F22/F23 needs more clean runs of."""
+    judged = {}
     top_rate = summary.target_gbps.max()
     top = summary[summary.target_gbps == top_rate].set_index(["placement", "buffer_kb"])
     lossy = summary[summary.loss_pct > LOSSY_PCT]
+    overload = "an offered rate that overloads it"
     # F21: every lost datagram is found at a receiver-side location, and the counters add up
     if lossy.empty:
-        add("F21", f"no point lost more than {LOSSY_PCT:g} % (highest offered {summary.offered_gbps.max():.2f} "
-                   "Gbit/s): the receiver was never overloaded; to decide: an offered rate that overloads it",
-            INCONCLUSIVE)
+        judged["F21"] = verdicts.Judgement(
+            INCONCLUSIVE, f"no point lost more than {LOSSY_PCT:g} % (highest offered "
+            f"{summary.offered_gbps.max():.2f} Gbit/s): the receiver was never overloaded", overload)
     else:
         where = lossy[[f"{loc}_lost_count" for loc in LOCATIONS]].sum()  # datagrams, not a sum of shares
         main = where.idxmax().removesuffix("_lost_count")
@@ -190,44 +188,55 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, refere
                  f" % vs counters {agree.loss_pct.min():.1f}–{agree.loss_pct.max():.1f} %") if len(agree) else ""
         shows = (f"{len(lossy)} lossy points; {at_receiver:.0f} % of their lost datagrams lost in the receiving "
                  f"host, mostly at '{main}'{cross}; no network core on veth, so that half holds by construction")
-        add("F21", shows, REPRODUCED if at_receiver >= 90 else NOT_REPRODUCED)
+        judged["F21"] = verdicts.Judgement(REPRODUCED if at_receiver >= 90 else NOT_REPRODUCED, shows)
+
+    def loss(placement, kb):
+        return verdicts.clean_values(tidy, "loss_pct", "both", placement=placement, buffer_kb=kb,
+                                     target_gbps=top_rate)
     # F22: same CPU loses more than a different CPU at the highest rate (CI of the difference)
     both = [kb for kb in sorted({kb for _, kb in top.index}) if {("same", kb), ("different", kb)} <= set(top.index)]
     if not both:
-        add("F22", "the sweep lacks a same/different pair at its highest rate", NOT_TESTABLE)
+        judged["F22"] = verdicts.Judgement(NOT_TESTABLE, "the sweep lacks a same/different pair at its highest rate")
     elif notes.get("different", {}).get("confounded"):
-        add("F22", f"{notes['different']['note']}; needs a third CPU, apart from the sender's and the receive "
-                   "CPU, for the application", NOT_TESTABLE)
+        judged["F22"] = verdicts.Judgement(NOT_TESTABLE, f"{notes['different']['note']}; needs a third CPU, apart "
+                                                         "from the sender's and the receive CPU, for the application")
     elif max(top.loc[(p, kb)].loss_pct for kb in both for p in ("same", "different")) <= LOSSY_PCT:
-        add("F22", f"no pair lost more than {LOSSY_PCT:g} % at {top_rate:g} Gbit/s offered; to decide: a rate "
-                   "that overloads the receiver", INCONCLUSIVE)
+        judged["F22"] = verdicts.Judgement(INCONCLUSIVE, f"no pair lost more than {LOSSY_PCT:g} % at {top_rate:g} "
+                                                         "Gbit/s offered", "a rate that overloads the receiver")
     else:
-        def loss(placement, kb):
-            return verdicts.clean_values(tidy, "loss_pct", "both", placement=placement, buffer_kb=kb,
-                                         target_gbps=top_rate)
-        j = verdicts.combine([verdicts.direction(
+        judged["F22"] = verdicts.combine([verdicts.direction(
             verdicts.difference(loss("different", kb), loss("same", kb)), want="<", unit="%",
-            what=f"{kb // 1024} MB, {top_rate:g} Gbit/s: loss different → same CPU") for kb in both])
-        add("F22", j.text, j.verdict)
+            what=f"{kb // 1024} MB, {top_rate:g} Gbit/s: loss different → same CPU",
+            points=[sweep_point(top_rate, kb, p) for p in ("different", "same")]) for kb in both])
     # F23: at the highest rate, 4 MB still loses (same-CPU placement: no confound)
     kbs = sorted({kb for p, kb in top.index if p == "same"})
     if len(kbs) < 2:
-        add("F23", "the sweep lacks two socket-buffer sizes at its highest rate", NOT_TESTABLE)
+        judged["F23"] = verdicts.Judgement(NOT_TESTABLE, "the sweep lacks two socket-buffer sizes at its highest rate")
     else:
         small, large = top.loc[("same", kbs[0])], top.loc[("same", kbs[-1])]
         shows = (f"app on the receive CPU, {top_rate:g} Gbit/s offered: {kbs[0] // 1024} MB loses "
                  f"{small.loss_pct:.1f} %, {kbs[-1] // 1024} MB loses {large.loss_pct:.1f} % "
                  f"(delivered {small.delivered_gbps:.2f} vs {large.delivered_gbps:.2f} Gbit/s)")
         if small.loss_pct <= LOSSY_PCT:
-            add("F23", shows + f"; the receiver was not overloaded at the small buffer (under {LOSSY_PCT:g} % lost); "
-                "to decide: an offered rate that overloads it", INCONCLUSIVE)
+            judged["F23"] = verdicts.Judgement(INCONCLUSIVE, shows + f"; the receiver was not overloaded at the small "
+                                               f"buffer (under {LOSSY_PCT:g} % lost)", overload)
         else:
-            j = verdicts.direction(verdicts.against_level(
-                verdicts.clean_values(tidy, "loss_pct", "both", placement="same", buffer_kb=kbs[-1],
-                                      target_gbps=top_rate), LOSSY_PCT), want="<",
-                what=f"{kbs[-1] // 1024} MB loss against the {LOSSY_PCT:g} % line", unit="%")
-            add("F23", f"{shows}; {j.text}", j.verdict)
-    return pd.DataFrame(rows)
+            j = verdicts.direction(verdicts.against_level(loss("same", kbs[-1]), LOSSY_PCT), want="<",
+                                   what=f"{kbs[-1] // 1024} MB loss against the {LOSSY_PCT:g} % line", unit="%",
+                                   points=[sweep_point(top_rate, kbs[-1], "same")])
+            judged["F23"] = verdicts.Judgement(j.verdict, f"{shows}; {j.shows}", j.decide, j.points)
+    return verdicts.table(load_findings(reference_dir), judged)
+
+
+def sweep_point(rate_gbps: float, buffer_kb: int, placement: str) -> dict:
+    """The sweep's point (its grid keys) behind a (rate, buffer, placement) of the summary."""
+    return {"udp_rate_gbps": rate_gbps, "socket_buffer_kb": int(buffer_kb), "app_cpu": placement}
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The UDP campaign's verdict table (what topup.decide asks of a section)."""
+    tidy, manifests = load(runs_dir, campaign)
+    return verdict_table(table(tidy), tidy, placement_notes(manifests), reference_dir)
 
 
 def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], reference_dir,

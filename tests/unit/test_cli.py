@@ -81,3 +81,13 @@ def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environm
     with pytest.raises(SystemExit):
         cli.main(["figures", "--mode", "run", "--top-up-runs", "12", "--top-up-minutes", "4.5"])
     assert topup.budget() == (12, 4.5)
+
+
+def test_top_up_refuses_a_campaign_that_is_not_a_sweep_before_touching_the_host(capsys):
+    """Notebook 13's batching runs have no sweep.json: its notebook tops them up live, the CLI says so."""
+    from hostnet import cli
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["top-up", "13-time-budget", "20261124-031001-time-budget-embedded",
+                  "--runs-dir", str(REPO / "data" / "runs")])
+    assert exc.value.code == 2
+    assert "is not a sweep (no sweep.json)" in capsys.readouterr().err

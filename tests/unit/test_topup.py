@@ -59,6 +59,16 @@ def test_matching_selects_the_spec_points_a_partial_point_names():
     assert topup.matching(SPEC, [{"flows": 8}]) == []
 
 
+def test_a_verdict_naming_a_grid_value_as_a_float_still_finds_its_point():
+    """Verdicts read grid values back from tidy tables (8 Gbit/s as 8.0): the sweep stored 8."""
+    spec = SweepSpec(experiment="udp-loss", configs=["no-opts"], grid={"udp_rate_gbps": [0.5, 8], "app_cpu": ["same"]})
+    assert topup.matching(spec, [{"udp_rate_gbps": 8.0, "app_cpu": "same"}]) == [
+        {"config": "no-opts", "udp_rate_gbps": 8, "app_cpu": "same"}]
+    assert topup.matching(spec, [{"udp_rate_gbps": "0.5"}]) == [
+        {"config": "no-opts", "udp_rate_gbps": 0.5, "app_cpu": "same"}]
+    assert topup.matching(spec, [{"app_cpu": 8.0}]) == []  # a number never equals a word
+
+
 def test_run_more_adds_one_repetition_per_point_and_keeps_the_campaigns_plan(tmp_path, fake_sweeps):
     cdir = campaign(tmp_path)
     made = topup.run_more(None, SPEC, [{"flows": 2}, {"flows": 4}], runs_dir=tmp_path, campaign="c")

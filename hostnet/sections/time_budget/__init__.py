@@ -246,9 +246,19 @@ def verdict_table(costs: pd.DataFrame, batches: pd.DataFrame, mhz: float | None,
     mm_per_packet() of a single-flow campaign, F20's measurement in the real stack."""
     findings = load_findings(reference_dir).set_index("id")
     ref = talk_numbers(reference_dir)
-    rows = [_f18(findings, ref, mhz), _f19(findings, ref, costs, batches, flagged, batch),
-            _f20(findings, ref, costs, in_situ)]
-    return pd.DataFrame(rows)
+    f19, f19_points = _f19(findings, ref, costs, batches, flagged, batch)
+    out = pd.DataFrame([_f18(findings, ref, mhz), f19, _f20(findings, ref, costs, in_situ)])
+    # F19's batch sizes are what a top-up repeats (run.collect); F20 in situ is another campaign's
+    out.attrs["top_up"] = {"F19": f19_points} if f19["verdict"] == INCONCLUSIVE and f19_points else {}
+    return out
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table as the notebook computes it, less F20 in situ (what run.collect's
+    top-up asks; its attrs["top_up"] names batch sizes, e.g. [{"batch": 1}, {"batch": 32}])."""
+    micro, batch, _, flagged = load(runs_dir, campaign)
+    return verdict_table(cost_table(micro), batch_table(batch), clock_mhz(micro)[0], reference_dir,
+                         flagged=flagged, batch=batch)
 
 
 def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFrame:
@@ -320,7 +330,7 @@ def _median(costs: pd.DataFrame, name: str) -> pd.Series | None:
     return row.iloc[0] if len(row) else None
 
 
-def _f19(findings, ref, costs, batches, flagged=(), batch=None) -> dict:
+def _f19(findings, ref, costs, batches, flagged=(), batch=None) -> tuple[dict, list[dict]]:
     claim = findings.loc["F19", "claim"]
     sc = _median(costs, "syscall_perf")
     if sc is None:
@@ -328,8 +338,9 @@ def _f19(findings, ref, costs, batches, flagged=(), batch=None) -> dict:
     snd = batches[batches.side == "sender"].set_index("batch") if len(batches) else pd.DataFrame()
     if sc is None or 1 not in snd.index or len(snd) < 2:
         return {"id": "F19", "paper says": claim, "verdict": NOT_TESTABLE,
-                "this run shows": "the campaign lacks the syscall cost or batch sizes to compare"}
+                "this run shows": "the campaign lacks the syscall cost or batch sizes to compare"}, []
     top = 32 if 32 in snd.index else int(snd.index.max())
+    points = []  # batch sizes a top-up repeats: only an undecided comparison of clean runs names them
     one, big = snd.loc[1], snd.loc[top]
     saved = one.cpu_ns_per_pkt - big.cpu_ns_per_pkt
     shows = (f"a system call costs {sc.median_ns:.0f} ns here (range {sc.min_ns:.0f}-{sc.max_ns:.0f}; the talk: "
@@ -352,15 +363,16 @@ def _f19(findings, ref, costs, batches, flagged=(), batch=None) -> dict:
         j = verdicts.direction(verdicts.difference(
             verdicts.clean_values(batch, "udp_cpu_per_pkt_ns", "sender", batch=1),
             verdicts.clean_values(batch, "udp_cpu_per_pkt_ns", "sender", batch=top)), want=">",
-            what=f"sender CPU per packet, batch 1 → {top}", unit="ns", fmt=".0f")
-        verdict, shows = j.verdict, f"{shows}; {j.text}"
+            what=f"sender CPU per packet, batch 1 → {top}", unit="ns", fmt=".0f",
+            points=[{"batch": 1}, {"batch": top}])
+        verdict, shows, points = j.verdict, f"{shows}; {j.text}", list(j.points)
         if j.verdict == INCONCLUSIVE:
             shows += (f" (the most batching can save here, {sc.median_ns * (1 - 1 / top):.0f} ns, is "
                       f"{100 * sc.median_ns * (1 - 1 / top) / one.cpu_ns_per_pkt:.0f} % of the per-packet cost)")
     if sc.median_ns >= 100:
         ratio = sc.median_ns / _talk(ref, "syscall_noaudit_ns")
         shows += f"; a call costs over 100 ns on this VM, {ratio:.1f}x the talk's"
-    return {"id": "F19", "paper says": claim, "this run shows": shows, "verdict": verdict}
+    return {"id": "F19", "paper says": claim, "this run shows": shows, "verdict": verdict}, points
 
 
 def _f20(findings, ref, costs, in_situ: pd.DataFrame | None = None) -> dict:

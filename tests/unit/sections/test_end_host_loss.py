@@ -68,8 +68,12 @@ def test_opposite_patterns_are_not_reproduced():
 
 def test_f22_within_run_to_run_spread_is_inconclusive():
     """3 points apart in the means, but the CI of the difference spans zero: noise, not a direction."""
-    v = table(summary(30, 33, 20, 23, spread=4), CLEAN).set_index("id")
+    t = table(summary(30, 33, 20, 23, spread=4), CLEAN)
+    v = t.set_index("id")
     assert v.loc["F22", "verdict"] == INCONCLUSIVE and "to decide" in v.loc["F22", "this run shows"]
+    # the undecided pairs name the sweep points a top-up repeats (the grid's keys, highest rate)
+    assert t.attrs["top_up"] == {"F22": [ehl.sweep_point(8.0, kb, p) for kb in (1024, 4096)
+                                         for p in ("different", "same")]}
     assert verdicts(summary(30, 33, 20, 23, spread=1))["F22"] == NOT_REPRODUCED  # apart: a direction
     one_run = summary(30, 5, 20, 2).assign(repetitions=1)
     assert verdicts(one_run)["F22"] == INCONCLUSIVE
@@ -113,3 +117,14 @@ def test_recorded_campaign_covers_the_grid_with_clean_runs():
     notes = ehl.placement_notes(manifests)
     assert notes["different"]["confounded"] and not notes["same"]["confounded"]
     assert len(ehl.highest_rate(s)) == 4
+
+
+def test_judge_gives_the_notebooks_verdicts_on_the_recorded_campaign():
+    """What topup.decide asks of the section equals what notebook 14 shows for its UDP findings."""
+    runs, campaign = REPO / "data" / "runs", "20261124-030654-end-host-loss-embedded"
+    tidy, manifests = ehl.load(runs, campaign)
+    shown = ehl.verdict_table(ehl.table(tidy), tidy, ehl.placement_notes(manifests), REF)
+    judged = ehl.judge(runs, campaign, REF)
+    pd.testing.assert_frame_equal(judged, shown)
+    assert list(judged.id) == ["F21", "F22", "F23"]
+    assert judged.set_index("id").loc["F22", "verdict"] == NOT_TESTABLE  # 2 CPUs: "different" lends the sender's

@@ -1,5 +1,7 @@
 """Running the time-budget experiments (hostnet.sections.time_budget.run): the CPU clock from
 /proc/cpuinfo, and a host without perf (recorded unsupported, hostnet's own microbenchmarks still run)."""
+import json
+
 import pandas as pd
 import pytest
 
@@ -39,3 +41,41 @@ def test_a_host_without_perf_records_it_unsupported_and_still_measures(tmp_path)
     tidy = pd.read_csv(run / "tidy.csv")
     assert set(tidy[tidy.metric == "cost_ns"].category) == set(time_budget_run.MICROBENCHES)
     assert not any(c[0] == "taskset" for c in host.commands)  # perf was never run
+
+
+def test_top_up_repeats_the_batch_sizes_f19_names_until_decided_and_records_it(tmp_path, monkeypatch):
+    """The decisive top-up on a fake batching point and a fake judge: two undecided rounds naming
+    batch 1 and 32, then decided; repetitions continue after those already made; the log is written."""
+    import hostnet.sections.time_budget as tb_section
+
+    (tmp_path / "c").mkdir()
+    made = []
+    answers = iter([{"F19": [{"batch": 1}, {"batch": 32}]}, {"F19": [{"batch": 32}]}, {}])
+
+    def judge(runs_dir, campaign, reference_dir):
+        out = pd.DataFrame({"id": ["F19"]})
+        out.attrs["top_up"] = next(answers)
+        return out
+    monkeypatch.setattr(tb_section, "judge", judge)
+    monkeypatch.setenv("HOSTNET_TOP_UP_RUNS", "10")
+    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append((b, rep)), first_repetition=8)
+    assert made == [(1, 8), (32, 8), (32, 9)]
+    assert (log.rounds, log.runs) == (2, 3) and log.stopped.startswith("no verdict asks")
+    record = json.loads((tmp_path / "c" / time_budget_run.TOP_UPS_FILE).read_text())
+    assert record[-1]["runs"] == 3 and record[-1]["budget"]["runs"] == 10
+
+
+def test_top_up_stops_at_the_budget(tmp_path, monkeypatch):
+    import hostnet.sections.time_budget as tb_section
+
+    (tmp_path / "c").mkdir()
+
+    def judge(runs_dir, campaign, reference_dir):  # never decided
+        out = pd.DataFrame({"id": ["F19"]})
+        out.attrs["top_up"] = {"F19": [{"batch": 1}, {"batch": 32}]}
+        return out
+    monkeypatch.setattr(tb_section, "judge", judge)
+    monkeypatch.setenv("HOSTNET_TOP_UP_RUNS", "5")
+    made = []
+    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append(b), first_repetition=3)
+    assert len(made) == 4 and log.stopped.startswith("budget: 5 runs")

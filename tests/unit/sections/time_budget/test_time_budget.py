@@ -117,6 +117,10 @@ def _f19_inputs():
     return costs, batches, batch
 
 
+def clean_table_has_no_top_up(costs, batches, batch) -> bool:
+    return time_budget.verdict_table(costs, batches, 2600.0, REF, batch=batch).attrs["top_up"] == {}
+
+
 def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
     costs, batches, batch = _f19_inputs()
     clean = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=batch).set_index("id").loc["F19"]
@@ -128,6 +132,15 @@ def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
     close = batch.assign(value=lambda d: d.value.where(d.batch == 1, d.value + 95))
     row = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=close).set_index("id").loc["F19"]
     assert row.verdict == INCONCLUSIVE and "to decide" in row["this run shows"]
+    assert clean_table_has_no_top_up(costs, batches, batch)
+    # undecided but decidable within reason: the two batch sizes compared are what a top-up repeats
+    spread = pd.DataFrame([{"run_id": f"b{b}-{i}", "side": "sender", "batch": b, "metric": "udp_cpu_per_pkt_ns",
+                            "category": "", "value": v}
+                           for b, vals in ((1, (1000.0, 1060.0, 940.0)), (32, (940.0, 1000.0, 880.0)))
+                           for i, v in enumerate(vals)])  # 60 ns apart, CI spans 0, ~16 runs would decide
+    undecided = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=spread)
+    assert undecided.set_index("id").loc["F19", "verdict"] == INCONCLUSIVE
+    assert undecided.attrs["top_up"] == {"F19": [{"batch": 1}, {"batch": 32}]}
     micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT],
                                            batch=batch)
     row = micro_only.set_index("id").loc["F19"]
