@@ -184,7 +184,13 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dic
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
-    """The campaign's verdict table (what topup.decide asks of a section)."""
+    """The campaign's verdict table (what topup.decide asks of a section): F17, and F28 (notebook 14
+    judges the 2010 study's TCP variants on this same campaign), so a top-up serves both."""
+    from .end_host_loss import tcp_verdict  # end_host_loss replays this module's campaigns
     tidy, manifests = load(runs_dir, campaign)
     refused_algorithms = refused(runs_dir, campaign)
-    return verdict_table(table(tidy, refused_algorithms), tidy, manifests, reference_dir)
+    f17 = verdict_table(table(tidy, refused_algorithms), tidy, manifests, reference_dir)
+    f28 = tcp_verdict(tidy, refused_algorithms, reference_dir)
+    out = pd.concat([f17, f28], ignore_index=True)
+    out.attrs["top_up"] = {**f17.attrs.get("top_up", {}), **f28.attrs.get("top_up", {})}
+    return out

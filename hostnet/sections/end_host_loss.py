@@ -253,9 +253,13 @@ def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], refer
             def thr(cc, n=n):
                 return verdicts.clean_values(cc_tidy, "throughput_gbps", "both", congestion_control=cc, flows=n)
             others = [cc for cc in sorted(set(cc_tidy.congestion_control)) if cc not in ("cubic", "vegas")]
+            def pts(cc, n=n):
+                return [{"congestion_control": "cubic", "flows": n}, {"congestion_control": cc, "flows": n}]
             parts += [verdicts.similar(verdicts.difference(thr("cubic"), thr(cc)), margin_pct=margin_pct,
-                                       what=f"{n} flow(s) throughput cubic → {cc}", unit="Gbit/s") for cc in others]
+                                       what=f"{n} flow(s) throughput cubic → {cc}", unit="Gbit/s", points=pts(cc))
+                      for cc in others]
             parts.append(verdicts.direction(verdicts.difference(thr("cubic"), thr("vegas")), want=">",
-                                            what=f"{n} flow(s) throughput cubic → vegas", unit="Gbit/s"))
+                                            what=f"{n} flow(s) throughput cubic → vegas", unit="Gbit/s",
+                                            points=pts("vegas")))
         j = verdicts.combine(parts)
     return verdicts.table(verdicts.load_findings(reference_dir), {"F28": j})

@@ -128,3 +128,32 @@ def test_judge_gives_the_notebooks_verdicts_on_the_recorded_campaign():
     pd.testing.assert_frame_equal(judged, shown)
     assert list(judged.id) == ["F21", "F22", "F23"]
     assert judged.set_index("id").loc["F22", "verdict"] == NOT_TESTABLE  # 2 CPUs: "different" lends the sender's
+
+
+def cc_runs(thr: dict, spread=(0.0, 0.3, -0.3, 0.6, -0.6)) -> pd.DataFrame:
+    """Per-run throughput rows of a congestion-control campaign: {(algorithm, flows): Gbit/s}."""
+    return pd.DataFrame([{"run_id": f"{cc}-{n}-{r}", "metric": "throughput_gbps", "side": "both", "category": "",
+                          "value": v + d, "congestion_control": cc, "flows": n}
+                         for (cc, n), v in thr.items() for r, d in enumerate(spread)])
+
+
+def f28(thr, refused=None, **kw):
+    t = ehl.tcp_verdict(cc_runs(thr, **kw), refused or {}, REF)
+    return t, t.set_index("id").loc["F28"]
+
+
+def test_f28_variants_alike_and_vegas_behind_is_reproduced_and_a_missing_vegas_is_not_testable():
+    alike = {("cubic", 1): 20.0, ("reno", 1): 19.5, ("bbr", 1): 20.5, ("vegas", 1): 12.0}
+    assert f28(alike)[1].verdict == REPRODUCED
+    assert f28({**alike, ("reno", 1): 10.0})[1].verdict == NOT_REPRODUCED  # reno far from cubic
+    _, row = f28({k: v for k, v in alike.items() if k[0] != "vegas"}, {"vegas": "kernel offers reno bbr cubic"})
+    assert row.verdict == NOT_TESTABLE and "needs a kernel with tcp_vegas" in row["this run shows"]
+
+
+def test_f28_undecided_names_the_algorithm_points_a_top_up_repeats():
+    close = {("cubic", 4): 20.0, ("reno", 4): 19.5, ("vegas", 4): 18.5}
+    t, row = f28(close, spread=(0.0, 1.0, -1.0))
+    assert row.verdict == INCONCLUSIVE and "to decide" in row["this run shows"]
+    wanted = t.attrs["top_up"]["F28"]
+    assert {"congestion_control": "vegas", "flows": 4} in wanted
+    assert {"congestion_control": "cubic", "flows": 4} in wanted
