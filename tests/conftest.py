@@ -196,6 +196,31 @@ class FakeRemote:
         return SimpleNamespace(exited=rc, stdout=out, stderr="")
 
 
+RECORDED_ONE_TO_ONE = "20261124-023336-one-to-one-embedded"
+
+
+def busy_campaign(tmp_path, flagged_ns=None) -> str:
+    """The recorded one-to-one campaign (manifests, tidy tables, sweep.json) as if a busy machine had
+    flagged every run (or those of the n in flagged_ns) for foreign load, and nothing else."""
+    import json
+    import shutil
+    src, dst = REPO / "data" / "runs" / RECORDED_ONE_TO_ONE, tmp_path / "runs" / "busy"
+    dst.mkdir(parents=True)
+    shutil.copy(src / "sweep.json", dst / "sweep.json")
+    for run in src.iterdir():
+        if not (run / "manifest.json").exists():
+            continue
+        (dst / run.name).mkdir()
+        shutil.copy(run / "tidy.csv", dst / run.name / "tidy.csv")
+        m = json.loads((run / "manifest.json").read_text())
+        m["contaminated"] = flagged_ns is None or m["point"]["flows"] in flagged_ns
+        load = 140.0 + m["repetition"] % 3 if m["contaminated"] else 0.5
+        m["load"] = {"local": {"foreign_cpu_pct": load, "contaminated": m["contaminated"],
+                               "top": [["stress-ng", load - 42], ["chrome", 31.0]] if m["contaminated"] else []}}
+        (dst / run.name / "manifest.json").write_text(json.dumps(m))
+    return "busy"
+
+
 LIVE_DIR = Path(__file__).parent / "live"
 
 
