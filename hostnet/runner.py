@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import config as stackconfig, tidy
 from .testbed import capabilities
-from .hosts import HostError
+from .hosts import HostError, HostUnreachable
 from .parsers import ParseError
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
@@ -160,29 +160,49 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
             rd.manifest["cache_counters"] = "not recorded (profile off)"
         return rd.finish("ok", rows)
     except BaseException as exc:  # failed points still leave a readable run directory
-        path = finish_failed(rd, exc, {"server": flow_procs.servers, "client": flow_procs.clients})
+        path = finish_failed(rd, exc, {"server": flow_procs.servers, "client": flow_procs.clients},
+                             lost=flow_procs.lost)
         if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError, WindowTooShort)):
             raise RunFailed(f"{exc} (run directory: {path})") from exc
         raise
     finally:
         flow_procs.close()
         for lat in early.values():  # stopped already on success; on failure, do not leave it running
-            lat.abort()
+            try:
+                lat.abort()
+            except HostUnreachable:  # the run directory says so; `hostnet restore` stops it later
+                pass
 
 
 class FlowProcs:
-    """The servers and clients of a point's flows, by flow index."""
+    """The servers and clients of a point's flows, by flow index; `lost`: the hosts that stopped
+    answering ({id(host): why}), whose processes are not tried again."""
 
     def __init__(self):
         self.servers: dict[int, object] = {}
         self.clients: dict[int, object] = {}
+        self.lost: dict[int, str] = {}
 
     def pids(self) -> list[int]:
         return [p.pid for p in (*self.servers.values(), *self.clients.values())]
 
     def close(self) -> None:
         for p in (*self.servers.values(), *self.clients.values()):
-            p.close()
+            _on_reachable(p, self.lost, p.close)
+
+
+def _on_reachable(proc, lost: dict[int, str], action):
+    """action() unless the process's host already stopped answering; a host that stops answering
+    now is added to `lost` (each further command would wait for the connect timeout again).
+    Returns action's value, or None when the host is unreachable."""
+    host = getattr(proc, "host", None)  # remote processes only: a local one always answers
+    if host is not None and id(host) in lost:
+        return None
+    try:
+        return action()
+    except HostUnreachable as exc:
+        lost[id(host)] = str(exc)
+        return None
 
 
 def _new_run(tb: Testbed, cfg, workload, flows: list[Flow], cpus: dict, *, runs_dir, campaign: str,
@@ -303,14 +323,24 @@ def record_window(rd: RunDir, start: float, end: float, **extra) -> None:
     rd.manifest["window"] = {"start": start, "end": end, "seconds": end - start, **extra}
 
 
-def finish_failed(rd: RunDir, exc: BaseException, procs: dict[str, dict[int, object]] | None = None) -> Path:
+def finish_failed(rd: RunDir, exc: BaseException, procs: dict[str, dict[int, object]] | None = None,
+                  lost: dict[int, str] | None = None) -> Path:
     """A failed run still leaves a readable run directory: the traceback, and each started
-    process stopped with its argv and output."""
+    process stopped with its argv and output. A host that stopped answering (an SSH link that
+    dropped) is noted, not tried per process: the directory is written whatever the hosts do."""
     rd.manifest["traceback"] = traceback.format_exc()
+    lost = {} if lost is None else lost
     for name, group in (procs or {}).items():
         for i, p in group.items():
-            p.stop()
-            rd.write_raw(f"{name}{i}.output.txt", " ".join(p.argv) + "\n" + p.stdout() + p.stderr())
+            try:
+                output = _on_reachable(p, lost, lambda p=p: (p.stop(), p.stdout() + p.stderr())[1])
+            except HostError as err:  # the host answers but the command failed: say so, go on
+                output = f"(could not stop it or read its output: {err})\n"
+            if output is None:
+                output = f"(not stopped, output not read: {lost.get(id(getattr(p, 'host', None)))})\n"
+            rd.write_raw(f"{name}{i}.output.txt", " ".join(p.argv) + "\n" + output)
+    if lost:
+        rd.manifest["unreachable"] = sorted(set(lost.values()))
     return rd.finish("failed", error=f"{type(exc).__name__}: {exc}")
 
 

@@ -8,8 +8,9 @@ Layout: <runs_dir>/<campaign>/<run_id>/
                   metric (unit in the name), category, flow, value   (only when status is ok)
 Schema history: 1 = one flow per run (no "flow" column); 2 = flows (per-flow rows, side "flow").
 Older runs are upgraded on load, never rewritten.
-A run is built in "<run_id>.partial" and renamed into place when complete, so a reader
-never sees a half-written run.
+A run is built in "<run_id>.partial", its files and directories fsync'ed, and renamed into place
+when complete, so a reader never sees a half-written run; a manifest that is empty or unreadable
+all the same (a damaged disk) makes the run INCOMPLETE: left out here, redone by a resumed sweep.
 """
 from __future__ import annotations
 
@@ -45,9 +46,23 @@ class Rows:
         return pd.DataFrame(self.rows, columns=TIDY_COLUMNS)
 
 
+def _fsync_dir(path: Path) -> None:
+    """Make the directory's entries (a rename, a new file) durable, not only the files' data."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _atomic_write(path: Path, text: str) -> None:
+    """Write, fsync, rename: after a crash or power loss the file holds the old text or the new,
+    never a zero-length or torn one."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
+    with open(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -90,10 +105,14 @@ class RunDir:
         self.manifest.update(status=status, ended=time.time(), error=error)
         self.manifest["files"] = sorted(p.name for p in (self.path / "raw").iterdir())
         if tidy is not None and status == "ok":
-            tidy[TIDY_COLUMNS].to_csv(self.path / "tidy.csv.tmp", index=False)
-            os.replace(self.path / "tidy.csv.tmp", self.path / "tidy.csv")
+            _atomic_write(self.path / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
         _atomic_write(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
+        # every file and both directories on disk before the rename publishes the run, and the
+        # rename itself after: a crash never leaves a run whose manifest is empty or missing
+        _fsync_dir(self.path / "raw")
+        _fsync_dir(self.path)
         os.replace(self.path, self.final)
+        _fsync_dir(self.final.parent)
         return self.final
 
 
@@ -113,6 +132,24 @@ def rewrite_run(run: Path, manifest: dict, tidy: pd.DataFrame) -> None:
     run = Path(run)
     _atomic_write(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
     _atomic_write(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
+
+
+INCOMPLETE = "incomplete"
+
+
+def run_status(run: Path) -> str | None:
+    """A run directory's status; None without a manifest, INCOMPLETE when the manifest is empty or
+    unreadable (a crash before it reached the disk, a damaged file): that run is redone, not read."""
+    path = Path(run) / "manifest.json"
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return INCOMPLETE
+    if not isinstance(manifest, dict) or not manifest.get("status"):
+        return INCOMPLETE
+    return load_manifest(run)["status"]
 
 
 def load_manifest(run: Path) -> dict:
@@ -139,7 +176,7 @@ def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = No
         if not c.is_dir():
             raise FileNotFoundError(f"no campaign {c}")
         for run in sorted(c.iterdir()):
-            if run.suffix == ".partial" or not (run / "manifest.json").exists():
+            if run.suffix == ".partial" or run_status(run) in (None, INCOMPLETE):
                 continue
             if experiment and load_manifest(run).get("experiment") != experiment:
                 continue

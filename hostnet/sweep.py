@@ -17,14 +17,21 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
 
 Each (point, repetition) is one run directory named <point id>-r<k>, where the point id hashes
 the point's parameters, the testbed's fingerprint and hostnet's version. Re-running a sweep skips
-runs that completed, re-runs failed or partial ones (a failed run is kept, renamed), and never
-duplicates a point: an interrupted sweep (Ctrl-C, kill) resumes where it stopped.
+runs that completed, re-runs failed, partial or incomplete ones (an empty or unreadable manifest;
+the attempt is kept, renamed), and never duplicates a point: an interrupted sweep (Ctrl-C, kill)
+resumes where it stopped. One sweep at a time per campaign: a second is refused (campaign_lock).
+A host that stops answering mid-point fails that point only; the sweep waits for it (settings
+restored as soon as it answers) or stops, saying which host and where the journal is.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import itertools
 import json
+import os
+import platform
 import random
 import re
 import shutil
@@ -38,8 +45,9 @@ from tqdm.auto import tqdm
 
 from . import __version__, config as stackconfig
 from .testbed.capabilities import point_requirements
+from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
-from .store import load_manifest
+from .store import INCOMPLETE, run_status
 from .testbed import Testbed
 from .workloads import PATTERNS, LongFlows, MixedFlows, RpcFlows, UdpRate
 
@@ -53,6 +61,12 @@ MIXED_KEYS = ("short_flows", "long_flow")
 
 class SweepError(ValueError):
     pass
+
+
+# How long a sweep waits for a host that stopped answering mid-point (a rebooting switch, a flapping
+# link) before it stops, saying so.
+RECONNECT_WAIT_S = 120.0
+RECONNECT_POLL_S = 5.0
 
 
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
@@ -162,13 +176,77 @@ def point_id(point: dict, fp: dict, experiment: str) -> str:
 
 
 def _status(run: Path) -> str | None:
-    if not (run / "manifest.json").exists():
-        return None
-    return load_manifest(run).get("status")
+    return run_status(run)
 
 
-def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True) -> dict:
-    """Run (or resume) a sweep. Returns {"ran", "skipped", "failed", "campaign_dir"}."""
+class CampaignLocked(SweepError):
+    """Another sweep is running on this campaign (its runs in progress must not be touched)."""
+
+
+LOCK_FILE = ".sweep.lock"
+
+
+@contextlib.contextmanager
+def campaign_lock(cdir: Path):
+    """Hold the campaign for one sweep: a second sweep on it is refused, naming the holder, instead
+    of deleting the first one's run in progress. flock: the kernel drops it when the holder dies,
+    so a killed sweep leaves no stale lock (the file stays; its content only names the last holder)."""
+    path = cdir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+            raise CampaignLocked(f"campaign {cdir.name} is being swept by {holder}; wait for it to end "
+                                 f"(or stop it), then run again to resume") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {platform.node()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+                  .encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def unreachable(tb: Testbed) -> dict[str, str]:
+    """The testbed's hosts that do not answer at all, with why ({} when every host answers)."""
+    hosts = {id(h): h for h in [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]}
+    out = {}
+    for host in hosts.values():
+        try:
+            host.run(["true"], check=False, timeout=30)
+        except HostUnreachable as exc:
+            out[host.name] = str(exc)
+    return out
+
+
+def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
+    """After a point lost a host: wait up to wait_s for every host to answer, then put back at once
+    every setting the campaign journaled (the failed point may have left some half-applied; the
+    next point applies its config whole). Returns the restore's problems; raises HostUnreachable
+    when a host still does not answer: the settings stay journaled for `hostnet restore`."""
+    deadline = time.monotonic() + wait_s
+    while lost := unreachable(tb):
+        if time.monotonic() >= deadline:
+            raise HostUnreachable(
+                f"{'; '.join(lost.values())}: no answer for {wait_s:g} s, sweep stopped. The settings it "
+                f"changed stay journaled in {tb.journal.path}; `hostnet restore` puts them back once "
+                f"{' and '.join(lost)} answer{'s' if len(lost) == 1 else ''} again, and running the sweep "
+                f"again resumes it")
+        time.sleep(RECONNECT_POLL_S)
+    problems = tb.journal.restore()
+    if not problems:  # the restored journal's file is gone: a fresh one journals the next point's changes
+        tb.journal = type(tb.journal)(tb.journal.path)
+    return problems
+
+
+def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True,
+              reconnect_wait_s: float = RECONNECT_WAIT_S) -> dict:
+    """Run (or resume) a sweep. Returns {"ran", "skipped", "failed", "campaign_dir", "restore_problems"}.
+
+    One sweep at a time per campaign (campaign_lock). A point that loses a host ends failed with
+    the reason and the sweep goes on once every host answers again (waiting up to
+    reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable)."""
     cfgs = {p["config"]: point_config(p) for p in spec.points()}
     mixed = spec.experiment == "mixed"
     tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in spec.points()) else "iperf3"
@@ -182,13 +260,20 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     fp = fingerprint(tb, versions)
     cdir = Path(runs_dir) / campaign
     cdir.mkdir(parents=True, exist_ok=True)
+    with campaign_lock(cdir):
+        return _run_plan(tb, spec, cfgs, tool, versions, fp, cdir, runs_dir=runs_dir, campaign=campaign,
+                         progress=progress, reconnect_wait_s=reconnect_wait_s)
+
+
+def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dict, fp: dict, cdir: Path, *,
+              runs_dir, campaign: str, progress: bool, reconnect_wait_s: float) -> dict:
     order = [(p, rep) for rep in range(spec.repetitions) for p in spec.points()]
     random.Random(spec.seed).shuffle(order)
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     (cdir / "sweep.json").write_text(json.dumps(
         {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
          "order": [f"{pid}-r{rep}" for pid, _, rep in plan]}, indent=2))
-    done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir)}
+    done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
     started = time.monotonic()
     for i, (pid, point, rep) in enumerate(plan):
@@ -199,8 +284,9 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
             done["skipped"] += 1
             bar.update(1)
             continue
-        if status is not None:  # keep the failed attempt for the record, out of the way
-            run.rename(run.with_name(f"{run.name}.failed-{int(time.time())}"))
+        if status is not None:  # keep the failed (or incomplete) attempt for the record, out of the way
+            kept = "incomplete" if status == INCOMPLETE else "failed"
+            run.rename(run.with_name(f"{run.name}.{kept}-{int(time.time())}"))
         try:
             run_point(tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
                       point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
@@ -212,6 +298,19 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         except RunFailed as exc:
             done["failed"] += 1
             tqdm.write(f"point {point} rep {rep} failed: {exc}")
+            if isinstance(exc.__cause__, HostUnreachable) or unreachable(tb):
+                tqdm.write(f"a host stopped answering: waiting up to {reconnect_wait_s:g} s for it, "
+                           "then restoring the settings")
+                try:
+                    restore_problems = wait_and_restore(tb, reconnect_wait_s)
+                except HostUnreachable as lost:
+                    bar.close()
+                    raise HostUnreachable(f"sweep {campaign} stopped at run {i + 1} of {len(plan)} "
+                                          f"({done['ran']} ran, {done['skipped']} already done, "
+                                          f"{done['failed']} failed): {lost}") from exc
+                done["restore_problems"] += restore_problems
+                for problem in restore_problems:
+                    tqdm.write(f"could not restore: {problem}")
         bar.update(1)
         if bar.disable and progress:  # not a terminal: plain progress lines with an ETA
             per = (time.monotonic() - started) / max(1, done["ran"] + done["failed"])

@@ -2,8 +2,10 @@
 points an inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
 
 Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
-names the points. The extra runs go into the same campaign (run_sweep skips repetitions already
-made), and the campaign's sweep.json keeps its plan plus a record of every round under "top_ups".
+names the points. Points whose every run was flagged (foreign load: a busy machine) are topped up
+too, within the same budget: nothing can be judged on them. The extra runs go into the same
+campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps its plan
+plus a record of every round under "top_ups".
 """
 from __future__ import annotations
 
@@ -92,14 +94,19 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
 
     def judged():
         try:
-            return judge(runs_dir, campaign, reference_dir)
-        except FileNotFoundError as exc:  # no clean run at all yet: nothing says which points to add
+            table = judge(runs_dir, campaign, reference_dir)
+            unjudged.clear()
+        except FileNotFoundError as exc:  # no clean run at all yet: only the flagged points say what to add
             unjudged.append(str(exc))
-            return pd.DataFrame()
+            table = pd.DataFrame()
+        flagged = without_clean_run(store.load_manifests(runs_dir, campaign, spec.stored_as))
+        if flagged:  # a point whose every run was flagged (foreign load) is judged on none: run it again
+            table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
+        return table
     log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
                                budget_runs=budget_runs, budget_minutes=budget_minutes)
     if unjudged:
-        log.stopped = f"nothing to judge: {unjudged[-1]}"
+        log.stopped = f"nothing to judge: {unjudged[-1]}; {log.stopped}"
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
     plan = json.loads(sweep_json.read_text())
     plan.setdefault("decisive_top_ups", []).append(
@@ -107,6 +114,21 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
          "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
     sweep_json.write_text(json.dumps(plan, indent=2))
     return log
+
+
+NO_CLEAN_RUN = "no clean run"  # what a top-up round names for points whose every run was flagged
+
+
+def without_clean_run(manifests: list[dict]) -> list[dict]:
+    """The points (without their id) that have flagged runs and no clean one: every successful run
+    was left out of analysis (foreign load, a short window). Points that only failed are not
+    among them: running those again would fail again."""
+    by_point: dict[str, tuple[dict, list[dict]]] = {}
+    for m in manifests:
+        point = {k: v for k, v in m.get("point", {}).items() if k != "id"}
+        by_point.setdefault(repr(sorted(point.items())), (point, []))[1].append(m)
+    return [point for point, ms in by_point.values()
+            if any(m["status"] == "ok" and store.flagged(m) for m in ms) and not any(store.usable(m) for m in ms)]
 
 
 def embedded_shape(manifest: dict) -> dict:

@@ -87,6 +87,140 @@ def fake_host():
     return FakeHost()
 
 
+class FakeRemote:
+    """One server behind SshHost without a network: fabric.Connection replaced by a fake whose
+    commands this object answers (files for `cat` and `printf >`, a PID for every background
+    start, running for lifetime_s or until killed, a listening socket for `ss`).
+    drop_after(seconds, when=pred): `seconds` after the first command matching pred the link
+    drops: the command then running fails as paramiko's does (SSHException), open connections
+    die, and reconnecting fails (OSError: no route) for the next `down_for` attempts (None: for
+    ever), after which the server answers again."""
+
+    def __init__(self, files: dict | None = None):
+        self.files = dict(files or {})
+        self.commands: list[list[str]] = []
+        self.up, self.generation, self.refused = True, 0, 0
+        self.down_for: int | None = None
+        self._drop_when, self._drop_delay, self._drop_at = None, 0.0, None
+        self._pid = 1000
+        self.running: dict[int, float] = {}  # background processes: PID -> when they exit by themselves
+        self.lifetime_s = 1.0
+
+    def drop_after(self, seconds: float, when, down_for: int | None = None) -> None:
+        self._drop_when, self._drop_delay, self.down_for = when, seconds, down_for
+
+    def install(self, monkeypatch) -> None:
+        import fabric
+        remote = self
+
+        class Channel:  # a streamed command (perf script): no output, exit 0
+            def recv(self, n):
+                return b""
+
+            def recv_exit_status(self):
+                return 0
+
+            def shutdown_write(self):
+                pass
+
+            def close(self):
+                pass
+
+        class Client:
+            def set_missing_host_key_policy(self, policy):
+                pass
+
+            def load_host_keys(self, path):
+                pass
+
+            def exec_command(self, command, timeout=None):
+                from types import SimpleNamespace
+                channel = Channel()
+                return (SimpleNamespace(channel=channel, write=lambda text: None), SimpleNamespace(channel=channel),
+                        SimpleNamespace(read=lambda: b""))
+
+        class Connection:
+            def __init__(self, host, **kwargs):
+                self.client, self.generation, self.is_connected = Client(), None, False
+
+            def open(self):
+                remote.open_attempt()
+                self.generation, self.is_connected = remote.generation, True
+
+            def close(self):
+                self.is_connected = False
+
+            def run(self, command, **kwargs):
+                return remote.answer(self, command)
+        monkeypatch.setattr(fabric, "Connection", Connection)
+
+    def open_attempt(self) -> None:
+        if not self.up:
+            self.refused += 1
+            if self.down_for is None or self.refused <= self.down_for:
+                raise OSError(113, "No route to host")
+            self.up = True
+
+    def answer(self, conn, command: str):
+        import shlex
+        import time
+        from types import SimpleNamespace
+
+        import paramiko
+        now = time.monotonic()
+        if self._drop_at is not None and now >= self._drop_at and self.up:
+            self.up, self._drop_at = False, None
+            self.generation += 1
+        if not self.up or conn.generation != self.generation:
+            conn.is_connected = False
+            raise paramiko.SSHException("SSH session not active")
+        argv = shlex.split(command)
+        self.commands.append(argv)
+        if self._drop_when is not None and self._drop_when(argv):
+            self._drop_at, self._drop_when = now + self._drop_delay, None
+        rc, out = 0, ""
+        if argv[:2] == ["sh", "-c"] and argv[2].startswith("base=$1"):  # a background start
+            self._pid += 1
+            self.running[self._pid] = now + self.lifetime_s
+            out = f"{self._pid}\n"
+        elif argv[:2] == ["sh", "-c"] and argv[2].startswith("test -d"):  # running?
+            rc = 0 if self.running.get(int(argv[4]), 0) > now else 1
+        elif argv[0] == "kill" and argv[-1].startswith("-"):  # a process group
+            self.running.pop(int(argv[-1][1:]), None)
+        elif argv[:2] == ["sh", "-c"] and argv[2].startswith("printf"):
+            self.files[argv[5]] = argv[4]
+        elif argv[0] == "cat":
+            out = self.files.get(argv[1], "")
+        elif argv[0] == "ss":
+            out = "LISTEN 0 5 *:5201 *:*\n"
+        return SimpleNamespace(exited=rc, stdout=out, stderr="")
+
+
+RECORDED_ONE_TO_ONE = "20261124-023336-one-to-one-embedded"
+
+
+def busy_campaign(tmp_path, flagged_ns=None) -> str:
+    """The recorded one-to-one campaign (manifests, tidy tables, sweep.json) as if a busy machine had
+    flagged every run (or those of the n in flagged_ns) for foreign load, and nothing else."""
+    import json
+    import shutil
+    src, dst = REPO / "data" / "runs" / RECORDED_ONE_TO_ONE, tmp_path / "runs" / "busy"
+    dst.mkdir(parents=True)
+    shutil.copy(src / "sweep.json", dst / "sweep.json")
+    for run in src.iterdir():
+        if not (run / "manifest.json").exists():
+            continue
+        (dst / run.name).mkdir()
+        shutil.copy(run / "tidy.csv", dst / run.name / "tidy.csv")
+        m = json.loads((run / "manifest.json").read_text())
+        m["contaminated"] = flagged_ns is None or m["point"]["flows"] in flagged_ns
+        load = 140.0 + m["repetition"] % 3 if m["contaminated"] else 0.5
+        m["load"] = {"local": {"foreign_cpu_pct": load, "contaminated": m["contaminated"],
+                               "top": [["stress-ng", load - 42], ["chrome", 31.0]] if m["contaminated"] else []}}
+        (dst / run.name / "manifest.json").write_text(json.dumps(m))
+    return "busy"
+
+
 LIVE_DIR = Path(__file__).parent / "live"
 
 

@@ -4,12 +4,14 @@ sshd per namespace for testing the SSH path on one machine. host_from_descriptio
 host from Host.describe() (a journal restored after a crash)."""
 from __future__ import annotations
 
-from .base import STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv, process_start_ticks
+from .base import (STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag, Result, check_argv,
+                   process_start_ticks)
 from .local import LocalHost, NetnsHost, netns_exists
 from .ssh import SshHost
 
-__all__ = ["STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "LocalHost", "NetnsHost", "Proc", "ProcessTag",
-           "Result", "SshHost", "check_argv", "host_from_description", "netns_exists", "process_start_ticks"]
+__all__ = ["STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "HostUnreachable", "LocalHost", "NetnsHost", "Proc",
+           "ProcessTag", "Result", "SshHost", "check_argv", "host_from_description", "netns_exists",
+           "process_start_ticks"]
 
 
 def host_from_description(desc: dict) -> Host:

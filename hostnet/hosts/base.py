@@ -26,6 +26,11 @@ class HostError(RuntimeError):
     """A command failed or a host cannot do what was asked."""
 
 
+class HostUnreachable(HostError):
+    """The host did not answer at all (an SSH link that dropped or cannot be opened): unlike a
+    command that failed, nothing more can be done there until it answers again."""
+
+
 @dataclass(frozen=True)
 class Result:
     argv: tuple[str, ...]

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Sequence
 
-from .base import STREAM_CHUNK, Host, HostError, ProcessTag, Result, check_argv
+from .base import STREAM_CHUNK, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -122,9 +122,9 @@ class SshHost(Host):
                                 f"ssh-keyscan, or opt out for a throwaway lab") from exc
             raise HostError(f"{self.name}: SSH failed: {exc}") from exc
         except (socket.timeout, TimeoutError) as exc:
-            raise HostError(f"{self.name}: unreachable (no answer within {self.connect_timeout} s)") from exc
+            raise HostUnreachable(f"{self.name}: unreachable (no answer within {self.connect_timeout} s)") from exc
         except OSError as exc:
-            raise HostError(f"{self.name}: unreachable ({exc.strerror or exc})") from exc
+            raise HostUnreachable(f"{self.name}: unreachable ({exc.strerror or exc})") from exc
         self._conn = conn
         return conn
 
@@ -146,7 +146,8 @@ class SshHost(Host):
 
     # -- the Host seam ------------------------------------------------------------------------
     def run(self, argv, *, check=True, timeout=None, input=None) -> Result:
-        from invoke.exceptions import CommandTimedOut
+        import paramiko
+        from invoke.exceptions import CommandTimedOut, ThreadException
 
         command = self._wrap(argv)
         stdin = input
@@ -154,11 +155,15 @@ class SshHost(Host):
             password = os.environ.get("HOSTNET_SUDO_PASSWORD")
             stdin = (f"{password}\n" if password else "") + (input or "")
         timeout = timeout or self.command_timeout
+        conn = self.connection()
         try:
-            res = self.connection().run(command, hide=True, warn=True, timeout=timeout, pty=False,
-                                         in_stream=_Stdin(stdin))
+            res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False, in_stream=_Stdin(stdin))
         except CommandTimedOut as exc:
             raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
+        except (paramiko.SSHException, EOFError, OSError, ThreadException) as exc:
+            # the link dropped under the command: the next call reconnects (or says unreachable)
+            self.close()
+            raise HostUnreachable(f"{self.name}: SSH link lost during {argv[0]}: {exc or type(exc).__name__}") from exc
         out = Result(tuple(check_argv(argv)), res.exited, res.stdout, res.stderr)
         if out.returncode == 127 and "not found" in res.stderr:
             raise HostError(f"{self.name}: {argv[0]} is not installed")
@@ -167,9 +172,15 @@ class SshHost(Host):
     def stream(self, argv, sink, *, check=True, timeout=None):
         """The command's stdout arrives in chunks over the SSH channel while it runs (nothing
         held whole on either side); stderr is kept for the Result."""
+        import paramiko
         command = self._wrap(argv)
         timeout = timeout or self.command_timeout
-        stdin, stdout, stderr = self.connection().client.exec_command(command, timeout=timeout)
+        client = self.connection().client
+        try:
+            stdin, stdout, stderr = client.exec_command(command, timeout=timeout)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            self.close()
+            raise HostUnreachable(f"{self.name}: SSH link lost before {argv[0]}: {exc or type(exc).__name__}") from exc
         if self.sudo:
             stdin.write(f"{os.environ.get('HOSTNET_SUDO_PASSWORD') or ''}\n")
         stdin.channel.shutdown_write()

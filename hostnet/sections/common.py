@@ -13,21 +13,88 @@ from . import section
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against).
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "data" / "reference"
 
+class NoCleanRun(FileNotFoundError):
+    """Every successful run of the campaign was flagged (foreign load, a short window): the message
+    says which, by which processes, at what load; `manifests` are the campaign's."""
+
+    def __init__(self, message: str, manifests: list[dict]):
+        super().__init__(message)
+        self.manifests = manifests
+
+
 def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = False
          ) -> tuple[pd.DataFrame, list[dict]]:
     """Tidy data of a campaign's successful runs, and every run's manifest.
 
     Runs flagged for foreign load (another workload used the machine during the window)
     are left out of the tidy data unless include_contaminated; run_quality() counts them.
+    Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """
     tidy = store.load_tidy(runs_dir, campaign, experiment)
     manifests = store.load_manifests(runs_dir, campaign, experiment)
     if not include_contaminated:
         dirty = {m["run_id"] for m in manifests if store.flagged(m)}
+        if not tidy.empty and tidy.run_id.isin(dirty).all():
+            raise NoCleanRun(f"campaign {campaign} has no clean {experiment} run: {flag_report(manifests)}",
+                             manifests)
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
     return analysis.with_side_tpc(tidy, manifests), manifests
+
+
+def flag_detail(manifest: dict) -> str:
+    """Why one run was flagged, with the load behind it ("" for a clean run): e.g. "foreign load
+    142 % of a core on local (stress-ng 98 %, chrome 31 %)"."""
+    why = store.flagged(manifest)
+    if why != "foreign load":
+        return f"{why}: {manifest['short_window']}" if why else ""
+    parts = []
+    for machine, load in (manifest.get("load") or {}).items():
+        if load.get("contaminated"):
+            top = ", ".join(f"{comm} {pct:.0f} %" for comm, pct in load.get("top", [])[:3])
+            parts.append(f"{load['foreign_cpu_pct']:.0f} % of a core on {machine}" + (f" ({top})" if top else ""))
+    return "foreign load " + "; ".join(parts) if parts else "foreign load"
+
+
+def flag_report(manifests: list[dict]) -> str:
+    """What flagging did to a campaign, in one paragraph: how many runs, for what, by which
+    processes and at what load (the busiest processes over all flagged runs, each at its peak)."""
+    ok = [m for m in manifests if m.get("status") == "ok"]
+    flagged = [m for m in ok if store.flagged(m)]
+    if not flagged:
+        return f"no run was flagged ({len(ok)} successful runs)"
+    short = sum(1 for m in flagged if store.flagged(m) == "short window")
+    foreign = [m for m in flagged if store.flagged(m) == "foreign load"]
+    text = f"{len(flagged)} of {len(ok)} successful runs flagged"
+    if foreign:
+        loads = [load["foreign_cpu_pct"] for m in foreign for load in (m.get("load") or {}).values()
+                 if load.get("contaminated")]
+        peak: dict[str, float] = {}
+        for m in foreign:
+            for load in (m.get("load") or {}).values():
+                for comm, pct in load.get("top", []):
+                    peak[comm] = max(peak.get(comm, 0.0), pct)
+        busiest = ", ".join(f"{c} up to {p:.0f} %" for c, p in sorted(peak.items(), key=lambda kv: -kv[1])[:5])
+        text += (f"; {len(foreign)} for foreign load: other processes used "
+                 + (f"{min(loads):.0f}-{max(loads):.0f} % of a core" if loads else "more than the limit")
+                 + f" during the window (limit {analysis.FOREIGN_LOAD_LIMIT_PCT:.0f} %)"
+                 + (f"; busiest: {busiest}" if busiest else ""))
+    if short:
+        text += f"; {short} for a measurement window too short to use"
+    return text
+
+
+def top_up_record(runs_dir, campaign: str) -> str:
+    """What the last top-up of a live campaign did (sweep.json), or "" when none ran."""
+    path = Path(runs_dir) / campaign / "sweep.json"
+    rounds = json.loads(path.read_text()).get("decisive_top_ups", []) if path.exists() else []
+    if not rounds:
+        return ""
+    last = rounds[-1]
+    budget = last.get("budget", {})
+    return (f"topped up: {last['runs']} more runs in {last['rounds']} rounds (budget {budget.get('runs')} runs, "
+            f"{budget.get('minutes')} minutes); stopped: {last['stopped']}")
 
 
 def testbed_label(manifests: list[dict]) -> str:

@@ -85,10 +85,42 @@ def _flows_of(manifest: dict) -> int:
 
 def load(runs_dir, campaign: str, pattern: str, include_contaminated: bool = False
          ) -> tuple[pd.DataFrame, list[dict]]:
-    """The campaign's tidy data with each run's n (`flows`), and every manifest."""
-    tidy, manifests = common.load(runs_dir, campaign, _pattern(pattern).name, include_contaminated)
+    """The campaign's tidy data with each run's n (`flows`) and why it was flagged (`flagged`, ""
+    for a clean run), and every manifest.
+
+    When every run was flagged (a busy machine) the flagged runs are returned, each marked: the
+    tables and figures show them as flagged, and every verdict is "not testable" saying why
+    (verdict_table), instead of the notebook stopping on an exception."""
+    try:
+        tidy, manifests = common.load(runs_dir, campaign, _pattern(pattern).name, include_contaminated)
+    except common.NoCleanRun:
+        tidy, manifests = common.load(runs_dir, campaign, _pattern(pattern).name, include_contaminated=True)
     n = {m["run_id"]: _flows_of(m) for m in manifests}
-    return tidy.assign(flows=tidy.run_id.map(n)), manifests
+    why = {m["run_id"]: common.flag_detail(m) for m in manifests}
+    return tidy.assign(flows=tidy.run_id.map(n), flagged=tidy.run_id.map(why).fillna("")), manifests
+
+
+def data_note(runs_dir, campaign: str, tidy: pd.DataFrame, manifests: list[dict],
+              include_contaminated: bool) -> str:
+    """What the notebook says under its campaign line: the runs flagged, for what, by which
+    processes at what load, what became of them, and what the top-up did."""
+    report = common.flag_report(manifests)
+    if flagged_only(tidy):
+        report += (". NO CLEAN RUN: the tables and figures below show these flagged runs, marked as such, "
+                   "and no finding is judged on them")
+    elif any(store.flagged(m) for m in manifests):
+        report += " (kept: include_contaminated)" if include_contaminated else " (left out)"
+    top_up = common.top_up_record(runs_dir, campaign)
+    return report + (f"\n{top_up}" if top_up else "")
+
+
+def flagged_only(tidy: pd.DataFrame) -> bool:
+    """True when the data holds no clean run (load() fell back to the flagged ones)."""
+    return "flagged" in tidy and len(tidy) > 0 and bool((tidy.flagged != "").all())
+
+
+def _flagged_runs(g: pd.DataFrame) -> int:
+    return int(g[g.flagged != ""].run_id.nunique()) if "flagged" in g else 0
 
 
 def point_quality(manifests: list[dict]) -> pd.DataFrame:
@@ -127,6 +159,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
         row["bottleneck"] = ("receiver" if row["receiver_cpu_per_core_pct"] >= row["sender_cpu_per_core_pct"]
                              else "sender")
         row["repetitions"] = len(_values(g, "tpc_gbps", "both"))
+        row["flagged_runs"] = _flagged_runs(g)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -139,7 +172,10 @@ def display_table(summary: pd.DataFrame) -> pd.DataFrame:
     for col, title in (("throughput_gbps", "throughput (Gbit/s)"), ("tpc_gbps", "tpc (Gbit/s)"),
                        ("sender_cpu_pct", "sender CPU (%)"), ("receiver_cpu_pct", "receiver CPU (%)")):
         out[title] = [_ci_text(m, ci) for m, ci in zip(summary[col], summary[col + "_ci95"], strict=True)]
-    return out.assign(bottleneck=summary.bottleneck, repetitions=summary.repetitions)
+    out = out.assign(bottleneck=summary.bottleneck, repetitions=summary.repetitions)
+    if "flagged_runs" in summary and summary.flagged_runs.any():  # only with flagged runs in the data
+        out["flagged runs (not clean)"] = summary.flagged_runs
+    return out
 
 
 def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -167,30 +203,49 @@ def _label_lines(label: str) -> list[str]:
     return label.replace(" (", "\n(", 1).split("\n")
 
 
+FLAGGED_COLOR = "#c0392b"
+
+
+def flag_mark(summary: pd.DataFrame) -> str:
+    """The line every figure carries when its data includes flagged runs ("" when it does not)."""
+    flagged = int(summary.flagged_runs.sum()) if "flagged_runs" in summary else 0
+    if not flagged:
+        return ""
+    if flagged == int(summary.repetitions.sum()):
+        return (f"FLAGGED RUNS ONLY: no clean run, all {flagged} runs were flagged (foreign load or a short "
+                "window); NOT EVIDENCE")
+    return f"includes {flagged} flagged runs (include_contaminated)"
+
+
 def charts(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, label: str) -> dict:
     p = _pattern(pattern)
     title = "n (all-to-all: n × n flows)" if pattern == "all-to-all" else "n (flows)"
     x = alt.X("flows:O", axis=alt.Axis(labelAngle=0), title=title)
-    sub = [*_label_lines(label), cores_sentence(summary)]
+    mark = flag_mark(summary)
+    sub = [*([mark] if mark else []), *_label_lines(label), cores_sentence(summary)]
+    only_flagged = mark.startswith("FLAGGED")
+    line = {"color": FLAGGED_COLOR, "strokeDash": [6, 3]} if only_flagged else {}
     err = summary.assign(lo=summary.tpc_gbps - summary.tpc_gbps_ci95.fillna(0),
                          hi=summary.tpc_gbps + summary.tpc_gbps_ci95.fillna(0))
     y = alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)", scale=alt.Scale(zero=True))
     tpc = alt.layer(
-        alt.Chart(err).mark_line(point=True).encode(x=x, y=y, tooltip=["flows", "flow_count", "tpc_gbps",
+        alt.Chart(err).mark_line(point=True, **line).encode(x=x, y=y, tooltip=["flows", "flow_count", "tpc_gbps",
                                                                        "tpc_gbps_ci95", "throughput_gbps"]),
         alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title="throughput per core (Gbit/s)"), y2="hi:Q"),
     ).properties(width=340, height=240, title=alt.Title(
-        f"{p.figure} analogue: throughput per core vs flows ({pattern})",
-        subtitle=[*sub, "mean and 95 % CI over repetitions; the busier side is the bottleneck"]))
+        f"{p.figure} analogue: throughput per core vs flows ({pattern})" + (" — FLAGGED RUNS" if only_flagged else ""),
+        subtitle=[*sub, "mean and 95 % CI over repetitions; the busier side is the bottleneck"],
+        **({"color": FLAGGED_COLOR} if only_flagged else {})))
     cpu = summary.melt(id_vars=["flows"], value_vars=["sender_cpu_pct", "receiver_cpu_pct"],
                        var_name="side", value_name="cpu_pct")
     cpu["side"] = cpu.side.str.replace("_cpu_pct", "")
-    cpu_chart = alt.Chart(cpu).mark_line(point=True).encode(
+    cpu_chart = alt.Chart(cpu).mark_line(point=True, **({"strokeDash": [6, 3]} if only_flagged else {})).encode(
         x=x, y=alt.Y("cpu_pct:Q", title="CPU utilisation (% of one core)"),
         color=alt.Color("side:N", sort=list(SIDES), title="side"), tooltip=["flows", "side", "cpu_pct"],
     ).properties(width=340, height=240, title=alt.Title(
-        f"{p.figure} analogue: CPU per side vs flows ({pattern})",
-        subtitle=[*sub, "means; /proc/stat, % of one core summed over the side's CPUs"]))
+        f"{p.figure} analogue: CPU per side vs flows ({pattern})" + (" — FLAGGED RUNS" if only_flagged else ""),
+        subtitle=[*sub, "means; /proc/stat, % of one core summed over the side's CPUs"],
+        **({"color": FLAGGED_COLOR} if only_flagged else {})))
     metric = bd.metric.iloc[0] if len(bd) else "breakdown_pct"
     caveat = plots.ATTRIBUTED_CAVEAT if metric == "breakdown_attributed_pct" else plots.CPU_CLOCK_CAVEAT
     order = analysis.BREAKDOWN_ORDER
@@ -201,7 +256,9 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, label: str) ->
         order=alt.Order("category_rank:Q"), tooltip=["flows", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
     ).transform_calculate(category_rank=f"indexof({order!r}, datum.category)").properties(width=220, height=240)
     breakdown_chart = stacked.facet(column=alt.Column("side:N", sort=list(SIDES), title=None)).properties(
-        title=alt.Title(f"{p.figure} analogue: CPU breakdown vs flows ({pattern})", subtitle=[*sub, caveat]))
+        title=alt.Title(f"{p.figure} analogue: CPU breakdown vs flows ({pattern})"
+                        + (" — FLAGGED RUNS" if only_flagged else ""), subtitle=[*sub, caveat],
+                        **({"color": FLAGGED_COLOR} if only_flagged else {})))
     stem = pattern
     return {f"{stem}-tpc": tpc, f"{stem}-cpu": cpu_chart, f"{stem}-breakdown": breakdown_chart}
 
@@ -273,7 +330,16 @@ def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
 
 
 def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> pd.DataFrame:
-    """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts)."""
+    """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts);
+    with no clean run at all every finding is not testable, saying why the runs were flagged."""
+    if flagged_only(tidy):
+        runs = tidy.drop_duplicates("run_id")
+        worst = runs.flagged.iloc[0]
+        why = verdicts.not_testable(
+            f"no clean run: all {len(runs)} runs were flagged (e.g. {worst})",
+            "clean runs: the same sweep on an idle machine (a live run tops up points without a clean run, "
+            "within its budget)")
+        return verdicts.table(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why))
     judged = {}
     for fid in _pattern(pattern).findings:
         if fid == "F09":

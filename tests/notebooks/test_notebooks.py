@@ -81,3 +81,20 @@ def test_nbval_fails_on_a_changed_number(tmp_path):
     assert res.returncode == 1, res.stdout[-3000:]
     assert re.search(r"\b1 failed, \d+ passed", res.stdout), res.stdout[-3000:]
     assert bumped in res.stdout  # the report shows the stored (changed) value against the fresh one
+
+
+def test_notebook_03_on_a_campaign_with_every_run_flagged_ends_normally_saying_so(tmp_path):
+    """A busy machine flagged every run: papermill runs notebook 03 to its end (no FileNotFoundError),
+    the output says what happened, the figures are marked and every verdict is not testable."""
+    from conftest import busy_campaign
+    campaign = busy_campaign(tmp_path)
+    out = batch.execute(REPO / "notebooks" / "03-one-to-one.ipynb",
+                        {"mode": "replay", "campaign": campaign, "runs_dir": str(tmp_path / "runs"),
+                         "figures_dir": str(tmp_path / "figures")}, tmp_path / "executed")
+    text = json.dumps(json.loads(out.read_text())["cells"])
+    assert "NO CLEAN RUN: the tables and figures below show these flagged runs, marked as such" in text
+    assert "stress-ng up to 100 %" in text and '"output_type": "error"' not in text
+    meta = json.loads((tmp_path / "figures" / "03-one-to-one.meta.json").read_text())
+    from hostnet.verdicts import NOT_TESTABLE
+    assert {v["verdict"] for v in meta["verdicts"]} == {NOT_TESTABLE}
+    assert "FLAGGED RUNS" in (tmp_path / "figures" / "one-to-one-tpc.svg").read_text()

@@ -70,3 +70,24 @@ def test_one_rule_says_which_runs_analysis_leaves_out():
     assert [store.usable(m) for m in ms] == [True, False, False, False]
     q = common.run_quality(ms)
     assert (q["ok"], q["failed"], q["contaminated"], q["short_window"]) == (3, 1, 1, 1)
+
+
+def test_a_run_is_fsynced_file_by_file_and_directory_by_directory_before_the_rename(tmp_path, monkeypatch):
+    """Without fsync a crash after the rename can leave a published run whose manifest is empty."""
+    import os
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))),
+                                                 real_fsync(fd)))
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append(("rename", str(a), str(b))), real_replace(a, b)))
+    rd = store.RunDir(tmp_path, "c", "r1")
+    rd.manifest["experiment"] = "single-flow"
+    rd.write_raw("tool.txt", "raw output")
+    final = rd.finish("ok", pd.DataFrame([_row(run_id="r1")]))
+    part, raw = str(tmp_path / "c" / "r1.partial"), str(tmp_path / "c" / "r1.partial" / "raw")
+    publish = events.index(("rename", part, str(final)))
+    before = events[:publish]
+    for name in (f"{raw}/tool.txt.tmp", f"{part}/tidy.csv.tmp", f"{part}/manifest.json.tmp"):
+        assert before.index(("fsync", name)) < before.index(("rename", name, name[:-4])), name
+    assert ("fsync", raw) in before and ("fsync", part) in before  # the renamed entries, durable
+    assert events[publish + 1:] == [("fsync", str(tmp_path / "c"))]  # and the publishing rename

@@ -3,7 +3,7 @@ ids, the workloads points build, labels, and the sweep files of the notebook sec
 import pytest
 
 from hostnet import config as sc
-from hostnet import sweep
+from hostnet import store, sweep
 from hostnet.knobs import KnobError
 from hostnet.sweep import SweepSpec, point_workload
 from hostnet.testbed import EmbeddedLayout, from_layout
@@ -88,3 +88,113 @@ def test_sweep_label_is_checked():
     assert SweepSpec(experiment="incast").stored_as == "incast"
     with pytest.raises(SweepError, match="label 'NUMA local'"):
         SweepSpec(experiment="incast", label="NUMA local")
+
+
+# -- resuming, the campaign lock and a lost host (fake SSH link, conftest.FakeRemote) --------------
+
+SMALL = SweepSpec(configs=["tsogro"], repetitions=2, duration=1, warmup=0)
+
+
+@pytest.fixture
+def ssh_sweep(tmp_path, monkeypatch):
+    """A sweep over one server behind a fake SSH link: no preflight or capability probing."""
+    from conftest import FakeRemote
+    from test_runner import VERSIONS, ssh_testbed
+    remote = FakeRemote()
+    tb = ssh_testbed(tmp_path, monkeypatch, remote)
+    monkeypatch.setattr(sweep, "preflight", lambda tb, tools: VERSIONS)
+    monkeypatch.setattr(sweep, "point_requirements", lambda tb, cfg: [])
+    monkeypatch.setattr(sweep, "RECONNECT_POLL_S", 0.01)
+    return tb, remote
+
+
+def rmem_writes(remote) -> list[str]:
+    from test_runner import RMEM
+    return [argv[4].strip() for argv in remote.commands
+            if argv[:2] == ["sh", "-c"] and argv[2].startswith("printf") and argv[5].endswith(RMEM.replace(".", "/"))]
+
+
+def test_a_lost_link_fails_the_point_restores_when_the_host_answers_and_the_sweep_goes_on(tmp_path, ssh_sweep):
+    from test_runner import PRIOR, SET
+    tb, remote = ssh_sweep
+    remote.drop_after(0.1, when=lambda argv: argv == ["cat", "/proc/stat"], down_for=2)
+    out = sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False, reconnect_wait_s=60)
+    assert out["failed"] == 2 and out["restore_problems"] == []
+    ms = sorted((store.load_manifest(r) for r in store.list_runs(tmp_path / "runs", "c")),
+                key=lambda m: m["started"])
+    assert "SSH link lost" in ms[0]["error"] and ms[0]["unreachable"]
+    # the second point ran with the server back (it fails here on the fake's empty iperf3 output)
+    assert "unreachable" not in ms[1] and "SSH link lost" not in ms[1]["error"]
+    # point 1 set it, the restore put it back as soon as the server answered, point 2 set it again ...
+    assert rmem_writes(remote) == [SET, PRIOR, SET]
+    # ... journaled again after that restore, so the end of the campaign puts it back too
+    assert [e["prior"] for e in tb.journal.entries()] == [PRIOR]
+
+
+def test_a_host_that_stays_unreachable_stops_the_sweep_saying_so(tmp_path, ssh_sweep):
+    from hostnet.hosts import HostUnreachable
+    tb, remote = ssh_sweep
+    remote.drop_after(0.1, when=lambda argv: argv == ["cat", "/proc/stat"])  # down for good
+    with pytest.raises(HostUnreachable) as err:
+        sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False, reconnect_wait_s=0)
+    msg = str(err.value)
+    assert msg.startswith("sweep c stopped at run 1 of 2 (0 ran, 0 already done, 1 failed): lab: unreachable")
+    assert f"stay journaled in {tb.journal.path}; `hostnet restore` puts them back once lab answers again" in msg
+    runs = store.list_runs(tmp_path / "runs", "c")
+    assert len(runs) == 1 and store.load_manifest(runs[0])["status"] == "failed"
+    assert len(tb.journal.entries()) == 1  # nothing lost: still journaled
+
+
+def test_a_second_sweep_on_a_campaign_is_refused_and_leaves_the_first_ones_run_alone(tmp_path, ssh_sweep):
+    tb, _ = ssh_sweep
+    cdir = tmp_path / "runs" / "c"
+    cdir.mkdir(parents=True)
+    in_progress = cdir / f"{sweep.point_id({'config': 'tsogro'}, sweep.fingerprint(tb, VERSIONS), 'single-flow')}" \
+                         "-r0.partial"
+    in_progress.mkdir()
+    import multiprocessing
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.get_context("fork").Process(target=_hold_lock, args=(cdir, ready, release))
+    holder.start()
+    try:
+        assert ready.wait(10)
+        with pytest.raises(sweep.CampaignLocked, match=rf"campaign c is being swept by pid {holder.pid} on "):
+            sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+        assert in_progress.is_dir()
+    finally:
+        release.set()
+        holder.join(10)
+    with sweep.campaign_lock(cdir):  # free once the holder ended
+        pass
+
+
+def _hold_lock(cdir, ready, release):
+    with sweep.campaign_lock(cdir):
+        ready.set()
+        release.wait(10)
+
+
+VERSIONS = {"lab": {"kernel": "6.12.0", "perf": "perf 6.12"}}
+
+
+def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes(tmp_path, ssh_sweep, monkeypatch):
+    tb, _ = ssh_sweep
+    cdir = tmp_path / "runs" / "c"
+    ids = [f"{sweep.point_id({'config': 'tsogro'}, sweep.fingerprint(tb, VERSIONS), 'single-flow')}-r{k}"
+           for k in range(2)]
+    for run_id, text in zip(ids, ("", "{\"schema\": 2, \"sta"), strict=True):  # zero-length; torn
+        (cdir / run_id).mkdir(parents=True)
+        (cdir / run_id / "manifest.json").write_text(text)
+    assert [store.run_status(cdir / i) for i in ids] == [store.INCOMPLETE, store.INCOMPLETE]
+    assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them
+
+    def run_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
+        rd = store.RunDir(runs_dir, campaign, run_id)
+        rd.manifest.update(experiment="single-flow", repetition=repetition)
+        return rd.finish("ok")
+    monkeypatch.setattr(sweep, "run_point", run_point)
+    out = sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    assert (out["ran"], out["failed"]) == (2, 0)
+    assert [r.name for r in store.list_runs(tmp_path / "runs", "c")] == ids
+    kept = sorted(p.name.split(".")[1].rsplit("-", 1)[0] for p in cdir.iterdir() if ".incomplete-" in p.name)
+    assert kept == ["incomplete", "incomplete"]  # the broken attempts are kept for the record

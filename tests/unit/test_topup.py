@@ -24,12 +24,17 @@ def campaign(tmp_path, spec=SPEC):
     return cdir
 
 
+BUSY = set()  # flows values whose runs come out flagged for foreign load (a busy machine)
+
+
 def write_run(cdir, point, rep):
     run = cdir / f"{point['config']}-{point.get('flows', 1)}-r{rep}"
     run.mkdir()
+    busy = point.get("flows") in BUSY
     (run / "manifest.json").write_text(json.dumps({"schema": SCHEMA_VERSION, "run_id": run.name,
                                                    "experiment": "one-to-one", "status": "ok",
-                                                   "repetition": rep, "point": {"id": "x", **point}}))
+                                                   "repetition": rep, "point": {"id": "x", **point},
+                                                   "contaminated": busy}))
 
 
 @pytest.fixture
@@ -141,3 +146,41 @@ def test_a_campaign_without_a_clean_run_is_not_judged_and_says_so(tmp_path, fake
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=5,
                        budget_minutes=1)
     assert log.runs == 0 and log.stopped.startswith("nothing to judge: campaign c under")
+
+
+@pytest.fixture
+def busy():
+    yield BUSY
+    BUSY.clear()
+
+
+def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_is_decided(tmp_path, fake_sweeps,
+                                                                                         busy):
+    busy.add(4)
+    campaign(tmp_path)  # n=4: both runs flagged for foreign load
+    busy.clear()        # the machine quietens: the next run is clean
+
+    def judge(runs_dir, name, reference_dir):
+        return pd.DataFrame(columns=verdicts.COLUMNS)  # decided, on the points that have clean runs
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.per_round == [{"findings": [topup.NO_CLEAN_RUN], "points": [{"config": "all-opts", "flows": 4}],
+                              "runs": 1}]
+    assert log.stopped.startswith("no verdict asks for more runs")
+
+
+def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_why_it_stopped(tmp_path, fake_sweeps,
+                                                                                              busy):
+    from hostnet.sections import common
+    busy.update({1, 2, 4})  # every run flagged, and every new one too
+
+    def judge(runs_dir, name, reference_dir):
+        raise common.NoCleanRun(f"campaign {name} has no clean one-to-one run: 6 of 6 flagged", [])
+    campaign(tmp_path)
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=7,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.runs == 6 and log.rounds == 2  # 3 points a round; a third round would exceed 7 runs
+    assert log.stopped == ("nothing to judge: campaign c has no clean one-to-one run: 6 of 6 flagged; "
+                           "budget: 7 runs would be exceeded (6 made, 3 more asked)")
+    manifests = [json.loads(p.read_text()) for p in sorted((tmp_path / "c").glob("*/manifest.json"))]
+    assert topup.without_clean_run(manifests) == [{"config": "all-opts", "flows": n} for n in (1, 2, 4)]

@@ -5,7 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from conftest import REPO
+from conftest import REPO, busy_campaign
+from hostnet import store
 from hostnet.sections import patterns
 from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
 
@@ -197,3 +198,56 @@ def test_recorded_campaign_keeps_a_clean_run_at_every_n(pattern):
     last = t.iloc[-1]
     if pattern == "one-to-one" and last.receiver_cores < last.flow_count:  # the embedded testbed: one core a side
         assert v.loc["F09", "verdict"] == NOT_TESTABLE
+
+
+def test_notebook_03_with_every_run_flagged_ends_with_what_happened_and_marked_figures(tmp_path):
+    """The notebook's own calls, in its order, on a campaign a busy machine flagged entirely: no
+    exception; what happened is said; tables and figures show the flagged runs marked as such;
+    every verdict is not testable, saying why."""
+    from hostnet.sections import common
+    runs, campaign = tmp_path / "runs", busy_campaign(tmp_path)
+    n_runs = len(store.list_runs(runs, campaign))
+    with pytest.raises(common.NoCleanRun, match=rf"no clean one-to-one run: {n_runs} of {n_runs} successful runs "
+                       rf"flagged; {n_runs} for foreign load: other processes used 140-142 % of a core during the "
+                       r"window \(limit 10 %\); busiest: stress-ng up to 100 %, chrome up to 31 %$"):
+        common.load(runs, campaign, "one-to-one")  # what other sections raise: saying what happened
+    tidy, manifests = patterns.load(runs, campaign, "one-to-one")
+    assert patterns.flagged_only(tidy) and tidy.run_id.nunique() == n_runs
+    note = patterns.data_note(runs, campaign, tidy, manifests, False).splitlines()
+    assert note[0].startswith(f"{n_runs} of {n_runs} successful runs flagged") and note[0].endswith(
+        "NO CLEAN RUN: the tables and figures below show these flagged runs, marked as such, and no finding is "
+        "judged on them")
+    assert note[1].startswith("topped up: 11 more runs in 6 rounds (budget 20 runs, 8.0 minutes); stopped: ")
+    assert (patterns.point_quality(manifests).clean == 0).all()
+    summary = patterns.table(tidy)
+    shown = patterns.display_table(summary)
+    assert list(shown["flagged runs (not clean)"]) == list(summary.repetitions)
+    bd = patterns.breakdown(tidy)
+    charts = patterns.charts(summary, bd, "one-to-one", common.testbed_label(manifests))
+    for name, chart in charts.items():
+        spec = chart.to_dict()
+        assert spec["title"]["text"].endswith("— FLAGGED RUNS"), name
+        assert spec["title"]["subtitle"][0].startswith(f"FLAGGED RUNS ONLY: no clean run, all {n_runs} runs"), name
+    saved = common.save_figures(charts, tmp_path / "figures")
+    assert len(saved) == 6
+    verdict = patterns.verdict_table(tidy, "one-to-one", REF, "all-opts")
+    assert list(verdict.id) == ["F09", "F04", "F05"] and (verdict.verdict == NOT_TESTABLE).all()
+    assert verdict["this run shows"].str.startswith(
+        f"no clean run: all {n_runs} runs were flagged (e.g. foreign load 14").all()
+    assert verdict.attrs["top_up"] == {}
+    common.write_report_meta(tmp_path / "figures", "03-one-to-one.ipynb", campaign=campaign,
+                             label=common.testbed_label(manifests), quality=common.run_quality(manifests),
+                             verdict=verdict, summary=summary.round(2), figure_stems=list(charts))
+
+
+def test_a_clean_campaign_reads_as_before_and_flagged_runs_of_some_n_are_left_out(tmp_path):
+    runs, campaign = tmp_path / "runs", busy_campaign(tmp_path, flagged_ns={8})
+    tidy, manifests = patterns.load(runs, campaign, "one-to-one")
+    assert not patterns.flagged_only(tidy) and set(tidy.flows) == {1, 2, 4} and (tidy.flagged == "").all()
+    eights = sum(1 for m in manifests if m["point"]["flows"] == 8)
+    assert patterns.data_note(runs, campaign, tidy, manifests, False).splitlines()[0] == (
+        f"{eights} of {len(manifests)} successful runs flagged; {eights} for foreign load: other processes used "
+        "140-142 % of a core during the window (limit 10 %); busiest: stress-ng up to 100 %, chrome up to 31 % "
+        "(left out)")
+    summary = patterns.table(tidy)
+    assert "flagged runs (not clean)" not in patterns.display_table(summary) and not patterns.flag_mark(summary)
