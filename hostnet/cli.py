@@ -271,21 +271,32 @@ def cmd_compare(args) -> int:
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
     if args.file:
+        from .knobs.journal_file import HOST_DIR
         from .testbed.servers import restore as restore_servers
-        problems = restore_servers(args.file)
+        problems, sources = restore_servers(args.file)
         if problems:
             _die("; ".join(problems))
-        print(f"restored {args.file}: hostnet's processes stopped, journaled settings put back")
+        if not sources:
+            print(f"hostnet: warning: no journal of {args.file} found (neither in {testbed.state_dir()} nor in "
+                  f"{HOST_DIR} on its hosts): no setting was put back", file=sys.stderr)
+            return 1
+        print(f"restored {args.file} from {' and '.join(sources)}: hostnet's processes stopped, journaled "
+              f"settings put back")
         return 0
     names = [args.name] if args.name else testbed.stale()
     if not names:
         print("nothing to restore: no testbed was left behind by a dead session")
         return 0
+    from .testbed.leftovers import is_servers
     failed = []
     for name in names:
+        servers = is_servers(name)
         problems = testbed.restore(name)
         if problems:
             failed.append(f"{name}: " + "; ".join(problems))
+        elif servers:
+            print(f"restored {name}: journaled settings put back on its servers (stop hostnet's processes "
+                  f"there with `hostnet restore --file` and its testbed.yaml)")
         else:
             kept = " (persistent testbed kept up)" if testbed.is_persistent(name) else ""
             print(f"restored {name}: processes stopped, journaled settings put back{kept}")

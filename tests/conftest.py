@@ -12,6 +12,7 @@ Layout (the rule below is enforced at collection):
 - fixtures/: captured tool output; fixtures/README.md says how each was captured.
 Basenames are unique across tests/ (there are no __init__.py files).
 """
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -221,6 +222,221 @@ def busy_campaign(tmp_path, flagged_ns=None) -> str:
     return "busy"
 
 
+_HOLDER = """
+import sys
+from hostnet.knobs import Journal
+Journal(sys.argv[1]).lock()
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def journal_held_elsewhere(path):
+    """A second controller: another process holds the journal's lock for the block (yields its PID)."""
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stdout.readline().strip() == "holding"
+        yield proc.pid
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+class FakeMachine(FakeHost):
+    """A host that keeps the state every knob reads and writes (sysfs and procfs files, ethtool
+    features, rings, channels and ntuple rules, MTU, XDP, qdisc, nftables, MSRs, mounts, irqbalance,
+    NAPI threads) and answers the commands the knobs run as the tools would, so a journal can
+    be applied and restored against it and its whole state compared before and after."""
+
+    def __init__(self, name="machine", ifaces=("eth1",), cpus=2):
+        self.state = {
+            "ifaces": {i: {"mtu": 1500, "features": {f: False for f in _features().values()},
+                           "rings": {"rx": 512, "tx": 512}, "channels": {"rx": 0, "tx": 0, "other": 1, "combined": 4},
+                           "rules": {}, "xdp": None, "qdisc": "mq"} for i in ifaces},
+            "nft": None, "msr": {c: 0x600 for c in range(cpus)}, "mounts": set(), "irqbalance": "active",
+            "napi": {},  # iface -> {pid: cpu list}
+        }
+        files = {"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse\n", "/proc/cmdline": "ro\n",
+                 "/proc/irq/30/smp_affinity_list": "0-1\n"}
+        for i in ifaces:
+            files[f"/sys/class/net/{i}/threaded"] = "0\n"
+            for q in ("rx-0", "tx-0"):
+                files[f"/sys/class/net/{i}/queues/{q}/{'xps_cpus' if q[0] == 't' else 'rps_cpus'}"] = "0\n"
+            files[f"/sys/class/net/{i}/queues/rx-0/rps_flow_cnt"] = "0\n"
+        tools = ("ethtool", "ip", "tc", "nft", "rdmsr", "wrmsr", "mount", "umount", "systemctl", "irqbalance",
+                 "ps", "taskset", "ls")
+        super().__init__(name, files=files, handlers={t: getattr(self, "_" + t) for t in tools})
+
+    def snapshot(self) -> dict:
+        import copy
+        return copy.deepcopy({"state": self.state, "files": self.files})
+
+    def read_text(self, path):
+        if path == "/proc/mounts":
+            return "".join(f"nodev {m} {'tracefs' if 'tracing' in m else 'debugfs'} rw 0 0\n"
+                           for m in sorted(self.state["mounts"]))
+        if path.startswith("/proc/") and path.endswith("/status") and path.split("/")[2].isdigit():
+            pid = int(path.split("/")[2])
+            for threads in self.state["napi"].values():
+                if pid in threads:
+                    return f"Name:\tnapi\nCpus_allowed_list:\t{threads[pid]}\n"
+        return super().read_text(path)
+
+    def write_text(self, path, text):
+        if path.startswith("/proc/sys/"):  # the kernel prints multi-value sysctls tab-separated
+            text = "\t".join(text.split()) + "\n"
+        super().write_text(path, text)
+        if path.endswith("/threaded"):
+            iface = path.split("/")[4]
+            if text.strip() == "1":
+                self.state["napi"].setdefault(iface, {8193: "0-1"})
+            else:
+                self.state["napi"].pop(iface, None)
+
+    def _ethtool(self, argv, h):
+        flag, iface = argv[1], argv[2]
+        dev = self.state["ifaces"].get(iface)
+        if dev is None:
+            return 1, "", f"Cannot get device settings: No such device {iface}"
+        if flag == "-k":
+            return 0, f"Features for {iface}:\n" + "".join(f"{n}: {'on' if v else 'off'}\n"
+                                                          for n, v in dev["features"].items()), ""
+        if flag == "-K":
+            dev["features"][_features()[argv[3]]] = argv[4] == "on"
+            return 0, "", ""
+        if flag in ("-g", "-l"):
+            cur = dev["rings" if flag == "-g" else "channels"]
+            rows = lambda d: "".join(f"{k.upper()}:\t{v}\n" for k, v in d.items())  # noqa: E731
+            return 0, f"Pre-set maximums:\n{rows({k: 4096 for k in cur})}Current hardware settings:\n{rows(cur)}", ""
+        if flag in ("-G", "-L"):
+            dev["rings" if flag == "-G" else "channels"][argv[3]] = int(argv[4])
+            return 0, "", ""
+        if flag == "-n":
+            rule = dev["rules"].get(int(argv[4]))
+            return (0, _rule_text(int(argv[4]), rule), "") if rule else (1, "", "rxclass: Cannot get RX class rule")
+        if flag == "-N" and argv[3] == "delete":
+            return (0, "", "") if dev["rules"].pop(int(argv[4]), None) else (1, "", "rmgr: Cannot delete RX class rule")
+        if flag == "-N":
+            loc = int(argv[-1])
+            if loc in dev["rules"]:
+                return 1, "", "rmgr: Cannot insert RX class rule: File exists"
+            dev["rules"][loc] = dict(zip(argv[3:-2:2], argv[4:-2:2], strict=True))
+            return 0, "", ""
+        return 1, "", f"unknown ethtool call {argv}"
+
+    def _ip(self, argv, h):
+        import json as _json
+        if argv[1:3] == ["-j", "-4"] or argv[1:3] == ["-j", "-6"]:
+            return 0, "[]", ""  # no default route: no management interface here
+        dev = self.state["ifaces"][argv[-1] if "show" in argv else argv[4]]
+        if argv[1:5] == ["-j", "link", "show", "dev"]:
+            return 0, _json.dumps([{"mtu": dev["mtu"]}]), ""
+        if argv[1:6] == ["-d", "-j", "link", "show", "dev"]:
+            xdp = {"mode": 1, "prog": {"name": "hostnet_pass", "id": 7}} if dev["xdp"] else None
+            return 0, _json.dumps([{"mtu": dev["mtu"], **({"xdp": xdp} if xdp else {})}]), ""
+        if argv[5] == "mtu":
+            dev["mtu"] = int(argv[6])
+        elif argv[5] == "xdpdrv":
+            dev["xdp"] = None if argv[6] == "off" else "pass"
+        return 0, "", ""
+
+    def _tc(self, argv, h):
+        import json as _json
+        dev = self.state["ifaces"][argv[argv.index("dev") + 1]]
+        if argv[1] == "-j":
+            q = dev["qdisc"]
+            return 0, _json.dumps([{"kind": "pfifo", "root": True, "options": {"limit": q[1]}} if isinstance(q, tuple)
+                                   else {"kind": q, "root": True}]), ""
+        dev["qdisc"] = ("pfifo", int(argv[-1])) if argv[2] == "replace" else "mq"
+        return 0, "", ""
+
+    def _nft(self, argv, h):
+        import json as _json
+
+        from hostnet.knobs.loss import SCALE
+        if argv[1:3] == ["-f", "-"]:
+            raise AssertionError("nft -f - takes the ruleset on stdin: FakeMachine.run keeps it")
+        if argv[1] == "delete":
+            self.state["nft"] = None
+            return 0, "", ""
+        if self.state["nft"] is None:
+            return 1, "", "Error: No such file or directory"
+        if argv[1] == "-j":
+            threshold = round(self.state["nft"] * SCALE)
+            rule = {"rule": {"expr": [{"match": {"left": {"numgen": {"mod": SCALE}}, "right": threshold}}]}}
+            return 0, _json.dumps({"nftables": [rule]}), ""
+        return 0, "table inet hostnet_loss {}", ""
+
+    def run(self, argv, *, check=True, timeout=120, input=None):
+        if list(argv[:3]) == ["nft", "-f", "-"]:
+            import re as _re
+            self.commands.append(list(argv))
+            m = _re.search(r"< ([0-9]+)", input)
+            from hostnet.knobs.loss import SCALE
+            self.state["nft"] = int(m.group(1)) / SCALE
+            from hostnet.hosts import Result
+            return Result(tuple(argv), 0, "", "")
+        return super().run(argv, check=check, timeout=timeout, input=input)
+
+    def _rdmsr(self, argv, h):
+        return 0, "".join(f"{v:x}\n" for _, v in sorted(self.state["msr"].items())), ""
+
+    def _wrmsr(self, argv, h):
+        self.state["msr"] = {c: int(argv[-1], 16) for c in self.state["msr"]}
+        return 0, "", ""
+
+    def _mount(self, argv, h):
+        self.state["mounts"].add(argv[-1])
+        return 0, "", ""
+
+    def _umount(self, argv, h):
+        if argv[-1] not in self.state["mounts"]:
+            return 32, "", f"umount: {argv[-1]}: not mounted."
+        self.state["mounts"].discard(argv[-1])
+        return 0, "", ""
+
+    def _systemctl(self, argv, h):
+        if argv[1] == "is-active":
+            return (0 if self.state["irqbalance"] == "active" else 3), self.state["irqbalance"] + "\n", ""
+        self.state["irqbalance"] = "active" if argv[1] == "start" else "inactive"
+        return 0, "", ""
+
+    def _irqbalance(self, argv, h):
+        return 0, "", ""
+
+    def _ps(self, argv, h):
+        return 0, "".join(f"{pid} napi/{i}-{pid}\n" for i, t in self.state["napi"].items() for pid in t), ""
+
+    def _taskset(self, argv, h):
+        for threads in self.state["napi"].values():
+            if int(argv[-1]) in threads:
+                threads[int(argv[-1])] = argv[-2]
+        return 0, "", ""
+
+    def _ls(self, argv, h):
+        return 2, "", "ls: cannot access: No such file or directory"
+
+
+def _features() -> dict:
+    from hostnet.knobs.ethtool import FEATURES
+    return FEATURES
+
+
+def _rule_text(loc: int, rule: dict) -> str:
+    """A rule as `ethtool -n IFACE rule LOC` prints it (masks inverted: 0 = matched)."""
+    types = {"tcp4": "TCP over IPv4", "udp4": "UDP over IPv4"}
+    ip = lambda k: f"{rule[k]} mask: 0.0.0.0" if k in rule else "0.0.0.0 mask: 255.255.255.255"  # noqa: E731
+    port = lambda k: f"{rule[k]} mask: 0x0" if k in rule else "0 mask: 0xffff"  # noqa: E731
+    action = "Drop" if rule["action"] == "-1" else f"Direct to queue {rule['action']}"
+    return (f"Filter: {loc}\n\tRule Type: {types[rule['flow-type']]}\n\tSrc IP addr: {ip('src-ip')}\n"
+            f"\tDest IP addr: {ip('dst-ip')}\n\tTOS: 0x0 mask: 0xff\n\tSrc port: {port('src-port')}\n"
+            f"\tDest port: {port('dst-port')}\n\tAction: {action}\n\n")
+
+
 LIVE_DIR = Path(__file__).parent / "live"
 
 
@@ -310,6 +526,9 @@ def patched_kernel_host():
 class RecordingJournal:
     """Counts restores and keeps the last setting, instead of writing anything."""
     restored = 0
+
+    def lock(self):
+        """One controller per journal: nothing to hold here."""
 
     def restore(self):
         self.restored += 1

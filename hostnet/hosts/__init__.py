@@ -4,6 +4,8 @@ sshd per namespace for testing the SSH path on one machine. host_from_descriptio
 host from Host.describe() (a journal restored after a crash)."""
 from __future__ import annotations
 
+import re
+
 from .base import (STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag, Result, check_argv,
                    process_start_ticks)
 from .local import LocalHost, NetnsHost, netns_exists
@@ -24,8 +26,25 @@ def host_from_description(desc: dict) -> Host:
     if kind == "SshHost":
         return SshHost(desc["address"], user=desc["user"], port=desc["port"], name=desc.get("name"),
                        key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
-                       proxy_command=desc.get("proxy_command"), sudo=desc.get("sudo"),
-                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False))
+                       proxy_command=_proxy_command(desc.get("proxy_command")), sudo=desc.get("sudo"),
+                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True)
     raise HostError(f"cannot rebuild a host of kind {kind!r}")
+
+
+# The only proxy hostnet itself uses: nc inside one of its own namespaces (sshd.proxy_command).
+_NETNS_PROXY = re.compile(r"ip netns exec (hostnet-[a-z0-9]{1,8}-[a-z0-9]{1,8}) nc %h %p")
+
+
+def _proxy_command(recorded) -> str | None:
+    """A restore never runs a command read from a journal: a recorded proxy is accepted only as
+    the name of a hostnet namespace, and the command is built here from it."""
+    if recorded is None:
+        return None
+    m = _NETNS_PROXY.fullmatch(str(recorded))
+    if not m or not netns_exists(m.group(1)):
+        raise HostError(f"the journal names an SSH proxy command ({str(recorded)[:80]!r}); hostnet does not run "
+                        f"commands taken from a journal (only its own namespace proxy, for a namespace that exists)")
+    from .sshd import proxy_command
+    return proxy_command(m.group(1))
 
 

@@ -2,7 +2,7 @@
 from .arfs import NtupleRule
 from .base import Knob, KnobError
 from .ethtool import FEATURES, Offload, parse_features
-from .journal import Journal, restore_journal
+from .journal import Journal, JournalBusy, restore_copies, restore_journal
 from .link import Mtu
 from .loss import NftLoss
 from .mounts import Mount
@@ -26,4 +26,5 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
 __all__ = ["Knob", "KnobError", "Offload", "Mtu", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
            "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
            "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
-           "Journal", "restore_journal", "KNOBS", "cpu_mask", "parse_features", "queue_irqs"]
+           "Journal", "JournalBusy", "restore_copies", "restore_journal", "KNOBS", "cpu_mask", "parse_features",
+           "queue_irqs"]

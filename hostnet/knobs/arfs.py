@@ -2,7 +2,8 @@
 
 Key: "IFACE/LOC" (the rule's location). Value: a rule spec such as
 "flow-type tcp4 dst-ip 198.18.0.2 dst-port 5201 action 1", or "absent". The journal's prior of a
-rule hostnet creates is "absent", so restore deletes it.
+rule hostnet creates is "absent", so restore deletes it; a rule that was there before is read back
+as its full spec, so restore re-creates it as it was.
 """
 from __future__ import annotations
 
@@ -38,6 +39,68 @@ def parse_spec(spec: str) -> list[str]:
     return tokens
 
 
+ORDER = tuple(_FIELDS)
+_RULE_TYPES = {"TCP over IPv4": "tcp4", "UDP over IPv4": "udp4", "TCP over IPv6": "tcp6", "UDP over IPv6": "udp6"}
+_ADDR = {"Src IP addr": "src-ip", "Dest IP addr": "dst-ip"}
+_PORT = {"Src port": "src-port", "Dest port": "dst-port"}
+
+
+def canonical(spec: str) -> str:
+    """A spec with its fields in one order, so a read-back compares equal to what was written."""
+    tokens = parse_spec(spec)
+    fields = dict(zip(tokens[::2], tokens[1::2], strict=True))
+    return " ".join(f"{k} {fields[k]}" for k in ORDER if k in fields)
+
+
+def _mask_matches(mask: str, bits: int) -> bool:
+    """ethtool prints masks inverted: 0 = the field is matched, all ones = ignored; else unsupported."""
+    value = int(ipaddress.ip_address(mask)) if ("." in mask or ":" in mask) else int(mask, 16)
+    if value not in (0, (1 << bits) - 1):
+        raise ValueError(f"partial mask {mask}")
+    return value == 0
+
+
+def parse_rule(text: str) -> str:
+    """The first rule `ethtool -n IFACE [rule LOC]` prints -> its spec, the form NtupleRule writes.
+    A rule with anything a spec cannot say (TOS, VLAN, user-defined data, partial masks, RSS
+    contexts, other actions) raises KnobError: hostnet could not put it back as it was."""
+    fields: dict[str, str] = {}
+    started = False
+    for line in text.splitlines():
+        name, _, rest = line.strip().partition(": ")
+        if name == "Filter":
+            if started:
+                break
+            started = True
+            continue
+        if not started or not name:
+            continue
+        words = rest.split()
+        try:
+            if name == "Rule Type" and rest in _RULE_TYPES:
+                fields["flow-type"] = _RULE_TYPES[rest]
+            elif name in _ADDR and len(words) == 3 and words[1] == "mask:":
+                if _mask_matches(words[2], ipaddress.ip_address(words[0]).max_prefixlen):
+                    fields[_ADDR[name]] = words[0]
+            elif name in _PORT and len(words) == 3 and words[1] == "mask:":
+                if _mask_matches(words[2], 16):
+                    fields[_PORT[name]] = words[0]
+            elif name in ("TOS", "Traffic Class") and len(words) == 3 and not _mask_matches(words[2], 8):
+                pass  # ignored: every bit masked
+            elif name == "Action" and re.fullmatch(r"Direct to queue [0-9]+", rest):
+                fields["action"] = words[-1]
+            elif name == "Action" and rest == "Drop":
+                fields["action"] = "-1"
+            else:
+                raise ValueError(line.strip())
+        except ValueError as exc:
+            raise KnobError(f"ntuple: an existing rule has what hostnet cannot re-create ({exc}); "
+                            f"hostnet leaves that location alone") from exc
+    if "flow-type" not in fields or "action" not in fields:
+        raise KnobError(f"ntuple: no rule type or action in {text.strip()[:120]!r}")
+    return canonical(" ".join(f"{k} {v}" for k, v in fields.items()))
+
+
 class NtupleRule(Knob):
     name = "ntuple_rule"
     scope = "device"
@@ -51,10 +114,11 @@ class NtupleRule(Knob):
     def read(self, host: Host, key: str) -> str:
         iface, loc = self._key(key)
         res = host.run(["ethtool", "-n", iface, "rule", loc], check=False)
-        return "present" if res.returncode == 0 and "Filter:" in res.stdout else "absent"
+        return parse_rule(res.stdout) if res.returncode == 0 and "Filter:" in res.stdout else "absent"
 
     def normalize(self, value: str) -> str:
-        return "absent" if value.strip() == "absent" else "present"
+        value = str(value).strip()
+        return value if value == "absent" else canonical(value)
 
     def validate(self, key: str, value: str) -> None:
         self._key(key)
@@ -63,8 +127,10 @@ class NtupleRule(Knob):
 
     def write_unverified(self, host: Host, key: str, value: str) -> None:
         iface, loc = self._key(key)
-        if value == "absent":
-            if self.read(host, key) == "present":
-                host.run(["ethtool", "-N", iface, "delete", loc])
+        now = self.read(host, key)
+        if now == self.normalize(value):  # restored already (a second restore changes nothing)
             return
-        host.run(["ethtool", "-N", iface, *parse_spec(value), "loc", loc])
+        if now != "absent":
+            host.run(["ethtool", "-N", iface, "delete", loc])
+        if value != "absent":
+            host.run(["ethtool", "-N", iface, *parse_spec(value), "loc", loc])

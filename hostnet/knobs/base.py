@@ -15,6 +15,11 @@ class KnobError(RuntimeError):
     """A knob cannot be read, written or verified on a host."""
 
 
+class SettingGone(KnobError):
+    """What the setting applied to no longer exists (e.g. NAPI threads after threaded NAPI went
+    off): an error for a change, nothing left to put back for a restore."""
+
+
 class Knob:
     """A host setting addressed by a key (an interface, a queue, a sysctl name).
 

@@ -1,54 +1,63 @@
 """The journal: prior values are on disk before the first write, and restore() undoes all.
 
-One JSON-lines file per testbed session. Each line is written and fsynced before the
-knob changes, so `hostnet restore` can undo a session that crashed or was killed.
+One JSON-lines file per testbed session (journal_file.py), held by one controller at a time
+(journal_lock.py). Each line is written and fsynced before the knob changes, so `hostnet restore`
+can undo a session that crashed or was killed; on real servers each host keeps a copy of its own
+lines too, so either copy is enough. Restoring twice is harmless: every knob writes idempotently.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+from typing import Iterable
 
 from ..hosts import Host, HostError, host_from_description, netns_exists
-from .base import Knob, KnobError
+from .base import Knob, KnobError, SettingGone
 from .guard import device_of, management_interfaces, refuse_management
+from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
+                           read_on_host)
+from .journal_lock import JournalBusy, acquire, generation, release
 
 
 def read_entries(path: Path) -> list[dict]:
-    """Journal lines; a torn last line (the process died while writing it, before the knob
-    was changed, since each line is fsynced first) is ignored."""
-    if not path.exists():
-        return []
-    lines = [line for line in path.read_text().split("\n") if line.strip()]
-    entries = []
-    for i, line in enumerate(lines):
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
-            if i != len(lines) - 1:
-                raise
-    return entries
+    """The readable entries of a journal (problems aside: restore_journal reports those)."""
+    return read_journal(Path(path))[0]
+
+
+def _ident(desc: dict) -> str:
+    return json.dumps(desc, sort_keys=True)
 
 
 class Journal:
-    def __init__(self, path: str | os.PathLike):
+    """on_hosts: also keep each host's entries on that host (real servers: journal_file.HOST_DIR)."""
+
+    def __init__(self, path: str | os.PathLike, *, on_hosts: bool = False):
         self.path = Path(path)
-        self._seen: dict[tuple, str] = {}
+        self.on_hosts = on_hosts
         self._mgmt: dict[str, set[str]] = {}
-        for entry in self.entries():
-            self._seen[(json.dumps(entry["host"], sort_keys=True), entry["knob"], entry["key"])] = entry["prior"]
+        self._hosts: dict[str, Host] = {}  # hosts this object journaled on: restore reuses them
 
     def entries(self) -> list[dict]:
         return read_entries(self.path)
 
+    def lock(self) -> None:
+        """Become the journal's one controller (JournalBusy names the live holder otherwise)."""
+        acquire(self.path)
+
     def prior(self, host: Host, knob: Knob, key: str) -> str | None:
-        return self._seen.get((json.dumps(host.describe(), sort_keys=True), knob.name, key))
+        # Read from the file each time: no cache to go stale after a restore or another Journal object.
+        ident = _ident(host.describe())
+        for entry in self.entries():
+            if _ident(entry["host"]) == ident and entry["knob"] == knob.name and entry["key"] == key:
+                return entry["prior"]
+        return None
 
     def guard(self, host: Host, knob: Knob, key: str) -> None:
         """Refuse device settings on the interface that carries management traffic."""
         if knob.scope != "device":
             return
-        ident = json.dumps(host.describe(), sort_keys=True)
+        ident = _ident(host.describe())
         if ident not in self._mgmt:
             self._mgmt[ident] = management_interfaces(host)
         refuse_management(host, device_of(key), self._mgmt[ident])
@@ -56,17 +65,25 @@ class Journal:
     def record(self, host: Host, knob: Knob, key: str) -> str:
         """Persist the current value once, before hostnet first changes it."""
         self.guard(host, knob, key)
-        ident = (json.dumps(host.describe(), sort_keys=True), knob.name, key)
-        if ident not in self._seen:
-            prior = knob.read(host, key)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a") as fh:
-                fh.write(json.dumps({"host": host.describe(), "knob": knob.name, "key": key,
-                                     "prior": prior, "scope": getattr(knob, "scope", "")}) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            self._seen[ident] = prior
-        return self._seen[ident]
+        self.lock()
+        self._hosts.setdefault(_ident(host.describe()), host)
+        known = self.prior(host, knob, key)
+        if known is not None:
+            return known
+        prior = knob.read(host, key)
+        entry = {"host": host.describe(), "knob": knob.name, "key": key, "prior": prior,
+                 "scope": getattr(knob, "scope", ""), "on_host": self.on_hosts}
+        try:
+            append_line(self.path, entry)
+        except OSError as exc:  # e.g. a full disk: the setting is not changed
+            raise KnobError(f"cannot journal {knob.name}[{key}] in {self.path} ({exc}); not changing it") from exc
+        if self.on_hosts:
+            try:
+                append_on_host(host, self.path, entry)
+            except HostError as exc:
+                raise KnobError(f"{host.name}: cannot keep its journal copy {host_copy(self.path)} ({exc}); "
+                                f"not changing {knob.name}[{key}]") from exc
+        return prior
 
     def set(self, host: Host, knob: Knob, key: str, value: str) -> None:
         knob.validate(key, value)
@@ -74,35 +91,94 @@ class Journal:
         knob.write(host, key, str(value))
 
     def restore(self) -> list[str]:
-        return restore_journal(self.path)
+        return restore_journal(self.path, hosts=self._hosts.values())
 
 
-def restore_journal(path: str | os.PathLike) -> list[str]:
-    """Write every prior value back, newest change first. Returns problems (empty = clean).
+def restore_journal(path: str | os.PathLike, hosts: Iterable[Host] = ()) -> list[str]:
+    """Write every prior value back, newest change first. Returns problems (empty = clean)."""
+    return restore_copies(path, hosts)[0]
 
-    Settings that lived in a namespace that no longer exists went away with it and
-    need no restoring. The journal file is removed only when everything was restored.
-    """
+
+def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_copies: bool = False
+                   ) -> tuple[list[str], list[str]]:
+    """Restore from the controller's journal and, with host_copies, each host's own copy (the union:
+    either is enough). Returns (problems, the copies found). Hosts are the given ones, else rebuilt
+    from their description. Settings that lived in a namespace that no longer exists went away
+    with it. The journal (and the hosts' copies) go only when everything was restored.
+    Raises JournalBusy when a live controller holds the journal."""
     from . import KNOBS  # the registry imports this module
 
     path = Path(path)
-    if not path.exists():
+    held_before = generation(path) is not None
+    acquire(path)
+    entries, problems = read_journal(path)
+    sources = [f"the controller's journal {path}"] if path.exists() else []
+    known = {_ident(h.describe()): h for h in hosts}
+    if host_copies:
+        for host in known.values():
+            try:
+                got = read_on_host(host, path)
+            except HostError as exc:
+                problems.append(f"{host.name}: its own journal copy cannot be read: {exc}")
+                continue
+            if got is not None:
+                sources.append(f"{host.name}'s own copy {host_copy(path)}")
+                entries += got[0]
+                problems += got[1]
+    seen, merged = set(), []
+    for entry in entries:  # the union; a key's first line holds its oldest prior
+        ident = (_ident(entry["host"]), entry["knob"], entry["key"])
+        if ident not in seen:
+            seen.add(ident)
+            merged.append(entry)
+    resolved: dict[str, Host | None] = {}
+    for entry in reversed(merged):
+        problems += _restore_entry(entry, KNOBS, known, resolved)
+    if not problems:
+        problems += _delete_host_copies(path, merged, resolved)
+    if not problems:
+        path.unlink(missing_ok=True)
+        release(path, remove=True)
+    elif not held_before:
+        release(path)
+    return problems, sources
+
+
+def _host(desc: dict, known: dict, resolved: dict) -> Host | None:
+    ident = _ident(desc)
+    if ident not in resolved:
+        resolved[ident] = known.get(ident) or host_from_description(desc)
+    return resolved[ident]
+
+
+def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict) -> list[str]:
+    desc = entry["host"]
+    if desc.get("kind") == "NetnsHost" and not netns_exists(str(desc.get("netns"))):
         return []
+    knob = knobs.get(entry["knob"])
+    if knob is None:
+        return [f"unknown knob {entry['knob']!r} in the journal"]
+    try:
+        knob.write(_host(desc, known, resolved), entry["key"], entry["prior"])
+    except SettingGone:  # e.g. NAPI threads gone with threaded NAPI (restored by an earlier pass)
+        return []
+    except (KnobError, HostError) as exc:
+        return [f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
+                f"{entry['prior']!r}: {exc}"]
+    return []
+
+
+def _delete_host_copies(path: Path, entries: list[dict], resolved: dict) -> list[str]:
     problems = []
-    entries = read_entries(path)
-    for entry in reversed(entries):
-        desc = entry["host"]
-        if desc.get("kind") == "NetnsHost" and not netns_exists(desc["netns"]):
-            continue
-        knob = KNOBS.get(entry["knob"])
-        if knob is None:
-            problems.append(f"unknown knob {entry['knob']} in {path}")
+    for ident in {_ident(e["host"]) for e in entries if e.get("on_host")}:
+        host = resolved.get(ident)
+        if host is None:  # a namespace that went away: nothing of it was restored
             continue
         try:
-            knob.write(host_from_description(desc), entry["key"], entry["prior"])
-        except (KnobError, HostError) as exc:
-            problems.append(f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
-                            f"{entry['prior']!r}: {exc}")
-    if not problems:
-        path.unlink()
+            delete_on_host(host, path)
+        except HostError as exc:
+            problems.append(f"{host.name}: could not delete its journal copy in {HOST_DIR}: {exc}")
     return problems
+
+
+__all__ = ["Journal", "JournalBusy", "read_entries", "restore_copies", "restore_journal"]

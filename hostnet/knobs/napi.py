@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..hosts import Host, HostError
-from .base import Knob, KnobError
+from .base import Knob, KnobError, SettingGone
 from .ethtool import FEATURES, parse_features
 from .irq_xps import parse_cpu_list
 
@@ -136,6 +136,6 @@ class NapiAffinity(Knob):
     def write_unverified(self, host: Host, key: str, value: str) -> None:
         pids = napi_threads(host, key)
         if not pids:
-            raise KnobError(f"{host.name}: {key} has no NAPI thread to pin (is threaded NAPI on?)")
+            raise SettingGone(f"{host.name}: {key} has no NAPI thread to pin (is threaded NAPI on?)")
         for pid in pids:
             host.run(["taskset", "-pc", self.normalize(value), str(pid)])

@@ -35,10 +35,20 @@ class DdioWays(Knob):
         return True, ""
 
     def read(self, host: Host, key: str = "llc_ways") -> str:
+        """The mask every CPU reads (write() sets all of them); a host whose CPUs disagree is refused,
+        since one journaled value could not put each back."""
         ok, why = self.available(host, key)
         if not ok:
             raise KnobError(why)
-        return "0x" + host.run(["rdmsr", "-p", "0", DDIO_MSR]).stdout.strip().lower().lstrip("0x")
+        out = host.run(["rdmsr", "-a", DDIO_MSR]).stdout.split()
+        try:
+            masks = {int(word, 16) for word in out}
+        except ValueError as exc:
+            raise KnobError(f"{host.name}: rdmsr {DDIO_MSR} printed {' '.join(out)[:80]!r}, not hex") from exc
+        if len(masks) != 1:
+            raise KnobError(f"{host.name}: DDIO ways differ across CPUs ({', '.join(map(hex, sorted(masks)))}); "
+                            f"hostnet changes only a uniform mask, so that a restore puts every CPU back")
+        return hex(masks.pop())
 
     def normalize(self, value: str) -> str:
         return hex(int(str(value), 16))

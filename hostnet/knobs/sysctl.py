@@ -25,6 +25,11 @@ def sysctl_path(name: str) -> str:
     return "/proc/sys/" + name.replace(".", "/")
 
 
+def one_space(value) -> str:
+    """Tabs and runs of spaces as one space (a newline stays, for the validator to refuse)."""
+    return re.sub(r"[ \t]+", " ", str(value)).strip(" ")
+
+
 class Sysctl(Knob):
     """Key is the sysctl name, e.g. net.ipv4.tcp_rmem."""
 
@@ -35,16 +40,18 @@ class Sysctl(Knob):
         return "global" if key in GLOBAL_SYSCTLS else "netns"
 
     def read(self, host: Host, key: str) -> str:
+        # Multi-value sysctls read back tab-separated (tcp_rmem, ip_local_port_range) and are written
+        # space-separated: the journal keeps the one form the validator and the kernel both take.
         try:
-            return host.read_text(sysctl_path(key)).strip()
+            return one_space(host.read_text(sysctl_path(key)).strip())
         except HostError as exc:
             raise KnobError(f"{host.name}: sysctl {key} is not available ({exc})") from exc
 
     def validate(self, key: str, value: str) -> None:
-        _validate_sysctl(key, value)
+        _validate_sysctl(key, one_space(value))
 
     def write_unverified(self, host: Host, key: str, value: str) -> None:
-        host.write_text(sysctl_path(key), f"{value}\n")
+        host.write_text(sysctl_path(key), one_space(value) + "\n")
 
 
 _TRIPLE = re.compile(r"^[0-9]+\s+[0-9]+\s+[0-9]+$")

@@ -19,6 +19,15 @@ class TestbedError(RuntimeError):
     __test__ = False  # not a pytest test class despite the name
 
 
+class RestoreError(TestbedError):
+    """Settings that could not be put back: raised even over the exception that ended the session,
+    which stays attached as its context, so no caller can drop the list."""
+
+    def __init__(self, name: str, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__(f"{name}: could not restore: " + "; ".join(problems))
+
+
 @dataclass
 class Endpoint:
     role: str

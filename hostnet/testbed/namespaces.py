@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..hosts import HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
-from ..knobs import Journal, restore_journal
+from ..knobs import Journal, JournalBusy, restore_journal
+from ..knobs.journal import read_entries
+from ..knobs.journal_lock import in_use, private_dir
 from . import steering
-from .base import Endpoint, Testbed, TestbedError, role_kind, role_name, state_dir
+from .base import Endpoint, RestoreError, Testbed, TestbedError, role_kind, role_name, state_dir
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
 SUBNET_PREFIX = "198.18.0"
@@ -159,20 +161,24 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     # A dead session's leftovers first: otherwise this session would journal its changed
     # global settings as "prior" values and restore them later.
     for dead in stale():
-        restore(dead)
+        problems = restore(dead)
+        if problems:
+            raise RestoreError(f"{dead} (left by a dead session; run `hostnet restore`)", problems)
     if _state_file(name).exists() or any(netns_exists(n) for n in layout.netns.values()):
         raise TestbedError(f"testbed {name!r} is already up; use it, or `hostnet testbed down {name}`")
     local = LocalHost("root-ns", tag=_tag(name))
     for tool in ("ip",) + (("sshd", "ssh-keygen", "nc") if ssh else ()):
         if not (local.which(tool) or Path("/usr/sbin", tool).exists()):
             raise TestbedError(f"{tool} is not installed; run `make install`")
-    state_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(state_dir())
     # The owner (this process, identified by PID and start time) lets `hostnet restore` tell a
     # testbed whose controller died from one that is still in use.
     pid = os.getpid()
     tmp = _state_file(name).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"layout": asdict(layout), "persistent": persistent,
-                               "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps({"layout": asdict(layout), "persistent": persistent,
+                             "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
     os.replace(tmp, _state_file(name))  # a reader never sees half a state file
     try:
         _create_links(local, layout)
@@ -244,8 +250,12 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
     layout = (EmbeddedLayout(**json.loads(path.read_text())["layout"]) if path.exists()
               else EmbeddedLayout(name))
     local = LocalHost("root-ns")
-    # Settings first, while an SSH testbed's sshds still run; then every process of ours.
-    problems = restore_journal(_journal_file(name))
+    # Settings first, while an SSH testbed's sshds still run; then every process of ours. A journal
+    # a live controller holds stops everything: its processes and namespaces are in use.
+    try:
+        problems = restore_journal(_journal_file(name))
+    except JournalBusy as exc:
+        raise TestbedError(f"testbed {name!r}: {exc}") from exc
     _tag(name).kill_all()
     if keep_namespaces:
         return problems
@@ -285,11 +295,24 @@ def owner_alive(name: str) -> bool:
 
 
 def stale() -> list[str]:
-    """Testbeds whose controller died (crash, SIGKILL) and that nobody will tear down."""
+    """Embedded testbeds a dead session left: one whose controller died (crash, SIGKILL) and that
+    nobody will tear down, or a persistent one with a journal no live process holds (its settings
+    are put back; it stays up). Journals without a state file are not embedded (leftovers.py)."""
     if not state_dir().exists():
         return []
-    names = {p.stem for p in state_dir().glob("*.json")} | {p.stem for p in state_dir().glob("*.journal")}
-    return sorted(n for n in names if not owner_alive(n) and not is_persistent(n))
+    out = []
+    for name in sorted(p.stem for p in state_dir().glob("*.json")):
+        journal = _journal_file(name)
+        if in_use(journal):
+            continue
+        if is_persistent(name) and journal.exists() or not is_persistent(name) and not owner_alive(name):
+            out.append(name)
+    return out
+
+
+def has_state(name: str) -> bool:
+    """Is `name` an embedded testbed (it has a state file)?"""
+    return _state_file(name).exists()
 
 
 def status() -> list[dict]:
@@ -302,7 +325,7 @@ def status() -> list[dict]:
             "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
             "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
             "ssh": layout.ssh,
-            "journaled_changes": len(Journal(journal).entries()) if journal.exists() else 0,
+            "journaled_changes": len(read_entries(journal)),
         })
     return rows
 
@@ -332,5 +355,5 @@ def embedded(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), **kwar
             yield tb
         finally:
             problems = down(name)
-            if problems:
-                raise TestbedError("teardown left problems: " + "; ".join(problems))
+            if problems:  # raised over any exception of the block, which stays its __context__
+                raise RestoreError(name, problems)

@@ -125,18 +125,28 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
             endpoints[role] = Endpoint(role, host, spec["data_iface"], spec["data_ip"],
                                        list(spec["cpus"]["app_cpus"]), machine=h)
             machines.setdefault(h, host)
-    return Testbed(doc["name"], "servers", endpoints, machines, Journal(state_dir() / f"{doc['name']}.journal"),
-                   notes=[f"servers from {path}"])
+    # Each host keeps its own lines too (knobs/journal_file.HOST_DIR): the controller's state
+    # directory is often a tmpfs, gone after a reboot.
+    return Testbed(doc["name"], "servers", endpoints, machines,
+                   Journal(state_dir() / f"{doc['name']}.journal", on_hosts=True), notes=[f"servers from {path}"])
 
 
-def restore(path: str | os.PathLike) -> list[str]:
-    """After a crash on real servers: stop hostnet's processes on every host, put settings back."""
-    from ..knobs import restore_journal
+def restore(path: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """After a crash on real servers: stop hostnet's processes on every host, put settings back from
+    the controller's journal and every host's own copy (either is enough). Returns (problems, the
+    copies found); no copy found at all is for the caller to report. A journal a live session
+    holds is refused before anything is stopped."""
+    from ..knobs import restore_copies
+    from ..knobs.journal_lock import describe_holder, held_elsewhere
     tb = from_yaml(path)
+    holder = held_elsewhere(tb.journal.path)
+    if holder is not None:
+        return [f"{tb.journal.path} is in use by {describe_holder(holder)}; not restoring under a live session"], []
     problems = []
     for name, host in tb.machines.items():
         try:
             ProcessTag(f"{state_dir()}/{tb.name}").kill_on(host)
         except Exception as exc:  # one unreachable host must not stop the others' restore
             problems.append(f"{name}: {exc}")
-    return problems + restore_journal(state_dir() / f"{tb.name}.journal")
+    more, sources = restore_copies(tb.journal.path, tb.machines.values(), host_copies=True)
+    return problems + more, sources

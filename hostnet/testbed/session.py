@@ -3,7 +3,8 @@
 `using(spec)` yields a Testbed and undoes what the campaign did when the block ends, however it
 ends (SIGTERM included): a fresh embedded testbed ("" or "embedded") is torn down; a testbed that
 was already up (an embedded testbed's name, or a testbed.yaml path) stays up and gets back every
-setting the campaign changed (its journal is restored).
+setting the campaign changed (its journal is restored). Settings that could not be put back raise
+RestoreError, also when the block itself failed.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import contextlib
 import os
 from typing import Iterator
 
-from .base import Testbed, TestbedError
+from ..knobs import JournalBusy
+from .base import RestoreError, Testbed, TestbedError
 from .namespaces import attach, embedded, raise_on_sigterm
 
 FRESH = ("", "embedded")
@@ -47,14 +49,14 @@ def using(spec: str = "", *, prefix: str = "nb", **embedded_kwargs) -> Iterator[
         tb = from_yaml(spec)
     else:
         tb = attach(spec)
+    try:  # one controller per testbed: refused here, before any point, naming the holder
+        tb.journal.lock()
+    except JournalBusy as exc:
+        raise TestbedError(str(exc)) from exc
     with raise_on_sigterm():
-        failed = False
         try:
             yield tb
-        except BaseException:
-            failed = True
-            raise
         finally:  # the testbed stays up; the settings this campaign changed do not
             problems = tb.journal.restore()
-            if problems and not failed:
-                raise TestbedError(f"{tb.name}: could not restore: " + "; ".join(problems))
+            if problems:  # raised over any exception of the block, which stays its __context__
+                raise RestoreError(tb.name, problems)

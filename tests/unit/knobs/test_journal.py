@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import FakeHost
+from conftest import FakeHost, journal_held_elsewhere
 from hostnet.knobs import KNOBS, Journal, KnobError, Mtu, restore_journal
 from hostnet.knobs.sysctl import sysctl_path
 
@@ -53,3 +53,153 @@ def test_journal_lines_are_json_with_scope(tmp_path):
     Journal(tmp_path / "j").set(host, KNOBS["sysctl"], "net.core.rps_sock_flow_entries", "1")
     line = json.loads((tmp_path / "j").read_text().splitlines()[0])
     assert line["host"] == {"name": "fake", "kind": "FakeHost"} and line["knob"] == "sysctl"
+
+
+RMEM = "net.ipv4.tcp_rmem"
+
+
+def restored_on(host, path, **kw):
+    """restore_journal with every entry's host mapped to `host` (no rebuild from the description)."""
+    return restore_journal(path, hosts=[host], **kw)
+
+
+def test_torn_last_line_is_cut_before_the_next_append(tmp_path):
+    """A fragment left by a crash or a full disk must not swallow the next line: the original is back."""
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    path = tmp_path / "j"
+    path.write_text('{"host": {"name": "fake", "kind": "FakeHost"}, "knob": "sysctl", "ke')
+    Journal(path).set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert restored_on(host, path) == []
+    assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n" and not path.exists()
+
+
+def test_a_failed_journal_write_changes_nothing_and_is_cut_off_later(tmp_path, monkeypatch):
+    """A full disk in the middle of a line: the knob is not written, the fragment goes at the next append."""
+    import errno
+    import os as _os
+
+    from hostnet.knobs import journal_file
+    host = sysctl_host(**{RMEM: "4096 131072 6291456", "net.core.rmem_max": "212992"})
+    path = tmp_path / "j"
+    real_write = _os.write
+
+    def half_then_enospc(fd, data):
+        if len(data) > 20:
+            real_write(fd, data[:20])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+    monkeypatch.setattr(journal_file.os, "write", half_then_enospc)
+    with pytest.raises(KnobError, match="No space left"):
+        Journal(path).set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    monkeypatch.setattr(journal_file.os, "write", real_write)
+    assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"  # never changed
+    Journal(path).set(host, KNOBS["sysctl"], "net.core.rmem_max", "1048576")
+    assert [e["key"] for e in Journal(path).entries()] == ["net.core.rmem_max"]
+    assert restored_on(host, path) == [] and host.files[sysctl_path("net.core.rmem_max")] == "212992\n"
+
+
+def test_a_bad_line_in_the_middle_is_a_problem_and_the_rest_is_restored(tmp_path):
+    host = sysctl_host(**{RMEM: "4096 131072 6291456", "net.core.rmem_max": "212992"})
+    path = tmp_path / "j"
+    j = Journal(path)
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    with open(path, "a") as fh:
+        fh.write("garbage that is not json\n")
+    j.set(host, KNOBS["sysctl"], "net.core.rmem_max", "1048576")
+    problems = restored_on(host, path)
+    assert len(problems) == 1 and "line 2 is not a journal entry" in problems[0]
+    assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+    assert host.files[sysctl_path("net.core.rmem_max")] == "212992\n"
+    assert path.exists()  # kept: a person has to look at the line that could not be read
+
+
+def test_set_after_restore_writes_a_new_line(tmp_path):
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    j = Journal(tmp_path / "j")
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert j.restore() == [] and j.entries() == []
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 2097152")
+    assert [e["prior"] for e in j.entries()] == ["4096 131072 6291456"]
+    assert j.restore() == [] and host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+
+
+def test_state_directory_and_journal_are_private(tmp_path):
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    path = tmp_path / "state" / "x.journal"
+    j = Journal(path)
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert path.parent.stat().st_mode & 0o777 == 0o700 and path.stat().st_mode & 0o777 == 0o600
+    assert (path.parent / "x.journal.lock").stat().st_mode & 0o777 == 0o600
+    assert j.restore() == [] and sorted(p.name for p in path.parent.iterdir()) == []
+
+
+def test_a_second_controller_is_refused_naming_the_holder(tmp_path):
+    from hostnet.knobs import JournalBusy
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    path = tmp_path / "j"
+    with journal_held_elsewhere(path) as pid:
+        with pytest.raises(JournalBusy, match=rf"in use by PID {pid} .*-c") as exc:
+            Journal(path).set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+        assert "one controller per testbed" in str(exc.value)
+        assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+        with pytest.raises(JournalBusy):
+            restore_journal(path)  # nor is a live session's journal restored under it
+    Journal(path).set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")  # the holder is gone
+    assert restored_on(host, path) == []
+
+
+def test_restore_never_runs_a_proxy_command_taken_from_the_journal(tmp_path):
+    path = tmp_path / "j"
+    desc = {"name": "evil", "kind": "SshHost", "address": "192.0.2.1", "user": "root", "port": 22,
+            "key_filename": None, "known_hosts": None, "sudo": False, "insecure_accept_unknown_keys": False,
+            "proxy_command": f"sh -c 'touch {tmp_path}/owned'"}
+    path.write_text(json.dumps({"host": desc, "knob": "sysctl", "key": RMEM, "prior": "4096 131072 6291456"}) + "\n")
+    problems = restore_journal(path)
+    assert len(problems) == 1 and "does not run commands taken from a journal" in problems[0]
+    assert not (tmp_path / "owned").exists() and path.exists()
+
+
+def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkeypatch):
+    """Awkward priors (tab-separated sysctls, an existing ntuple rule, DDIO ways 0, nothing mounted):
+    a restore, and the same restore again (as after a crash during the first), both clean, and the
+    machine's whole state equals the snapshot taken before anything was set."""
+    from conftest import FakeMachine
+    import hostnet.native
+    monkeypatch.setattr(hostnet.native, "ensure", lambda tool, host: "/opt/hostnet/xdp_pass.o")
+    m = FakeMachine()
+    m.state["msr"] = {0: 0, 1: 0}
+    m.state["ifaces"]["eth1"]["rules"][5] = {"flow-type": "tcp4", "src-ip": "10.0.0.1", "action": "0"}
+    m.files.update({sysctl_path(RMEM): "4096\t131072\t6291456\n",
+                    sysctl_path("net.ipv4.ip_local_port_range"): "32768\t60999\n",
+                    sysctl_path("net.core.rps_sock_flow_entries"): "0\n",
+                    sysctl_path("net.ipv4.tcp_congestion_control"): "cubic\n",
+                    sysctl_path("net.ipv4.tcp_available_congestion_control"): "reno cubic bbr\n"})
+    plan = [(f"offload.{f}", "eth1", "on") for f in ("tso", "gso", "gro", "lro", "rx", "tx", "sg", "ntuple")] + [
+        ("mtu", "eth1", "9000"), ("ring.rx", "eth1", "4096"), ("ring.tx", "eth1", "1024"),
+        ("channels.rx", "eth1", "2"), ("channels.tx", "eth1", "2"), ("channels.combined", "eth1", "1"),
+        ("rps_cpus", "eth1/rx-0", "3"), ("rps_flow_cnt", "eth1/rx-0", "4096"), ("xps_cpus", "eth1/tx-0", "2"),
+        ("ntuple_rule", "eth1/5", "flow-type tcp4 dst-ip 198.18.0.2 dst-port 5201 action 1"),
+        ("ntuple_rule", "eth1/6", "flow-type udp4 dst-port 9000 action 2"),
+        ("irq_affinity", "30", "1"), ("irqbalance", "service", "stopped"),
+        ("sysctl", RMEM, "4096 131072 1048576"), ("sysctl", "net.ipv4.ip_local_port_range", "20000 30000"),
+        ("sysctl", "net.core.rps_sock_flow_entries", "32768"),
+        ("congestion_control", "net.ipv4.tcp_congestion_control", "bbr"), ("loss", "eth1", "0.01"),
+        ("ddio_ways", "llc_ways", "0x600"), ("mount", "/sys/kernel/tracing", "mounted"),
+        ("napi_threaded", "eth1", "1"), ("napi_affinity", "eth1", "1"), ("xdp", "eth1", "pass"),
+        ("qdisc", "eth1", "pfifo limit 1000"),
+    ]
+    assert {k for k, _, _ in plan} | {"iommu"} == set(KNOBS)  # iommu is read-only: nothing to restore
+    before = m.snapshot()
+    path = tmp_path / "j"
+    j = Journal(path)
+    for knob, key, value in plan:
+        j.set(m, KNOBS[knob], key, value)
+    assert m.snapshot() != before
+    priors = {(e["knob"], e["key"]): e["prior"] for e in j.entries()}
+    assert priors[("ntuple_rule", "eth1/5")] == "flow-type tcp4 src-ip 10.0.0.1 action 0"  # the rule, not "present"
+    assert priors[("sysctl", "net.ipv4.ip_local_port_range")] == "32768 60999"  # no tab the validator refuses
+    assert priors[("ddio_ways", "llc_ways")] == "0x0" and priors[("mount", "/sys/kernel/tracing")] == "unmounted"
+    text = path.read_text()
+    assert restored_on(m, path) == [] and m.snapshot() == before and not path.exists()
+    path.write_text(text)  # the same journal again: everything is already back
+    assert restored_on(m, path) == [] and m.snapshot() == before and not path.exists()

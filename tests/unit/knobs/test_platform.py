@@ -16,6 +16,7 @@ def test_ddio_unavailable_on_amd_and_in_vms_and_built_on_intel():
     metal = FakeHost(files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse\n"},
                      handlers={"rdmsr": lambda a, h: (0, "600\n", ""), "wrmsr": lambda a, h: (0, "", "")})
     assert DdioWays().read(metal) == "0x600"
+    assert ["rdmsr", "-a", "0xc8b"] in metal.commands  # every CPU, as write() sets every CPU
     DdioWays().write_unverified(metal, "llc_ways", "0x7ff")
     assert ["wrmsr", "-a", "0xc8b", "0x7ff"] in metal.commands
     with pytest.raises(KnobError):
@@ -32,3 +33,13 @@ def test_iommu_is_read_only():
     assert not ok and "reboot" in why and "now: off" in why
     with pytest.raises(KnobError, match="read-only"):
         Iommu().write(host, "state", "on")
+
+
+def test_ddio_zero_reads_as_0x0_and_cpus_that_disagree_are_refused():
+    def metal(rdmsr_out):
+        return FakeHost(files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse\n"},
+                        handlers={"rdmsr": lambda a, h: (0, rdmsr_out, ""), "wrmsr": lambda a, h: (0, "", "")})
+    assert DdioWays().read(metal("0\n0\n")) == "0x0"
+    assert DdioWays().normalize(DdioWays().read(metal("0\n0\n"))) == "0x0"
+    with pytest.raises(KnobError, match="differ across CPUs .0x600, 0x7f0."):
+        DdioWays().read(metal("600\n7f0\n"))

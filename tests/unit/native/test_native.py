@@ -94,6 +94,7 @@ def test_udpbatch_over_loopback(tools):
         out, err = recv.communicate(timeout=10)
     finally:
         recv.kill()
+    assert "udpbatch " in send.stdout and "udpbatch " in out, f"sender: {send.stderr!r}; receiver: {err!r}"
     s, r = parse_udpbatch(send.stdout), parse_udpbatch(out)
     assert s.batch == r.batch == 8 and r.size == 18 and s.packets > 0 and r.packets > 0
     assert s.calls * 8 >= s.packets

@@ -12,3 +12,22 @@ def test_layout_names_are_unique_and_short():
     assert all(ip.startswith("198.18.") for ip in lay.ips.values())
     with pytest.raises(TestbedError, match="lowercase"):
         EmbeddedLayout("Bad Name")
+
+
+def test_stale_tells_dead_sessions_from_live_ones_by_owner_and_journal_lock(state_dir):
+    """No root needed: state files only. A dead owner's testbed is stale; a persistent testbed only
+    when its journal is left by a dead session; a journal a live process holds never is."""
+    import json
+
+    from conftest import journal_held_elsewhere
+    from hostnet.testbed import namespaces
+    state_dir.mkdir()
+    dead = {"pid": 2 ** 22 + 1, "start_ticks": 1}
+    for name, persistent in (("gone", False), ("kept", True)):
+        (state_dir / f"{name}.json").write_text(json.dumps({"layout": {"name": name}, "persistent": persistent,
+                                                            "owner": dead}))
+    assert namespaces.stale() == ["gone"]  # kept: persistent, and nothing journaled
+    (state_dir / "kept.journal").write_text("")
+    assert namespaces.stale() == ["gone", "kept"]
+    with journal_held_elsewhere(state_dir / "gone.journal"), journal_held_elsewhere(state_dir / "kept.journal"):
+        assert namespaces.stale() == []

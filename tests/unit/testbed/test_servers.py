@@ -1,11 +1,17 @@
 """testbed.yaml for real servers (hostnet.testbed.servers): the example, validation naming the file
-and key, unreadable and invalid YAML. No connection is made."""
+and key, unreadable and invalid YAML; the journal kept on each server too, and `hostnet restore
+--file` from either copy. No connection is made."""
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, FakeHost
+from hostnet import cli
+from hostnet.knobs import KNOBS, Journal
+from hostnet.knobs.journal_file import HOST_DIR
+from hostnet.knobs.sysctl import sysctl_path
 from hostnet.testbed import servers
 
 EXAMPLE = REPO / "testbeds" / "example-two-servers.yaml"
@@ -66,3 +72,90 @@ def test_unreadable_and_invalid_yaml(tmp_path):
     bad.write_text("hosts: [unclosed")
     with pytest.raises(servers.TestbedFileError, match="not valid YAML"):
         servers.load(bad)
+
+
+# --- the journal on the servers themselves ----------------------------------------------------
+class Server(FakeHost):
+    """A server whose own files (its journal copy) live in `disk`; commands answered as sh would."""
+
+    def __init__(self, name, rmem):
+        super().__init__(name, files={sysctl_path(RMEM): f"{rmem}\n"},
+                         handlers={"sh": self._sh, "rm": self._rm})
+        self.disk: dict[str, str] = {}
+        self.scripts: list[str] = []
+
+    def describe(self):
+        return {"name": self.name, "kind": "SshHost", "address": f"{self.name}.lab", "user": "root", "port": 22,
+                "key_filename": None, "known_hosts": None, "proxy_command": None, "sudo": False,
+                "insecure_accept_unknown_keys": False}
+
+    def _sh(self, argv, host):
+        script, args = argv[2], argv[4:]
+        self.scripts.append(script)
+        if ">>" in script:  # the append: directory, file, line
+            self.disk[args[1]] = self.disk.get(args[1], "") + args[2] + "\n"
+        elif "cat" in script:  # the read: exit 3 when absent
+            return (0, self.disk[args[0]], "") if args[0] in self.disk else (3, "", "")
+        return 0, "", ""  # ProcessTag.kill_on's search: nothing of ours runs
+
+    def _rm(self, argv, host):
+        self.disk.pop(argv[-1], None)
+        return 0, "", ""
+
+
+RMEM = "net.ipv4.tcp_rmem"
+
+
+@pytest.fixture
+def lab(state_dir, tmp_path, monkeypatch):
+    """A servers testbed named lab-100g whose session changed tcp_rmem on both hosts, then died."""
+    from hostnet.knobs.journal_lock import release
+    from hostnet.testbed import Endpoint, Testbed
+    hosts = {n: Server(n, "4096 131072 6291456") for n in ("alpha", "beta")}
+    path = state_dir / "lab-100g.journal"
+
+    def from_yaml(_):
+        eps = {"sender": Endpoint("sender", hosts["alpha"], "ens1", "198.18.1.1", [0], "alpha"),
+               "receiver": Endpoint("receiver", hosts["beta"], "ens1", "198.18.1.2", [0], "beta")}
+        return Testbed("lab-100g", "servers", eps, dict(hosts), Journal(path, on_hosts=True))
+    monkeypatch.setattr(servers, "from_yaml", from_yaml)
+    tb = from_yaml(None)
+    for h in hosts.values():
+        tb.journal.set(h, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    release(path)  # the session died
+    return hosts, path, tmp_path / "testbed.yaml"
+
+
+def test_each_host_keeps_its_own_lines_root_only_and_synced(lab):
+    hosts, path, _ = lab
+    copy = f"{HOST_DIR}/lab-100g.journal"
+    for name, h in hosts.items():
+        lines = [json.loads(line) for line in h.disk[copy].splitlines()]
+        assert [(e["host"]["name"], e["prior"]) for e in lines] == [(name, "4096 131072 6291456")]
+        append = next(s for s in h.scripts if ">>" in s)
+        assert all(w in append for w in ("umask 077", 'chmod 700 "$1"', 'chmod 600 "$2"', 'sync "$2" "$1"'))
+    assert len(Journal(path).entries()) == 2  # and the controller's copy has both
+
+
+@pytest.mark.parametrize("controller_copy", [True, False])
+def test_restore_file_works_from_either_copy_and_says_which(lab, capsys, controller_copy):
+    hosts, path, yaml_path = lab
+    if not controller_copy:
+        path.unlink()  # the controller's /run was a tmpfs, and it rebooted
+    assert cli.main(["restore", "--file", str(yaml_path)]) == 0
+    out = capsys.readouterr().out
+    assert ("the controller's journal" in out) == controller_copy
+    assert "alpha's own copy" in out and "beta's own copy" in out
+    for h in hosts.values():
+        assert h.files[sysctl_path(RMEM)] == "4096 131072 6291456\n" and h.disk == {}
+    assert not path.exists()
+
+
+def test_restore_file_with_no_journal_anywhere_warns_and_fails(lab, capsys):
+    hosts, path, yaml_path = lab
+    path.unlink()
+    for h in hosts.values():
+        h.disk.clear()
+    assert cli.main(["restore", "--file", str(yaml_path)]) == 1
+    err = capsys.readouterr().err
+    assert "warning: no journal" in err and HOST_DIR in err
