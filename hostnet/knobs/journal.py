@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..hosts import Host, HostError, host_from_description, netns_exists
 from .base import Knob, KnobError
-from .guard import device_of, management_interfaces, refuse_management
+from . import guard as mgmt_guard
 
 
 def read_entries(path: Path) -> list[dict]:
@@ -34,7 +34,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._seen: dict[tuple, str] = {}
-        self._mgmt: dict[str, set[str]] = {}
+        self._mgmt: dict[str, mgmt_guard.Management] = {}
         for entry in self.entries():
             self._seen[(json.dumps(entry["host"], sort_keys=True), entry["knob"], entry["key"])] = entry["prior"]
 
@@ -45,13 +45,8 @@ class Journal:
         return self._seen.get((json.dumps(host.describe(), sort_keys=True), knob.name, key))
 
     def guard(self, host: Host, knob: Knob, key: str) -> None:
-        """Refuse device settings on the interface that carries management traffic."""
-        if knob.scope != "device":
-            return
-        ident = json.dumps(host.describe(), sort_keys=True)
-        if ident not in self._mgmt:
-            self._mgmt[ident] = management_interfaces(host)
-        refuse_management(host, device_of(key), self._mgmt[ident])
+        """Refuse changes that touch the management path (knobs/guard.py), before anything runs."""
+        mgmt_guard.check(host, knob, key, self._mgmt, json.dumps(host.describe(), sort_keys=True))
 
     def record(self, host: Host, knob: Knob, key: str) -> str:
         """Persist the current value once, before hostnet first changes it."""

@@ -18,7 +18,8 @@ def test_ntuple_rules_are_created_and_deleted_on_restore(tmp_path):
             return (0, "Filter: 7\n", "") if state["present"] else (1, "", "Cannot get RX classification rule")
         state["present"] = argv[3] != "delete"
         return 0, "", ""
-    host = FakeHost(handlers={"ethtool": ethtool})
+    # ip: a host without default routes, so the management guard lets eth1 be changed
+    host = FakeHost(handlers={"ethtool": ethtool, "ip": lambda argv, h: (0, "[]", "")})
     j = Journal(tmp_path / "j")
     j.set(host, NtupleRule(), "eth1/7", "flow-type tcp4 dst-ip 198.18.0.2 dst-port 5201 action 3")
     assert host.commands[-2][:3] == ["ethtool", "-N", "eth1"] and host.commands[-2][-2:] == ["loc", "7"]
