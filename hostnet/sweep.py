@@ -43,13 +43,13 @@ from pathlib import Path
 import yaml
 from tqdm.auto import tqdm
 
-from . import __version__, config as stackconfig
+from . import __version__, config as stackconfig, schema
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
 from .store import INCOMPLETE, run_status
 from .testbed import Testbed
-from .workloads import PATTERNS, LongFlows, MixedFlows, RpcFlows, UdpRate
+from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
 
 # mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
@@ -70,6 +70,51 @@ RECONNECT_POLL_S = 5.0
 
 
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
+_COUNT = {"type": "integer", "minimum": 1, "description": "a whole number of at least 1"}
+_NATURAL = {"type": "integer", "minimum": 0, "description": "a whole number of at least 0"}
+_GRID_VALUES = {
+    "rx_buffer_kb": _COUNT, "flows": _COUNT, "rpc_size": _COUNT, "socket_buffer_kb": _COUNT,
+    "latency_sample_every": _NATURAL, "short_flows": _NATURAL,
+    "congestion_control": {"type": "string", "pattern": "^[a-z0-9_]{1,16}$",
+                           "description": "a congestion control name"},
+    "udp_rate_gbps": {"type": "number", "exclusiveMinimum": 0, "description": "a rate in Gbit/s above 0"},
+    "app_cpu": {"enum": list(UDP_PLACEMENTS), "description": f"one of {', '.join(UDP_PLACEMENTS)}"},
+    "loss_rate": {"type": "number", "minimum": 0, "maximum": 1, "description": "a fraction from 0 to 1"},
+    "long_flow": {"enum": [0, 1], "description": "0 or 1"},
+}
+# The spec's shape (types, ranges, names), checked before anything is derived from it.
+SCHEMA = {
+    "type": "object", "description": "a mapping of sweep settings (experiment, configs, grid, ...)",
+    "additionalProperties": False,
+    "properties": {
+        "experiment": {"enum": list(EXPERIMENT_PATTERNS),
+                       "description": f"an experiment ({', '.join(EXPERIMENT_PATTERNS)})"},
+        "configs": {"type": "array", "minItems": 1, "description": "a non-empty list of config names",
+                    "items": {"type": "string", "description": "a config name"}},
+        "grid": {"type": "object", "description": "a mapping of grid parameter to a list of values",
+                 "additionalProperties": False,
+                 "properties": {k: {"type": "array", "minItems": 1, "items": v,
+                                    "description": "a non-empty list of values"} for k, v in _GRID_VALUES.items()}},
+        "repetitions": _COUNT, "duration": {**_COUNT, "description": "a whole number of seconds, at least 1"},
+        "warmup": {**_NATURAL, "description": "a whole number of seconds, at least 0"},
+        "seed": {"type": "integer", "description": "an integer"},
+        "latency_sample_every": _NATURAL,
+        "perf_freq_hz": {"type": "integer", "minimum": 1, "maximum": 100000,
+                         "description": "a sampling rate in Hz (1-100000)"},
+        "rpc_tool": {"enum": ["auto", "netperf", "sockperf"], "description": "auto, netperf or sockperf"},
+        "label": {"type": "string", "pattern": f"^$|{_LABEL.pattern}",
+                  "description": "a label (lower-case letters, digits, '.', '+' and '-'; empty: none)"},
+    },
+}
+assert set(_GRID_VALUES) == set(GRID_KEYS)
+
+
+def check_spec(doc, where: str = "") -> None:
+    """SweepError naming every key of doc that breaks SCHEMA (where: the file it came from)."""
+    found = schema.problems(doc, SCHEMA)
+    if found:
+        prefix = f"{where}: " if where else ""
+        raise SweepError(prefix + f"\n{prefix}".join(found))
 
 
 @dataclass
@@ -89,17 +134,9 @@ class SweepSpec:
     label: str = ""
 
     def __post_init__(self):
-        if self.experiment not in EXPERIMENT_PATTERNS:
-            raise SweepError(f"experiment {self.experiment!r}: one of {', '.join(EXPERIMENT_PATTERNS)}")
-        if self.label and not _LABEL.match(self.label):
-            raise SweepError(f"label {self.label!r}: lower-case letters, digits, '.', '+' and '-'")
-        unknown = set(self.grid) - set(GRID_KEYS)
-        if unknown:
-            raise SweepError(f"unknown grid parameter(s) {', '.join(sorted(unknown))}; known: {', '.join(GRID_KEYS)}")
+        check_spec({k: getattr(self, k) for k in self.__dataclass_fields__})
         if self.experiment != "mixed" and set(self.grid) & set(MIXED_KEYS):
             raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to experiment mixed")
-        if self.repetitions < 1 or self.duration < 1 or self.warmup < 0:
-            raise SweepError("repetitions >= 1, duration >= 1 s and warmup >= 0 s")
         for point in self.points():  # every point is valid before anything runs
             point_config(point)
             point_workload(self, point, "sockperf")
@@ -109,18 +146,20 @@ class SweepSpec:
         return self.label or self.experiment
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SweepSpec":
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise SweepError(f"unknown sweep key(s): {', '.join(sorted(unknown))}")
-        return cls(**d)
+    def from_dict(cls, d: dict, where: str = "") -> "SweepSpec":
+        check_spec(d, where)
+        try:
+            return cls(**d)
+        except SweepError as exc:
+            raise SweepError(f"{where}: {exc}" if where else str(exc)) from exc
 
     @classmethod
     def from_yaml(cls, path) -> "SweepSpec":
         try:
-            return cls.from_dict(yaml.safe_load(Path(path).read_text()) or {})
+            doc = yaml.safe_load(Path(path).read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise SweepError(f"{path}: {exc}") from exc
+        return cls.from_dict({} if doc is None else doc, where=str(path))
 
     def points(self) -> list[dict]:
         keys = list(self.grid)
@@ -234,10 +273,8 @@ def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
                 f"{' and '.join(lost)} answer{'s' if len(lost) == 1 else ''} again, and running the sweep "
                 f"again resumes it")
         time.sleep(RECONNECT_POLL_S)
-    problems = tb.journal.restore()
-    if not problems:  # the restored journal's file is gone: a fresh one journals the next point's changes
-        tb.journal = type(tb.journal)(tb.journal.path)
-    return problems
+    # the same Journal journals the next point's changes: it reads its file anew for every record()
+    return tb.journal.restore()
 
 
 def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True,

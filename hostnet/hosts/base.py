@@ -22,6 +22,17 @@ STREAM_CHUNK = 1 << 18
 STREAM_PIPE = 1 << 20  # Linux's default limit for unprivileged pipes (fs.pipe-max-size)
 
 
+# The sudo password of non-root SSH logins (hosts/ssh.py). Read by SshHost only, and kept out of
+# the environment of every process hostnet starts here (child_env).
+SUDO_PASSWORD_VAR = "HOSTNET_SUDO_PASSWORD"
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a process hostnet starts: this one's, without the sudo password."""
+    env = {k: v for k, v in os.environ.items() if k != SUDO_PASSWORD_VAR}
+    return {**env, **(extra or {})}
+
+
 class HostError(RuntimeError):
     """A command failed or a host cannot do what was asked."""
 
@@ -170,7 +181,7 @@ class ProcessTag:
         self._needle = f"{self.VAR}={tag}".encode() + b"\0"
 
     def env(self) -> dict[str, str]:
-        return {**os.environ, self.VAR: self.tag}
+        return child_env({self.VAR: self.tag})
 
     def running(self) -> list[int]:
         pids = []

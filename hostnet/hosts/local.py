@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .base import STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv
+from .base import STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv, child_env
 
 
 def _chunks(stream) -> Iterator[bytes]:
@@ -36,7 +36,7 @@ class LocalHost(Host):
         full = self.full_argv(argv)
         try:
             cp = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input,
-                                stdin=None if input is not None else subprocess.DEVNULL)
+                                stdin=None if input is not None else subprocess.DEVNULL, env=child_env())
         except FileNotFoundError as exc:
             raise HostError(f"{self.name}: {full[0]} is not installed") from exc
         except subprocess.TimeoutExpired as exc:
@@ -50,7 +50,7 @@ class LocalHost(Host):
         fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
         try:
             popen = subprocess.Popen(full, stdout=fd_out, stderr=fd_err, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, env=self.tag.env() if self.tag else None)
+                                     start_new_session=True, env=self.tag.env() if self.tag else child_env())
         except FileNotFoundError as exc:
             raise HostError(f"{self.name}: {full[0]} is not installed") from exc
         finally:
@@ -62,7 +62,8 @@ class LocalHost(Host):
         full = self.full_argv(argv)
         fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
         try:
-            popen = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=fd_err, stdin=subprocess.DEVNULL)
+            popen = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=fd_err, stdin=subprocess.DEVNULL,
+                                     env=child_env())
         except FileNotFoundError as exc:
             Path(err).unlink(missing_ok=True)
             raise HostError(f"{self.name}: {full[0]} is not installed") from exc

@@ -2,8 +2,11 @@
 
 Host keys are checked against a known_hosts file and an unknown key is refused (fabric itself
 would auto-add it); `insecure_accept_unknown_keys` exists for throwaway labs. Commands are argv
-lists joined with shlex.join; a non-root login runs them through sudo, with the password (if any)
-from HOSTNET_SUDO_PASSWORD — never logged or written to a manifest.
+lists joined with shlex.join; a non-root login runs them through sudo. The password (if any) comes
+from HOSTNET_SUDO_PASSWORD, is never logged, written to a manifest or put in a child's environment,
+and is sent only in answer to a prompt unique to the command, as fabric's own sudo watcher does;
+the command's input follows only once sudo has started it. Without a password sudo runs with -n
+(never prompts) and a login that needs one is a clear HostError.
 """
 from __future__ import annotations
 
@@ -11,12 +14,15 @@ import os
 import shlex
 import signal
 import socket
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Sequence
 
-from .base import STREAM_CHUNK, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv
+from invoke.watchers import StreamWatcher
+
+from .base import STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -25,6 +31,50 @@ DEFAULT_COMMAND_TIMEOUT_S = 120
 _START = 'base=$1; shift; setsid "$@" >"$base.out" 2>"$base.err" </dev/null & echo $!'
 # Running = exists and is not a zombie (an orphan waits for init to reap it).
 _RUNNING = 'test -d "/proc/$1" && ! grep -q "^State:[[:space:]]*Z" "/proc/$1/status"'
+# Under sudo with a password: says on stderr (the marker is $0) that sudo let the command start.
+_STARTED = 'printf %s "$0" >&2; exec "$@"'
+
+
+class _Sudo:
+    """One command's sudo exchange: a prompt and a start marker no output can contain by chance.
+    The password answers the prompt once; a second prompt (wrong password) gets no answer, and
+    stdin is then closed without the command's input so sudo gives up."""
+
+    def __init__(self, password: str):
+        token = uuid.uuid4().hex
+        self.prompt, self.marker = f"[hostnet sudo {token}] password: ", f"[hostnet sudo {token} started]"
+        self.password = password
+        self.answered = self.refused = False
+        self.settled = threading.Event()  # the command started, or sudo refused the password
+
+    def answers(self, stream: str) -> list[str]:
+        if self.marker in stream:
+            self.settled.set()
+            return []
+        prompts = stream.count(self.prompt)
+        if prompts and not self.answered:
+            self.answered = True
+            return [f"{self.password}\n"]
+        if prompts > 1:
+            self.refused = True
+            self.settled.set()
+        return []
+
+    def stderr(self, text: str) -> str:
+        """The command's own stderr: what sudo printed before the marker (prompts) is dropped."""
+        return text.split(self.marker, 1)[1] if self.marker in text else text.replace(self.prompt, "")
+
+
+class _SudoWatcher(StreamWatcher):
+    """invoke calls submit() from its reader threads (a StreamWatcher is thread-local, so the
+    state lives in the shared _Sudo)."""
+
+    def __init__(self, sudo: _Sudo):
+        super().__init__()
+        self.sudo = sudo
+
+    def submit(self, stream: str) -> list[str]:
+        return self.sudo.answers(stream)
 
 
 class RemoteProc:
@@ -104,8 +154,10 @@ class SshHost(Host):
                   "banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
         if self.key_filename:
             kwargs["key_filename"] = self.key_filename
+        # the proxy command runs here as a child of ours: without the sudo password in its environment
+        gateway = f"env -u {SUDO_PASSWORD_VAR} {self.proxy_command}" if self.proxy_command else None
         conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
-                          connect_kwargs=kwargs, gateway=self.proxy_command,
+                          connect_kwargs=kwargs, gateway=gateway,
                           config=Config(overrides={"load_ssh_configs": False}))
         # fabric installs AutoAddPolicy; a measurement tool must not trust a host it has never seen.
         if self.insecure:
@@ -133,39 +185,50 @@ class SshHost(Host):
             self._conn.close()
             self._conn = None
 
-    def _wrap(self, argv: Sequence[str], env: dict | None = None) -> str:
+    def _wrap(self, argv: Sequence[str], privileged: bool = True) -> tuple[str, _Sudo | None]:
         argv = check_argv(argv)
         if argv[0] in self.tool_paths:  # testbed.yaml may say where a tool lives on this host
             argv = [self.tool_paths[argv[0]], *argv[1:]]
-        if env:
-            argv = ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
-        if self.sudo:
-            # -S: password (if any) on stdin; -p '': no prompt text in the output.
-            argv = ["sudo", "-S", "-p", "", "--", *argv]
-        return shlex.join(argv)
+        if not (self.sudo and privileged):
+            return shlex.join(argv), None
+        password = os.environ.get(SUDO_PASSWORD_VAR)
+        if not password:  # -n: a login that needs a password fails at once instead of eating stdin
+            return shlex.join(["sudo", "-n", "--", *argv]), None
+        sudo = _Sudo(password)
+        # -S: the password is read from stdin, in answer to sudo.prompt only
+        return shlex.join(["sudo", "-S", "-p", sudo.prompt, "--", "sh", "-c", _STARTED, sudo.marker, *argv]), sudo
+
+    def _sudo_failed(self, sudo: _Sudo | None, rc: int, stderr: str) -> None:
+        if sudo is not None and sudo.refused:
+            raise HostError(f"{self.name}: sudo did not accept the password in {SUDO_PASSWORD_VAR}")
+        if sudo is None and self.sudo and rc == 1 and "sudo: a password is required" in stderr:
+            raise HostError(f"{self.name}: sudo needs a password for {self.user}: set {SUDO_PASSWORD_VAR} "
+                            f"(or allow the commands without one)")
 
     # -- the Host seam ------------------------------------------------------------------------
     def run(self, argv, *, check=True, timeout=None, input=None) -> Result:
+        return self._run(argv, check=check, timeout=timeout, input=input)
+
+    def _run(self, argv, *, check=True, timeout=None, input=None, privileged=True) -> Result:
         import paramiko
         from invoke.exceptions import CommandTimedOut, ThreadException
 
-        command = self._wrap(argv)
-        stdin = input
-        if self.sudo:
-            password = os.environ.get("HOSTNET_SUDO_PASSWORD")
-            stdin = (f"{password}\n" if password else "") + (input or "")
+        command, sudo = self._wrap(argv, privileged)
         timeout = timeout or self.command_timeout
         conn = self.connection()
         try:
-            res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False, in_stream=_Stdin(stdin))
+            res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False,
+                           in_stream=_Stdin(input, sudo), watchers=[_SudoWatcher(sudo)] if sudo else [])
         except CommandTimedOut as exc:
             raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
         except (paramiko.SSHException, EOFError, OSError, ThreadException) as exc:
             # the link dropped under the command: the next call reconnects (or says unreachable)
             self.close()
             raise HostUnreachable(f"{self.name}: SSH link lost during {argv[0]}: {exc or type(exc).__name__}") from exc
-        out = Result(tuple(check_argv(argv)), res.exited, res.stdout, res.stderr)
-        if out.returncode == 127 and "not found" in res.stderr:
+        stderr = sudo.stderr(res.stderr) if sudo else res.stderr
+        self._sudo_failed(sudo, res.exited, stderr)
+        out = Result(tuple(check_argv(argv)), res.exited, res.stdout, stderr)
+        if out.returncode == 127 and "not found" in stderr:
             raise HostError(f"{self.name}: {argv[0]} is not installed")
         return out.checked(self.name) if check else out
 
@@ -173,7 +236,7 @@ class SshHost(Host):
         """The command's stdout arrives in chunks over the SSH channel while it runs (nothing
         held whole on either side); stderr is kept for the Result."""
         import paramiko
-        command = self._wrap(argv)
+        command, sudo = self._wrap(argv)
         timeout = timeout or self.command_timeout
         client = self.connection().client
         try:
@@ -181,11 +244,12 @@ class SshHost(Host):
         except (paramiko.SSHException, EOFError, OSError) as exc:
             self.close()
             raise HostUnreachable(f"{self.name}: SSH link lost before {argv[0]}: {exc or type(exc).__name__}") from exc
-        if self.sudo:
-            stdin.write(f"{os.environ.get('HOSTNET_SUDO_PASSWORD') or ''}\n")
-        stdin.channel.shutdown_write()
         channel = stdout.channel
+        before = ""
         try:
+            if sudo:
+                before = _answer_sudo(channel, stdin, sudo)
+            stdin.channel.shutdown_write()
             value = sink(_channel_chunks(channel))
             while channel.recv(1 << 16):  # a sink that stopped early: drain to the exit status
                 pass
@@ -196,7 +260,10 @@ class SshHost(Host):
             channel.close()
             raise
         rc = channel.recv_exit_status()
-        err = stderr.read().decode(errors="replace")
+        err = before + stderr.read().decode(errors="replace")
+        if sudo:
+            err = sudo.stderr(err)
+        self._sudo_failed(sudo, rc, err)
         if rc == 127 and "not found" in err:
             raise HostError(f"{self.name}: {argv[0]} is not installed")
         res = Result(tuple(check_argv(argv)), rc, "", err)
@@ -243,12 +310,19 @@ class SshHost(Host):
         """The interface(s) holding the address this SSH session arrived on: management."""
         if not self.guard_connection_interface:
             return []
-        conn = self.run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False).stdout.split()
+        # the login's own shell: sudo resets the environment, SSH_CONNECTION with it
+        conn = self._run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False, privileged=False).stdout.split()
         if len(conn) < 3:
-            return []
+            raise HostError(f"{self.name}: SSH_CONNECTION is empty in the login's shell")
         import json
-        addrs = json.loads(self.run(["ip", "-j", "addr"], check=False).stdout or "[]")
-        return [a["ifname"] for a in addrs for i in a.get("addr_info", []) if i.get("local") == conn[2]]
+        try:
+            addrs = json.loads(self._run(["ip", "-j", "addr"], privileged=False).stdout)
+        except ValueError as exc:
+            raise HostError(f"{self.name}: ip -j addr printed no JSON ({exc})") from exc
+        found = [a["ifname"] for a in addrs for i in a.get("addr_info", []) if i.get("local") == conn[2]]
+        if not found:
+            raise HostError(f"{self.name}: no interface holds {conn[2]}, the address this SSH session arrived on")
+        return found
 
     def which(self, tool: str) -> str | None:
         if tool in self.tool_paths:
@@ -276,12 +350,35 @@ def _channel_chunks(channel):
         yield bytes(buf)
 
 
+def _answer_sudo(channel, stdin, sudo: _Sudo) -> str:
+    """Read stderr until sudo started the command (or refused), answering its prompt; returns what
+    was read. The command writes nothing before it starts, so stdout cannot fill up meanwhile."""
+    seen = b""
+    while not sudo.settled.is_set():
+        data = channel.recv_stderr(1 << 12)
+        if not data:  # sudo exited
+            break
+        seen += data
+        for answer in sudo.answers(seen.decode(errors="replace")):
+            stdin.write(answer)
+            stdin.flush()
+    return seen.decode(errors="replace")
+
+
 class _Stdin:
-    """A file-like stdin for invoke that yields `text` once, then EOF (never blocks on a TTY)."""
+    """A file-like stdin for invoke that yields `text` once, then EOF (never blocks on a TTY).
+    Under sudo with a password nothing is given before sudo started the command (None: not yet),
+    so sudo never reads the input as a password, and nothing at all if sudo refused it."""
 
-    def __init__(self, text: str | None):
-        self._data = (text or "").encode()
+    def __init__(self, text: str | None, sudo: _Sudo | None = None):
+        self._data = text or ""  # str: invoke reads one character at a time, never half of one
+        self._sudo = sudo
 
-    def read(self, n: int = -1) -> str:
-        chunk, self._data = (self._data, b"") if n < 0 else (self._data[:n], self._data[n:])
-        return chunk.decode()
+    def read(self, n: int = -1) -> str | None:
+        if self._sudo is not None:
+            if not self._sudo.settled.is_set():
+                return None
+            if self._sudo.refused:
+                return ""
+        chunk, self._data = (self._data, "") if n < 0 else (self._data[:n], self._data[n:])
+        return chunk

@@ -14,7 +14,7 @@ from typing import Iterable
 
 from ..hosts import Host, HostError, host_from_description, netns_exists
 from .base import Knob, KnobError, SettingGone
-from .guard import device_of, management_interfaces, refuse_management
+from . import guard as mgmt_guard
 from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
                            read_on_host)
 from .journal_lock import JournalBusy, acquire, generation, release
@@ -35,7 +35,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike, *, on_hosts: bool = False):
         self.path = Path(path)
         self.on_hosts = on_hosts
-        self._mgmt: dict[str, set[str]] = {}
+        self._mgmt: dict[str, mgmt_guard.Management] = {}
         self._hosts: dict[str, Host] = {}  # hosts this object journaled on: restore reuses them
 
     def entries(self) -> list[dict]:
@@ -54,13 +54,8 @@ class Journal:
         return None
 
     def guard(self, host: Host, knob: Knob, key: str) -> None:
-        """Refuse device settings on the interface that carries management traffic."""
-        if knob.scope != "device":
-            return
-        ident = _ident(host.describe())
-        if ident not in self._mgmt:
-            self._mgmt[ident] = management_interfaces(host)
-        refuse_management(host, device_of(key), self._mgmt[ident])
+        """Refuse changes that touch the management path (knobs/guard.py), before anything runs."""
+        mgmt_guard.check(host, knob, key, self._mgmt, _ident(host.describe()))
 
     def record(self, host: Host, knob: Knob, key: str) -> str:
         """Persist the current value once, before hostnet first changes it."""

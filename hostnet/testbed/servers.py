@@ -14,23 +14,23 @@
         tools: {iperf3: /usr/bin/iperf3}
     roles: {senders: [alpha], receivers: [beta]}
 
-Errors name the file and the key. Each host is its own machine: probes run on every host.
+The file is checked against SCHEMA (JSON Schema) before anything is built: errors name the file
+and the key. Each host is its own machine: probes run on every host.
 """
 from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from pathlib import Path
 
 import yaml
 
 from ..hosts import ProcessTag, SshHost
 from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S
+from .. import schema
 from ..knobs import Journal
 from .base import Endpoint, Testbed, TestbedError, role_name, state_dir
 
-_IFACE = re.compile(r"[A-Za-z0-9_.-]{1,15}")
 # RFC 5737 documentation ranges: the example file's placeholders, never a real server.
 _PLACEHOLDERS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")]
 
@@ -39,23 +39,63 @@ class TestbedFileError(TestbedError):
     __test__ = False
 
 
-def _need(d: dict, key: str, where: str, path: Path, kind=None):
-    if not isinstance(d, dict) or key not in d:
-        raise TestbedFileError(f"{path}: {where}.{key} is missing")
-    value = d[key]
-    if kind is not None and not isinstance(value, kind):
-        raise TestbedFileError(f"{path}: {where}.{key} must be a {kind.__name__}, not {value!r}")
-    return value
-
-
-def _cpu_list(value, where: str, path: Path) -> list[int]:
-    if not isinstance(value, list) or not value or not all(isinstance(c, int) and c >= 0 for c in value):
-        raise TestbedFileError(f"{path}: {where} must be a non-empty list of CPU numbers")
-    return value
+# Host names become file names in run directories and labels in figures: safe identifiers only.
+_HOST_NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+              "description": "a host name (a letter, then letters, digits, '_' or '-'; at most 32)"}
+_CPU_LIST = {"type": "array", "minItems": 1, "uniqueItems": True,
+             "items": {"type": "integer", "minimum": 0, "description": "a CPU number"},
+             "description": "a non-empty list of distinct CPU numbers"}
+_SECONDS = {"type": "number", "exclusiveMinimum": 0, "description": "a number of seconds above 0"}
+_HOST = {
+    "type": "object", "description": "a mapping of host settings",
+    "required": ["address", "data_iface", "data_ip", "cpus"], "additionalProperties": False,
+    "properties": {
+        "address": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9.:_-]*$",
+                    "description": "a host name or IP address"},
+        "user": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9._-]{0,31}$", "description": "a user name"},
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "a port number (1-65535)"},
+        "key": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a key file path"},
+        "data_iface": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,15}$",
+                       "description": "an interface name (1-15 letters, digits, '_', '.', '-')"},
+        "data_ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}],
+                    "description": "an IP address"},
+        "cpus": {"type": "object", "description": "a mapping with app_cpus (and irq_cpus, numa_nodes, nic_node)",
+                 "required": ["app_cpus"], "additionalProperties": False,
+                 "properties": {"app_cpus": _CPU_LIST, "irq_cpus": _CPU_LIST,
+                                "numa_nodes": {"type": "integer", "minimum": 1, "description": "a node count"},
+                                "nic_node": {"type": "integer", "minimum": 0, "description": "a NUMA node number"}}},
+        "tools": {"type": "object", "description": "a mapping of tool name to path",
+                  "propertyNames": {"pattern": "^[A-Za-z0-9_.+-]{1,64}$", "description": "a tool name"},
+                  "additionalProperties": {"type": "string", "pattern": "^[^\\n\\x00]+$",
+                                           "description": "a path"}},
+    },
+}
+_ROLE_LIST = {"type": "array", "minItems": 1, "uniqueItems": True, "items": _HOST_NAME,
+              "description": "a non-empty list of host names"}
+SCHEMA = {
+    "type": "object", "description": "a mapping (name, ssh, hosts, roles)",
+    "required": ["name", "hosts", "roles"], "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z0-9-]{1,32}$",
+                 "description": "a testbed name (1-32 lowercase letters, digits or '-')"},
+        "ssh": {"type": ["object", "null"], "description": "a mapping of SSH settings", "additionalProperties": False,
+                "properties": {
+                    "known_hosts": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a file path"},
+                    # a YAML boolean: the string "false" must not turn host-key checking off
+                    "insecure_accept_unknown_keys": {"type": "boolean", "description": "true or false"},
+                    "connect_timeout_s": _SECONDS, "command_timeout_s": _SECONDS}},
+        "hosts": {"type": "object", "minProperties": 1, "propertyNames": _HOST_NAME,
+                  "additionalProperties": _HOST, "description": "a non-empty mapping of host name to host"},
+        "roles": {"type": "object", "description": "a mapping with senders and receivers",
+                  "required": ["senders", "receivers"], "additionalProperties": False,
+                  "properties": {"senders": _ROLE_LIST, "receivers": _ROLE_LIST}},
+    },
+}
 
 
 def load(path: str | os.PathLike) -> dict:
-    """Read and validate a testbed.yaml; returns the checked description."""
+    """Read and validate a testbed.yaml against SCHEMA (and the roles against the hosts);
+    returns the checked description. Every problem is a TestbedFileError naming file and key."""
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
@@ -63,44 +103,20 @@ def load(path: str | os.PathLike) -> dict:
         raise TestbedFileError(f"{path}: cannot read ({exc.strerror})") from exc
     except yaml.YAMLError as exc:
         raise TestbedFileError(f"{path}: not valid YAML ({exc})") from exc
-    name = _need(doc, "name", "", path, str)
-    if not re.fullmatch(r"[a-z0-9-]{1,32}", name):
-        raise TestbedFileError(f"{path}: name must be 1-32 lowercase letters, digits or '-'")
-    hosts = _need(doc, "hosts", "", path, dict)
-    for h, spec in hosts.items():
-        where = f"hosts.{h}"
-        address = _need(spec, "address", where, path, str)
-        try:
-            if any(ipaddress.ip_address(address) in net for net in _PLACEHOLDERS):
-                raise TestbedFileError(f"{path}: {where}.address {address} is a documentation placeholder; "
-                                       f"put your server's SSH address there")
-        except ValueError:
-            pass  # a host name
-        iface = _need(spec, "data_iface", where, path, str)
-        if not _IFACE.fullmatch(iface):
-            raise TestbedFileError(f"{path}: {where}.data_iface {iface!r} is not an interface name")
-        try:
-            ipaddress.ip_address(_need(spec, "data_ip", where, path, str))
-        except ValueError as exc:
-            raise TestbedFileError(f"{path}: {where}.data_ip is not an IP address") from exc
-        cpus = _need(spec, "cpus", where, path, dict)
-        _cpu_list(_need(cpus, "app_cpus", f"{where}.cpus", path), f"{where}.cpus.app_cpus", path)
-        if "irq_cpus" in cpus:
-            _cpu_list(cpus["irq_cpus"], f"{where}.cpus.irq_cpus", path)
-        for key in ("numa_nodes", "nic_node"):
-            if key in cpus and not isinstance(cpus[key], int):
-                raise TestbedFileError(f"{path}: {where}.cpus.{key} must be an integer")
-        for key in spec:
-            if key not in ("address", "user", "port", "key", "data_iface", "data_ip", "cpus", "tools"):
-                raise TestbedFileError(f"{path}: {where}.{key} is not a known key")
-    roles = _need(doc, "roles", "", path, dict)
-    for kind in ("senders", "receivers"):
-        names = _need(roles, kind, "roles", path, list)
-        if not names:
-            raise TestbedFileError(f"{path}: roles.{kind} is empty")
-        for n in names:
-            if n not in hosts:
-                raise TestbedFileError(f"{path}: roles.{kind} names {n!r}, which is not under hosts")
+    found = schema.problems(doc, SCHEMA)
+    if not found:
+        for h, spec in doc["hosts"].items():
+            try:
+                if any(ipaddress.ip_address(spec["address"]) in net for net in _PLACEHOLDERS):
+                    found.append(f"hosts.{h}.address {spec['address']} is a documentation placeholder; put your "
+                                 f"server's SSH address there")
+            except ValueError:
+                pass  # a host name
+        for kind in ("senders", "receivers"):
+            found += [f"roles.{kind} names {n!r}, which is not under hosts"
+                      for n in doc["roles"][kind] if n not in doc["hosts"]]
+    if found:
+        raise TestbedFileError(f"{path}: " + f"\n{path}: ".join(found))
     return doc
 
 
@@ -118,7 +134,7 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
             host = SshHost(spec["address"], user=spec.get("user", "root"), port=spec.get("port", 22), name=h,
                            key_filename=os.path.expanduser(spec["key"]) if spec.get("key") else None,
                            known_hosts=known,
-                           insecure_accept_unknown_keys=bool(ssh.get("insecure_accept_unknown_keys", False)),
+                           insecure_accept_unknown_keys=ssh.get("insecure_accept_unknown_keys", False),
                            connect_timeout=ssh.get("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S),
                            command_timeout=ssh.get("command_timeout_s", DEFAULT_COMMAND_TIMEOUT_S), tag=tag,
                            tool_paths=spec.get("tools") or {})

@@ -1,6 +1,9 @@
 """SshHost against a real sshd running in a namespace of the embedded testbed (no mocks)."""
 import os
+import shutil
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +142,125 @@ def test_marked_remote_processes_are_found_and_stopped(sshbed):
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert proc.poll() is not None
+
+
+# --- a real non-root login that sudo asks a password of (issue 19) ----------------------------
+SUDO_USER = "hostnet-sudo-live"
+SUDOERS = Path("/etc/sudoers.d/hostnet-sudo-live")
+SUDO_PW = "hostnet-live-pw"  # this throwaway account's only password; the account is removed after
+
+
+def _sudoers(nopasswd: bool) -> None:
+    rule = f"{SUDO_USER} ALL=(ALL:ALL) {'NOPASSWD: ' if nopasswd else ''}ALL\n"
+    # timestamp_timeout=0: no cached ticket, so every command meets the prompt
+    tmp = SUDOERS.with_suffix(".new")
+    tmp.write_text(f"Defaults:{SUDO_USER} timestamp_timeout=0\n{rule}")
+    tmp.chmod(0o440)
+    subprocess.run(["visudo", "-c", "-q", "-f", str(tmp)], check=True)
+    tmp.rename(SUDOERS)
+
+
+@pytest.fixture(scope="module")
+def sudo_login(sshbed, tmp_path_factory):
+    """SUDO_USER (password SUDO_PW, sudo with a password) logging in with the testbed's client key
+    to an sshd of its own in the receiver's namespace (port 2222, keys it may read)."""
+    for tool in ("sudo", "useradd", "userdel", "chpasswd", "visudo"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed")
+    h = sshbed.receiver.host
+    keys = Path(h.key_filename).parent
+    d = tmp_path_factory.mktemp("sudo-sshd")
+    d.chmod(0o755)
+    (d / "authorized_keys").write_text((keys / "client_ed25519.pub").read_text())
+    (d / "authorized_keys").chmod(0o644)
+    (d / "known_hosts").write_text("[{}]:2222 {}\n".format(h.address, " ".join(
+        (keys / "host_ed25519.pub").read_text().split()[:2])))
+    conf = d / "sshd.conf"
+    conf.write_text("\n".join([
+        f"ListenAddress {h.address}:2222", f"HostKey {keys / 'host_ed25519'}", f"PidFile {d / 'sshd.pid'}",
+        f"AuthorizedKeysFile {d / 'authorized_keys'}", "PubkeyAuthentication yes", "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", ""]))
+    subprocess.run(["userdel", SUDO_USER], capture_output=True)  # left by an earlier, killed run
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", SUDO_USER], check=True)
+    sshd = None
+    try:
+        subprocess.run(["chpasswd"], input=f"{SUDO_USER}:{SUDO_PW}\n", text=True, check=True)
+        _sudoers(nopasswd=False)
+        netns = h.proxy_command.split()[3]
+        sshd = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/sbin/sshd", "-D", "-e", "-f", str(conf)],
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not subprocess.run(["ip", "netns", "exec", netns, "ss", "-Hltn", f"src {h.address}:2222"],
+                                 capture_output=True, text=True).stdout.strip():
+            assert time.monotonic() < deadline, "the test's sshd did not start listening"
+            time.sleep(0.1)
+
+        def login(**kw):
+            return SshHost(h.address, user=SUDO_USER, port=2222, key_filename=h.key_filename,
+                           known_hosts=str(d / "known_hosts"), proxy_command=h.proxy_command, **kw)
+        yield login
+    finally:
+        if sshd is not None:
+            sshd.terminate()
+            sshd.wait(10)
+        SUDOERS.unlink(missing_ok=True)
+        SUDOERS.with_suffix(".new").unlink(missing_ok=True)
+        subprocess.run(["userdel", SUDO_USER], check=False)
+
+
+RULES = "table inet hostnet_sudo_live {\n}\n"
+
+
+def test_non_root_login_answers_sudos_prompt_and_the_input_arrives_intact(sudo_login, monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", SUDO_PW)
+    host = sudo_login()
+    try:
+        assert host.sudo and host.run(["id", "-un"]).stdout.strip() == "root"
+        assert host.run(["sh", "-c", "cat"], input=RULES).stdout == RULES  # the password is not in the input
+        res = host.run(["sh", "-c", "echo err >&2"])
+        assert res.stderr == "err\n"  # nothing of sudo's prompt
+        _, out = host.stream(["id", "-un"], b"".join)
+        assert out == b"root\n"
+        assert host.read_text("/proc/sys/net/core/somaxconn").strip().isdigit()  # through cat under sudo
+    finally:
+        host.close()
+
+
+def test_non_root_login_where_sudo_does_not_prompt(sudo_login, monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", SUDO_PW)
+    _sudoers(nopasswd=True)
+    host = sudo_login()
+    try:
+        assert host.run(["sh", "-c", "cat"], input=RULES).stdout == RULES
+        assert host.run(["id", "-u"]).stdout.strip() == "0"
+    finally:
+        host.close()
+        _sudoers(nopasswd=False)
+
+
+def test_non_root_login_with_a_wrong_or_no_password_is_a_clear_error(sudo_login, monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "not-the-password")
+    host = sudo_login()
+    try:
+        with pytest.raises(HostError, match="did not accept the password"):
+            host.run(["sh", "-c", "cat"], input=RULES)
+        monkeypatch.delenv("HOSTNET_SUDO_PASSWORD")
+        with pytest.raises(HostError, match="sudo needs a password"):
+            host.run(["true"], check=False)
+    finally:
+        host.close()
+
+
+def test_non_root_login_session_interface_is_guarded(sudo_login, sshbed, monkeypatch, tmp_path):
+    """sudo resets SSH_CONNECTION; the guard reads it in the login's own shell."""
+    from hostnet.knobs import KNOBS, Journal, KnobError
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", SUDO_PW)
+    host = sudo_login(guard_connection_interface=True)
+    try:
+        assert host.connection_interfaces() == [sshbed.receiver.iface]
+        j = Journal(tmp_path / "j")
+        with pytest.raises(KnobError, match=f"refusing to change {sshbed.receiver.iface}"):
+            j.set(host, KNOBS["mtu"], sshbed.receiver.iface, "1400")
+        assert j.entries() == []
+    finally:
+        host.close()

@@ -13,9 +13,10 @@ from hostnet.workloads import MixedFlows, UdpRate
 def test_spec_points_and_validation(tmp_path):
     spec = sweep.SweepSpec(configs=["tsogro", "all-opts"], grid={"rx_buffer_kb": [100, 200, 400]}, repetitions=2)
     assert len(spec.points()) == 6 and spec.points()[0] == {"config": "tsogro", "rx_buffer_kb": 100}
-    for bad, msg in (({"grid": {"rx_buf": [1]}}, "unknown grid parameter"), ({"experiment": "warp"}, "experiment"),
-                     ({"configs": ["turbo"]}, "unknown config"), ({"repetitions": 0}, "repetitions"),
-                     ({"grid": {"flows": [2]}}, "single pattern"), ({"colour": 1}, "unknown sweep key")):
+    for bad, msg in (({"grid": {"rx_buf": [1]}}, r"grid\.rx_buf is not a known key"),
+                     ({"experiment": "warp"}, "experiment"), ({"configs": ["turbo"]}, "unknown config"),
+                     ({"repetitions": 0}, "repetitions"),
+                     ({"grid": {"flows": [2]}}, "single pattern"), ({"colour": 1}, "colour is not a known key")):
         with pytest.raises(ValueError, match=msg):
             sweep.SweepSpec.from_dict(bad)
     path = tmp_path / "s.yaml"
@@ -86,7 +87,7 @@ def test_sweep_label_is_checked():
     from hostnet.sweep import SweepError, SweepSpec
     assert SweepSpec(experiment="incast", label="numa-nic-local").stored_as == "numa-nic-local"
     assert SweepSpec(experiment="incast").stored_as == "incast"
-    with pytest.raises(SweepError, match="label 'NUMA local'"):
+    with pytest.raises(SweepError, match="label: 'NUMA local' is not a label"):
         SweepSpec(experiment="incast", label="NUMA local")
 
 
@@ -198,3 +199,38 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
     assert [r.name for r in store.list_runs(tmp_path / "runs", "c")] == ids
     kept = sorted(p.name.split(".")[1].rsplit("-", 1)[0] for p in cdir.iterdir() if ".incomplete-" in p.name)
     assert kept == ["incomplete", "incomplete"]  # the broken attempts are kept for the record
+
+
+@pytest.mark.parametrize("text,msg", [
+    # issue 19: each of these was a TypeError or was accepted
+    ("repetitions: '3'\n", r"repetitions: '3' is not a whole number"),
+    ("grid: {flows: 4}\n", r"grid\.flows: 4 is not a non-empty list of values"),
+    ("grid: 4\n", r"grid: 4 is not a mapping"),
+    ("- experiment: incast\n", r"\(top level\): \[.*\] is not a mapping of sweep settings"),
+    ("perf_freq_hz: -1\n", r"perf_freq_hz: -1 is not a sampling rate"),
+    ("configs: tsogro\n", r"configs: 'tsogro' is not a non-empty list of config names"),
+    ("grid: {flows: [1, two]}\n", r"grid\.flows\.1: 'two' is not a whole number of at least 1"),
+    ("grid: {loss_rate: [2]}\n", r"grid\.loss_rate\.0: 2 is not a fraction from 0 to 1"),
+    ("experiment: mixed\ngrid: {long_flow: [true]}\n", r"grid\.long_flow\.0: True is not 0 or 1"),
+    ("duration: 2.5\n", r"duration: 2\.5 is not a whole number of seconds"),
+    ("rpc_tool: ping\n", r"rpc_tool: 'ping' is not auto, netperf or sockperf"),
+])
+def test_sweep_yaml_is_checked_against_the_schema(tmp_path, text, msg):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(sweep.SweepError, match=msg) as exc:
+        SweepSpec.from_yaml(path)
+    assert str(exc.value).startswith(f"{path}: ")
+
+
+def test_sweep_spec_from_python_is_checked_too():
+    import numpy as np
+    with pytest.raises(sweep.SweepError, match="repetitions: '3'"):
+        SweepSpec(repetitions="3")
+    with pytest.raises(sweep.SweepError, match=r"grid\.flows\.1: .*2.* is not a whole"):  # would break json.dumps later
+        SweepSpec(experiment="incast", grid={"flows": [1, np.int64(2)]})
+    spec = SweepSpec(experiment="incast", configs=("tsogro",), grid={"flows": (1, 2)}, repetitions=2)
+    assert [p["flows"] for p in spec.points()] == [1, 2]
+    from conftest import REPO  # every committed sweep file passes the schema
+    for path in sorted((REPO / "sweeps").glob("*.yaml")):
+        assert SweepSpec.from_yaml(path).repetitions >= 1, path

@@ -54,3 +54,19 @@ def test_netns_prefix_is_part_of_the_streamed_command():
     host = LocalHost("p", prefix=["env", "HOSTNET_TEST=1"])
     res, out = host.stream(["sh", "-c", 'echo "$HOSTNET_TEST"'], collect)
     assert out == b"1\n" and res.argv[:2] == ("env", "HOSTNET_TEST=1")
+
+
+def test_local_children_never_see_the_sudo_password(monkeypatch):
+    """HOSTNET_SUDO_PASSWORD is for SshHost's sudo; no process started here inherits it."""
+    from hostnet.hosts import ProcessTag
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "s3cret")
+    monkeypatch.setenv("HOSTNET_UNIT_MARK", "kept")
+    show = ["sh", "-c", 'printf "%s %s" "${HOSTNET_SUDO_PASSWORD-unset}" "${HOSTNET_UNIT_MARK-unset}"']
+    assert LocalHost().run(show).stdout == "unset kept"
+    assert LocalHost().stream(show, collect)[1] == b"unset kept"
+    for host in (LocalHost(), LocalHost(tag=ProcessTag("unit-test"))):
+        proc = host.start(show)
+        proc.wait(10)
+        assert proc.stdout() == "unset kept"
+        proc.close()
+    assert "HOSTNET_SUDO_PASSWORD" not in ProcessTag("unit-test").env()

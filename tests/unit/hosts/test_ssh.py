@@ -1,6 +1,9 @@
-"""SshHost.stream (hostnet.hosts.ssh) without a server: the command it builds (quoted argv, tool
-paths, sudo with the password on stdin) and the channel it reads, through a fake paramiko client.
-SshHost against a real sshd: tests/live/test_live_ssh.py."""
+"""SshHost (hostnet.hosts.ssh) without a server: the command it builds (quoted argv, tool paths,
+sudo), the channel stream() reads (a fake paramiko client), the sudo password sent only in answer
+to the command's own prompt and never ahead of the input (a fake fabric connection playing sudo),
+the session's interface read outside sudo, the password kept out of the proxy command's
+environment. SshHost against a real sshd: tests/live/test_live_ssh.py."""
+import json
 import os
 import shlex
 
@@ -17,9 +20,14 @@ def collect(chunks):
 class FakeChannel:
     def __init__(self, data: bytes, rc: int):
         self.data, self.rc, self.closed, self.write_shut = data, rc, False, False
+        self.err = b""  # stderr not yet read through recv_stderr (sudo's prompt and start marker)
 
     def recv(self, n):
         out, self.data = self.data[:n], self.data[n:]
+        return out
+
+    def recv_stderr(self, n):
+        out, self.err = self.err[:n], self.err[n:]
         return out
 
     def recv_exit_status(self):
@@ -33,24 +41,43 @@ class FakeChannel:
 
 
 class FakeFile:
-    def __init__(self, channel, data=b""):
-        self.channel, self.data, self.written = channel, data, ""
+    def __init__(self, channel, data=b"", on_write=None):
+        self.channel, self.data, self.written, self.on_write = channel, data, "", on_write
 
     def write(self, text):
         self.written += text
+        if self.on_write:
+            self.on_write(text)
+
+    def flush(self):
+        pass
 
     def read(self):
         return self.data
 
 
 class FakeClient:
-    def __init__(self, out: bytes, err: bytes = b"", rc: int = 0):
+    """paramiko's client; with sudo_password set, the remote sudo prompts for it (on stderr)."""
+
+    def __init__(self, out: bytes, err: bytes = b"", rc: int = 0, sudo_password: str | None = None):
         self.channel = FakeChannel(out, rc)
-        self.err, self.commands = err, []
+        self.err, self.commands, self.sudo_password = err, [], sudo_password
 
     def exec_command(self, command, timeout=None):
         self.commands.append((command, timeout))
-        self.stdin = FakeFile(self.channel)
+        argv = shlex.split(command)
+        on_write = None
+        if argv[:2] == ["sudo", "-S"]:
+            prompt, marker = argv[3], argv[8]
+            if self.sudo_password is None:
+                self.channel.err = marker.encode()
+            else:
+                self.channel.err = prompt.encode()
+
+                def on_write(text):
+                    ok = text == f"{self.sudo_password}\n"
+                    self.channel.err += (marker if ok else f"Sorry, try again.\n{prompt}").encode()
+        self.stdin = FakeFile(self.channel, on_write=on_write)
         return self.stdin, FakeFile(self.channel), FakeFile(self.channel, self.err)
 
 
@@ -69,17 +96,219 @@ def test_ssh_stream_command_is_the_quoted_argv_and_streams_the_channel():
     assert client.channel.write_shut and client.stdin.written == ""
 
 
-def test_ssh_stream_through_sudo_sends_the_password_on_stdin(monkeypatch):
+def test_ssh_stream_through_sudo_answers_only_its_prompt(monkeypatch):
     monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "pw")
-    client = FakeClient(b"", err=b"boom\n", rc=2)
+    client = FakeClient(b"", err=b"boom\n", rc=2, sudo_password="pw")
     host = ssh_host(client, user="alice")
-    with pytest.raises(HostError, match="exited 2: boom"):
+    with pytest.raises(HostError, match="exited 2: boom$"):  # sudo's prompt and marker are not the command's
         host.stream(["id"], collect)
-    assert client.commands[0][0] == "sudo -S -p '' -- id" and client.stdin.written == "pw\n"
+    argv = shlex.split(client.commands[0][0])
+    assert argv[:3] == ["sudo", "-S", "-p"] and argv[-1] == "id" and "hostnet sudo" in argv[3]
+    assert client.stdin.written == "pw\n" and client.channel.write_shut
     assert os.environ["HOSTNET_SUDO_PASSWORD"] == "pw"
+    quiet = FakeClient(b"uid=0\n")  # sudo does not prompt (NOPASSWD, or a cached ticket)
+    res, out = ssh_host(quiet, user="alice").stream(["id"], collect)
+    assert out == b"uid=0\n" and res.stderr == "" and quiet.stdin.written == ""
+    wrong = FakeClient(b"", rc=1, sudo_password="other")
+    with pytest.raises(HostError, match="did not accept the password"):
+        ssh_host(wrong, user="alice").stream(["id"], collect)
+    assert wrong.stdin.written == "pw\n"  # once: the second prompt is not answered
 
 
 def test_ssh_stream_missing_tool():
     client = FakeClient(b"", err=b"sh: 1: nope: not found\n", rc=127)
     with pytest.raises(HostError, match="nope is not installed"):
         ssh_host(client).stream(["nope"], collect)
+
+
+class FakeSudoConnection:
+    """fabric's Connection.run on a server where the login is not root: it plays sudo's part
+    (env reset, -n, -S with the prompt on stderr and a line of stdin read as the password) and
+    invoke's (watchers see stderr; stdin is read while the program runs), and records what the
+    command itself received on stdin and everything sent to the remote side."""
+
+    def __init__(self, password: str | None = None):
+        self.password = password  # None: sudo does not prompt
+        self.sent, self.got, self.commands = [], [], []
+        self.session = "198.18.5.1 40022 198.18.5.9 22"
+
+    def _drain(self, in_stream):
+        data = ""
+        while (c := in_stream.read(1)) is not None and c != "":
+            data += c
+        return data, c
+
+    def run(self, command, *, hide, warn, timeout, pty, in_stream, watchers=()):
+        argv = shlex.split(command)
+        self.commands.append(argv)
+        env, stderr, first = {"SSH_CONNECTION": self.session}, "", len(self.sent)
+
+        def show(text):
+            nonlocal stderr
+            stderr += text
+            for w in watchers:
+                self.sent += list(w.submit(stderr))
+        if argv[0] == "sudo":
+            env = {}  # env_reset: SSH_CONNECTION is gone under sudo
+            if argv[1] == "-n":
+                if self.password is not None:
+                    return self.result(1, "", "sudo: a password is required\n")
+                argv = argv[3:]
+            else:
+                prompt, inner = argv[3], argv[5:]
+                assert in_stream.read(1) is None  # nothing offered before sudo is done
+                if self.password is not None:
+                    show(prompt)
+                    typed = "".join(self.sent[first:])
+                    if typed != f"{self.password}\n":
+                        show(f"Sorry, try again.\n{prompt}")
+                        data, end = self._drain(in_stream)
+                        assert (data, end) == ("", "")  # stdin closed without the input
+                        return self.result(1, "", stderr + "sudo: no password was provided\n")
+                show(inner[3])  # the start marker, printed by the wrapper once sudo let it run
+                argv = inner[4:]
+        data, _ = self._drain(in_stream)
+        self.got.append(data)
+        if argv == ["sh", "-c", 'echo "$SSH_CONNECTION"']:
+            return self.result(0, env.get("SSH_CONNECTION", "") + "\n", stderr)
+        if argv == ["ip", "-j", "addr"]:
+            return self.result(0, json.dumps([{"ifname": "lo", "addr_info": [{"local": "127.0.0.1"}]},
+                                              {"ifname": "eno1", "addr_info": [{"local": "198.18.5.9"}]}]), stderr)
+        return self.result(0, "", stderr + "note\n")
+
+    @staticmethod
+    def result(rc, out, err):
+        return type("R", (), {"exited": rc, "stdout": out, "stderr": err})()
+
+
+def sudo_host(conn, **kw):
+    host = SshHost("198.18.5.9", user="alice", **kw)
+    host.connection = lambda: conn
+    return host
+
+
+RULES = "table inet hostnet_loss {\n}\n"
+
+
+def test_sudo_that_does_not_prompt_gets_no_password(monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "pw")
+    conn = FakeSudoConnection(password=None)
+    res = sudo_host(conn).run(["nft", "-f", "-"], input=RULES)
+    assert conn.got == [RULES] and not any("pw" in s for s in conn.sent)
+    assert res.stderr == "note\n"  # the start marker is not the command's output
+
+
+def test_sudo_prompt_is_answered_once_and_the_input_follows(monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "pw")
+    conn = FakeSudoConnection(password="pw")
+    host = sudo_host(conn)
+    res = host.run(["nft", "-f", "-"], input=RULES)
+    assert conn.sent == ["pw\n"] and conn.got == [RULES] and res.stderr == "note\n"
+    host.run(["true"])
+    assert conn.sent == ["pw\n", "pw\n"]
+    prompts = [c[3] for c in conn.commands]
+    assert len(set(prompts)) == 2 and all(p.startswith("[hostnet sudo ") for p in prompts)  # one per command
+
+
+def test_sudo_refusing_the_password_is_an_error_and_the_input_is_never_sent(monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "wrong")
+    conn = FakeSudoConnection(password="pw")
+    with pytest.raises(HostError, match="did not accept the password in HOSTNET_SUDO_PASSWORD"):
+        sudo_host(conn).run(["nft", "-f", "-"], input=RULES, check=False)
+    assert conn.sent == ["wrong\n"] and conn.got == []
+
+
+def test_sudo_without_a_password_never_prompts(monkeypatch):
+    monkeypatch.delenv("HOSTNET_SUDO_PASSWORD", raising=False)
+    conn = FakeSudoConnection(password=None)
+    sudo_host(conn).run(["nft", "-f", "-"], input=RULES)
+    assert conn.commands[0][:3] == ["sudo", "-n", "--"] and conn.got == [RULES]
+    with pytest.raises(HostError, match="sudo needs a password for alice"):
+        sudo_host(FakeSudoConnection(password="pw")).run(["true"], check=False)
+
+
+def test_session_interface_of_a_sudo_login_is_read_outside_sudo(monkeypatch):
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "pw")
+    conn = FakeSudoConnection(password="pw")
+    host = sudo_host(conn)
+    assert host.connection_interfaces() == ["eno1"]
+    assert all(c[0] != "sudo" for c in conn.commands) and conn.sent == []
+    conn.session = ""
+    with pytest.raises(HostError, match="SSH_CONNECTION is empty"):
+        host.connection_interfaces()
+    conn.session = "198.18.5.1 40022 198.18.7.7 22"
+    with pytest.raises(HostError, match="no interface holds 198.18.7.7"):
+        host.connection_interfaces()
+
+
+def test_proxy_command_runs_without_the_sudo_password(monkeypatch):
+    """The proxy command is a local child (paramiko's ProxyCommand); run the one connection() builds."""
+    import fabric
+    import paramiko
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "s3cret")
+    built = {}
+
+    class Conn:
+        def __init__(self, *a, gateway=None, **kw):
+            built["gateway"] = gateway
+            self.client = type("C", (), {"set_missing_host_key_policy": lambda s, p: None,
+                                         "load_host_keys": lambda s, f: None})()
+
+        def open(self):
+            pass
+    monkeypatch.setattr(fabric, "Connection", Conn)
+    SshHost("198.18.0.9", proxy_command="sh -c 'printf %s ${HOSTNET_SUDO_PASSWORD-unset}'").connection()
+    proxy = paramiko.ProxyCommand(built["gateway"])
+    try:
+        assert proxy.process.stdout.read() == b"unset"
+    finally:
+        proxy.close()
+
+
+FAKE_SUDO = r"""#!/bin/sh
+# sudo's part as SshHost uses it: -n -- CMD, or -S -p PROMPT -- CMD (prompt on stderr, password from stdin)
+if [ "$1" = "-n" ]; then shift 2; exec "$@"; fi
+prompt=$3; shift 4
+if [ -n "$FAKE_SUDO_PASSWORD" ]; then
+  printf %s "$prompt" >&2
+  IFS= read -r typed || { echo "sudo: no password was provided" >&2; exit 1; }
+  if [ "$typed" != "$FAKE_SUDO_PASSWORD" ]; then
+    printf 'Sorry, try again.\n%s' "$prompt" >&2
+    IFS= read -r typed || { echo "sudo: 1 incorrect password attempt" >&2; exit 1; }
+    exit 1
+  fi
+fi
+exec "$@"
+"""
+
+
+class InvokeConnection:
+    """Connection.run through invoke's own local runner (its threads, watchers and stdin
+    handling), with a shell script in place of sudo."""
+
+    def __init__(self, fake_sudo, password):
+        self.fake_sudo, self.password = str(fake_sudo), password
+
+    def run(self, command, **kw):
+        import invoke
+        if command.startswith("sudo "):
+            command = shlex.quote(self.fake_sudo) + command[len("sudo"):]
+        return invoke.Context().run(command, env={"FAKE_SUDO_PASSWORD": self.password or ""}, **kw)
+
+
+@pytest.mark.parametrize("remote_password,ours,ok", [(None, "pw", True), ("pw", "pw", True), ("pw", "bad", False)])
+def test_sudo_exchange_through_invokes_runner(tmp_path, monkeypatch, remote_password, ours, ok):
+    fake_sudo = tmp_path / "sudo"
+    fake_sudo.write_text(FAKE_SUDO)
+    fake_sudo.chmod(0o755)
+    monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", ours)
+    host = sudo_host(InvokeConnection(fake_sudo, remote_password), command_timeout=20)
+    got = tmp_path / "stdin"
+    argv = ["sh", "-c", 'cat > "$1"; echo done; echo note >&2', "sh", str(got)]
+    if not ok:
+        with pytest.raises(HostError, match="did not accept the password"):
+            host.run(argv, input=RULES)
+        assert not got.exists()
+        return
+    res = host.run(argv, input=RULES)
+    assert got.read_text() == RULES and (res.stdout, res.stderr) == ("done\n", "note\n")
