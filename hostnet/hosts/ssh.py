@@ -10,7 +10,9 @@ the command's input follows only once sudo has started it. Without a password su
 """
 from __future__ import annotations
 
+import getpass
 import os
+import re
 import shlex
 import signal
 import socket
@@ -120,6 +122,13 @@ class RemoteProc:
         self.host.run(["rm", "-f", f"{self._base}.out", f"{self._base}.err"], check=False)
 
 
+def proxy_tokens(command: str, host) -> str:
+    """ssh_config's %h, %p, %r and %% in a ProxyCommand, filled in here: fabric parses a gateway string
+    as a config of its own without the Port, so its %p would always be 22."""
+    return re.sub(r"%[hpr%]", lambda m: {"%h": host.address, "%p": str(host.port), "%r": host.user or getpass.getuser(),
+                                           "%%": "%"}[m.group(0)], command)
+
+
 class SshHost(Host):
     def __init__(self, address: str, *, user: str = "root", port: int = 22, name: str | None = None,
                  key_filename: str | None = None, known_hosts: str | None = None,
@@ -155,7 +164,7 @@ class SshHost(Host):
         if self.key_filename:
             kwargs["key_filename"] = self.key_filename
         # the proxy command runs here as a child of ours: without the sudo password in its environment
-        gateway = f"env -u {SUDO_PASSWORD_VAR} {self.proxy_command}" if self.proxy_command else None
+        gateway = f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}" if self.proxy_command else None
         conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
                           connect_kwargs=kwargs, gateway=gateway,
                           config=Config(overrides={"load_ssh_configs": False}))

@@ -2,6 +2,7 @@
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def _sudoers(nopasswd: bool) -> None:
 
 
 @pytest.fixture(scope="module")
-def sudo_login(sshbed, tmp_path_factory):
+def sudo_login(sshbed):
     """SUDO_USER (password SUDO_PW, sudo with a password) logging in with the testbed's client key
     to an sshd of its own in the receiver's namespace (port 2222, keys it may read)."""
     for tool in ("sudo", "useradd", "userdel", "chpasswd", "visudo"):
@@ -169,7 +170,8 @@ def sudo_login(sshbed, tmp_path_factory):
             pytest.skip(f"{tool} is not installed")
     h = sshbed.receiver.host
     keys = Path(h.key_filename).parent
-    d = tmp_path_factory.mktemp("sudo-sshd")
+    # sshd reads AuthorizedKeysFile as the logging-in user: pytest's tmp tree (0700, root's) is out of reach
+    d = Path(tempfile.mkdtemp(prefix="hostnet-sudo-sshd-"))
     d.chmod(0o755)
     (d / "authorized_keys").write_text((keys / "client_ed25519.pub").read_text())
     (d / "authorized_keys").chmod(0o644)
@@ -206,6 +208,7 @@ def sudo_login(sshbed, tmp_path_factory):
         SUDOERS.unlink(missing_ok=True)
         SUDOERS.with_suffix(".new").unlink(missing_ok=True)
         subprocess.run(["userdel", SUDO_USER], check=False)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 RULES = "table inet hostnet_sudo_live {\n}\n"

@@ -265,6 +265,16 @@ def test_proxy_command_runs_without_the_sudo_password(monkeypatch):
         proxy.close()
 
 
+def test_proxy_command_tokens_are_filled_in_with_the_hosts_own_port():
+    """fabric reads a gateway string as a config without our Port (its %p is always 22): an sshd on
+    another port behind `nc %h %p` was never reached (found by the live non-root sudo test, port 2222)."""
+    from hostnet.hosts.ssh import proxy_tokens
+    h = SshHost("198.18.0.2", user="lab", port=2222, proxy_command="ip netns exec hostnet-x nc %h %p")
+    assert proxy_tokens(h.proxy_command, h) == "ip netns exec hostnet-x nc 198.18.0.2 2222"
+    assert proxy_tokens("ssh -W %h:%p %r@bastion 100%%", h) == "ssh -W 198.18.0.2:2222 lab@bastion 100%"
+    assert proxy_tokens("printf %s", h) == "printf %s"  # not an ssh_config token: left alone
+
+
 FAKE_SUDO = r"""#!/bin/sh
 # sudo's part as SshHost uses it: -n -- CMD, or -S -p PROMPT -- CMD (prompt on stderr, password from stdin)
 if [ "$1" = "-n" ]; then shift 2; exec "$@"; fi
