@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import altair as alt
 import pandas as pd
 
 from . import analysis, attribution, taxonomy as taxonomies
+from . import plots  # noqa: F401  (registers hostnet's chart theme)
 from .hosts import Host, LocalHost
 from .parsers import ParseError
 from .parsers.perf_default import (NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse)
@@ -185,11 +187,11 @@ def series_of(profile: Profile, series: str | None = None, host: Host | None = N
     """(taxonomy series, where it came from): asked for, else the recorded kernel's, else the
     running kernel's (said, since the profile may come from another machine)."""
     if series:
-        return series, "asked for"
+        return series, "as asked"
     if profile.release:
-        return taxonomies.series_for(profile.release), f"the file's header (kernel {profile.release})"
+        return taxonomies.series_for(profile.release), f"from the file's header (kernel {profile.release})"
     running = (host or LocalHost()).read_text("/proc/sys/kernel/osrelease").strip()
-    return taxonomies.series_for(running), f"the running kernel ({running}): the file records no kernel"
+    return taxonomies.series_for(running), f"from the running kernel ({running}): the file records no kernel"
 
 
 def cpu_sets(profile: Profile, asked: list[list[int]] | None) -> list[list[int]]:
@@ -266,7 +268,7 @@ def cpu_label(cpus: list[int]) -> str:
 def format_table(profile: Profile, results: list[dict], series: str, series_from: str) -> str:
     """The text `hostnet breakdown` prints: what was read, then a column pair per CPU set."""
     head = [f"{profile.source}: {profile.format}" + (f", event {profile.event}" if profile.event else ""),
-            f"taxonomy {series} (from {series_from})"]
+            f"taxonomy {series} ({series_from})"]
     head += [f"note: {n}" for n in profile.notes]
     width = 13
     cols = []
@@ -346,3 +348,18 @@ def to_json(profile: Profile, results: list[dict], series: str, series_from: str
     return {"source": profile.source, "format": profile.format, "event": profile.event, "unit": profile.unit,
             "kernel_release": profile.release, "taxonomy": series, "taxonomy_from": series_from,
             "notes": profile.notes, "breakdowns": [{**r, "cpus": cpu_label(r["cpus"])} for r in results]}
+
+
+def next_to_paper_chart(table: pd.DataFrame, title: str) -> alt.Chart:
+    """next_to_paper's table as bars per category: this profile's CPU sets and the paper's sides."""
+    long = table.melt(id_vars="category", var_name="breakdown", value_name="pct").dropna()
+    return alt.Chart(long).mark_bar().encode(
+        x=alt.X("category:N", sort=list(analysis.BREAKDOWN_ORDER), title=None),
+        xOffset=alt.XOffset("breakdown:N", sort=list(table.columns[1:])),
+        y=alt.Y("pct:Q", title="% of busy CPU samples"),
+        color=alt.Color("breakdown:N", sort=list(table.columns[1:]), title=None,
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+        tooltip=["category", "breakdown", alt.Tooltip("pct:Q", format=".2f")],
+    ).properties(width=620, height=260, title=alt.Title(title, subtitle=[
+        "paper: Fig. 3(c)/(d), the artifact's numbers (its rows sum to ~95 %: unmapped symbols dropped); "
+        "testbed, user and unclassified are hostnet's own categories"]))

@@ -104,11 +104,11 @@ def test_commands_cpus_and_unclassified_symbols(ref_script):
 def test_kernel_series_from_the_file_else_the_running_kernel():
     p = profile(FIXTURES / "perf_script_default_loopback.txt.gz")
     running = FakeHost(files={"/proc/sys/kernel/osrelease": "5.4.43\n"})
-    assert perf_profile.series_of(p, None, running) == ("linux-5", "the running kernel (5.4.43): the file records "
-                                                                   "no kernel")
+    assert perf_profile.series_of(p, None, running) == ("linux-5", "from the running kernel (5.4.43): the file "
+                                                                   "records no kernel")
     p.release = "6.18.44-fc"
-    assert perf_profile.series_of(p, None, running) == ("linux-6", "the file's header (kernel 6.18.44-fc)")
-    assert perf_profile.series_of(p, "linux-5", running) == ("linux-5", "asked for")
+    assert perf_profile.series_of(p, None, running) == ("linux-6", "from the file's header (kernel 6.18.44-fc)")
+    assert perf_profile.series_of(p, "linux-5", running) == ("linux-5", "as asked")
 
 
 def test_next_to_the_paper_s_fig3(ref_script):
