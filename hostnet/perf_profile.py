@@ -243,7 +243,8 @@ def breakdown(profile: Profile, cpus: list[int], tax, comms: set[str] | None, *,
         if r.cpu in cpus and tax.classify(r.symbol, r.kernel) == UNCLASSIFIED and analysis.is_ours(r.comm, ours) \
                 and r.comm not in analysis.PROFILER_COMMS:
             unclassified[r.symbol] += r.samples
-    out["unclassified_top"] = [(s, 100.0 * n / busy) for s, n in unclassified.most_common(10)] if busy else []
+    top = sorted(unclassified.items(), key=lambda kv: (-kv[1], kv[0]))[:10]  # ties by name: the same in every format
+    out["unclassified_top"] = [(s, 100.0 * n / busy) for s, n in top] if busy else []
     if profile.stacks is not None:
         att = attribution.breakdown_from_stacks(profile.stacks.items(), cpus, tax, ours, embedded=embedded)
         out["attributed_pct"], out["rule"] = att["pct"], att["rule"]
