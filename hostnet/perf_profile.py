@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -64,13 +65,15 @@ class Profile:
 def read_profile(path, host: Host | None = None) -> Profile:
     """Any of the formats above, told apart by content, not by name."""
     path = Path(path)
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    if data.startswith(PERF_DATA_MAGIC):
-        return _from_perf_data(path, data, host or LocalHost())
-    text = data.decode(errors="replace")
-    return profile_from_text(text, str(path))
+    with path.open("rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    with opener(path, "rb") as f:
+        perf_data = f.read(len(PERF_DATA_MAGIC)) == PERF_DATA_MAGIC
+    if perf_data:
+        return _from_perf_data(path, gzipped, host or LocalHost())
+    with opener(path, "rb") as f:
+        return profile_from_text(f.read().decode(errors="replace"), str(path))
 
 
 def profile_from_text(text: str, source: str) -> Profile:
@@ -151,16 +154,20 @@ def _merge(rows: Iterable[SymbolSamples]) -> list[SymbolSamples]:
     return [SymbolSamples(c, comm, s, k, n) for (c, comm, s, k), n in out.items() if n > 0]
 
 
-def _from_perf_data(path: Path, data: bytes, host: Host) -> Profile:
+def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
     """perf.data -> what hostnet's perf probe keeps of a run (probes.perf.report_files: perf report
     with hostnet's --sort cpu,comm,sym, perf script -F comm,tid,cpu,event,ip,sym folded, the header)."""
     from .probes.perf import report_files
     if host.which("perf") is None:
         raise ParseError(str(path), "a perf.data file, and perf is not installed here (Debian: linux-perf)")
-    with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
-        local = Path(tmp) / "perf.data"  # a copy we own: perf refuses files of other users, and .gz
-        local.write_bytes(data)
-        files = report_files(host, str(local))
+    if not gzipped:
+        files = report_files(host, str(path))
+    else:
+        with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
+            local = Path(tmp) / "perf.data"  # perf reads no .gz
+            with gzip.open(path, "rb") as src, local.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+            files = report_files(host, str(local))
     report = files["perf_report.txt"]
     if not report.strip():
         why = " ".join(files["perf_report.stderr.txt"].split())[:300]
