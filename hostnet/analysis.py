@@ -12,6 +12,7 @@ from typing import Iterable
 import pandas as pd
 
 from .parsers.perf_report import SymbolSamples
+from .parsers.procpids import cpu_ticks_used
 from .parsers.procstat import cpu_utilization
 from .taxonomy import CATEGORIES, IDLE, TESTBED, UNCLASSIFIED, USER, Taxonomy
 
@@ -139,12 +140,13 @@ def breakdown(rows: Iterable[SymbolSamples], cpus: Iterable[int], taxonomy: Taxo
 
 
 def foreign_load(before: dict, after: dict, our_pids: Iterable[int], clk_tck: int,
-                 window_s: float) -> dict:
+                 window_s: float, source: str = "pids") -> dict:
     """CPU used during the window by processes that are not part of the experiment.
 
     before/after: {pid: (comm, ppid, ticks)}. Kernel threads (children of kthreadd), the
     processes hostnet started and their descendants (e.g. netserver's per-test children) are
-    ours. Returns % of one core and the top offenders.
+    ours. Returns % of one core and the top offenders. Snapshots whose CPU times go down
+    (swapped) raise ParseError (parsers.procpids.cpu_ticks_used).
     """
     ours = set(our_pids) | {2}
     parents = {pid: entry[1] for snap in (before, after) for pid, entry in snap.items()}
@@ -154,12 +156,8 @@ def foreign_load(before: dict, after: dict, our_pids: Iterable[int], clk_tck: in
         ours |= grown
         changed = bool(grown)
     used: dict[str, float] = defaultdict(float)
-    for pid, (comm, _, ticks) in after.items():
-        if pid in ours:
-            continue
-        start = before[pid][2] if pid in before else 0
-        delta = ticks - start
-        if delta > 0:
+    for pid, (comm, delta) in cpu_ticks_used(before, after, source).items():
+        if pid not in ours and delta > 0:
             used[comm] += delta
     pct = {c: 100.0 * t / clk_tck / window_s for c, t in used.items()}
     total = sum(pct.values())

@@ -231,24 +231,26 @@ def cmd_notebooks(args) -> int:
     return 0
 
 
-def cmd_classify(args) -> int:
-    """Re-classify stored perf report output (e.g. after the taxonomy changed), no re-run."""
-    from pathlib import Path
-
-    from . import taxonomy
-    from .parsers.perf_report import parse_perf_report
-    rows = parse_perf_report(Path(args.report).read_text(), args.report)
-    tax = taxonomy.load(args.series)
-    cpu_sets = [[c] for c in args.cpus] if args.cpus else [[c] for c in sorted({r.cpu for r in rows})]
-    print(f"taxonomy {tax.version}; workload commands {', '.join(args.comm)}")
-    for cpus in cpu_sets:
-        bd = analysis.breakdown(rows, cpus, tax, args.comm)
-        shares = ", ".join(f"{c} {p:.1f}%" for c, p in bd["pct"].items() if p == p and p >= 0.05)
-        print(f"CPU {','.join(map(str, cpus))}: {bd['busy_samples']} busy samples "
-              f"({bd['idle_samples']} idle, {bd['foreign_samples']} foreign): {shares}")
-        unclassified = [(s, p) for s, c, p in bd["top_symbols"] if c == "unclassified"]
-        if unclassified:
-            print("  unclassified: " + ", ".join(f"{s} {p:.1f}%" for s, p in unclassified))
+def cmd_breakdown(args) -> int:
+    """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
+    from . import perf_profile
+    from .parsers import ParseError
+    try:
+        profile, results, series, series_from = perf_profile.analyse(
+            args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
+            embedded=args.embedded)
+        if args.flamegraph:
+            cpus = sorted({c for r in results for c in r["cpus"]})
+            print(f"flame graph (icicle) written to {perf_profile.flamegraph(profile, cpus, args.flamegraph)}",
+                  file=sys.stderr)
+    except (ParseError, ValueError, OSError, HostError) as exc:
+        _die(str(exc))
+    if args.csv:
+        print(perf_profile.table(results).to_csv(index=False), end="")
+    elif args.json:
+        print(json.dumps(perf_profile.to_json(profile, results, series, series_from), indent=1))
+    else:
+        print(perf_profile.format_table(profile, results, series, series_from))
     return 0
 
 
@@ -385,14 +387,37 @@ def _live_commands(sub) -> None:
     w.set_defaults(func=cmd_sweep)
 
 
+def _cpu_set(text: str) -> list[int]:
+    """"1", "0,1", "0-3" -> CPU numbers."""
+    out = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            out += range(int(lo), int(hi or lo) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU set: {text!r} (e.g. 1, 0,1 or 0-3)") from None
+    return sorted(set(out))
+
+
 def _data_commands(sub) -> None:
-    """classify, flamegraph, compare, restore, figures: reading stored runs and regenerating figures."""
-    k = sub.add_parser("classify", help="re-classify a stored perf report (hostnet's --sort cpu,comm,sym format)")
-    k.add_argument("report")
-    k.add_argument("--series", default="linux-6", help="taxonomy: linux-6 (default) or linux-5 (the paper's 5.4)")
-    k.add_argument("--cpus", type=int, nargs="+", help="CPUs to break down, one at a time (default: each)")
-    k.add_argument("--comm", nargs="+", default=["iperf3"], help="the workload's commands (others are foreign)")
-    k.set_defaults(func=cmd_classify)
+    """breakdown, flamegraph, compare, restore, figures: reading stored runs and regenerating figures."""
+    k = sub.add_parser("breakdown", help="the paper's CPU breakdown of a perf profile: perf.data, perf script, "
+                                          "perf report --stdio or folded stacks (hostnet's or perf's own format)")
+    k.add_argument("file")
+    k.add_argument("--cpus", type=_cpu_set, nargs="+", metavar="SET",
+                   help="CPU sets, each broken down apart: 1 or 0,1 or 0-3 (default: each CPU, then all)")
+    k.add_argument("--comm", nargs="+", help="the application's commands; others are foreign, kernel threads that "
+                                             "serve it (ksoftirqd, kworker, napi/, swapper, ...) stay (default: all)")
+    k.add_argument("--kthreads", help="a regex of more kernel threads to count with --comm")
+    k.add_argument("--series", help="taxonomy: linux-6 or linux-5 (default: the recorded kernel's, else the "
+                                    "running one's)")
+    k.add_argument("--embedded", action="store_true", help="recorded on hostnet's embedded testbed (attribution: "
+                                                          "IPI sends and NAPI-thread scheduling are testbed)")
+    fmt = k.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="long-form CSV: cpus, category, leaf_pct, attributed_pct")
+    fmt.add_argument("--json", action="store_true")
+    k.add_argument("--flamegraph", metavar="OUT", help="also an icicle chart: .html, .svg or .png")
+    k.set_defaults(func=cmd_breakdown)
 
     g = sub.add_parser("flamegraph", help="an interactive icicle chart of a run's folded perf stacks")
     g.add_argument("run", help="a run directory")

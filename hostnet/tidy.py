@@ -14,8 +14,8 @@ from . import analysis, taxonomy
 from .store import Rows
 from .attribution import ATTRIBUTION_RULE, breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
-from .parsers.counters import (deltas, parse_ethtool_stats, parse_interrupts, parse_ip_link_stats, parse_perf_stat,
-                               parse_snmp, parse_softnet_stat)
+from .parsers.counters import (deltas, interrupt_deltas, parse_ethtool_stats, parse_interrupts, parse_ip_link_stats,
+                               parse_perf_stat, parse_snmp, parse_softnet_stat, softnet_deltas)
 from .parsers.perf_report import parse_perf_header, parse_perf_report
 from .parsers.perf_script import parse_folded
 from .parsers.procpids import parse_snapshot
@@ -242,8 +242,10 @@ def note_foreign_load(out: Rows, m: dict, raw: dict, our_pids) -> None:
     manifest's load notes and contaminated flag (store.flagged reads it)."""
     notes = {}
     for machine, files in raw.items():
-        load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"]), parse_snapshot(files["pids_after.txt"]),
-                                     our_pids, int(files["clk_tck.txt"].strip() or 100), float(m["window"]["seconds"]))
+        load = analysis.foreign_load(parse_snapshot(files["pids_before.txt"], f"{machine}.pids_before.txt"),
+                                     parse_snapshot(files["pids_after.txt"], f"{machine}.pids_after.txt"),
+                                     our_pids, int(files["clk_tck.txt"].strip() or 100), float(m["window"]["seconds"]),
+                                     f"{machine}.pids")
         notes[machine] = load
         out.add("machine:" + machine, "foreign_cpu_pct", load["foreign_cpu_pct"])
     m["load"] = notes
@@ -256,14 +258,15 @@ INTERRUPT_ROWS = ("RES", "CAL", "TLB", "LOC")
 
 def interrupt_rows(out: Rows, side: str, machines: dict[str, set[int]], raw: dict) -> None:
     """Interrupts taken on the side's CPUs over the window (runs recorded before the probe have none)."""
-    totals = dict.fromkeys(INTERRUPT_ROWS, 0)
+    totals: dict[str, int] = {}  # a row the kernel does not have (TLB is x86's) is left out, not zero
     for machine, cpu_set in machines.items():
         if "interrupts_before.txt" not in raw[machine]:
             return
         before = parse_interrupts(raw[machine]["interrupts_before.txt"], f"{machine}.interrupts_before.txt")
         after = parse_interrupts(raw[machine]["interrupts_after.txt"], f"{machine}.interrupts_after.txt")
-        for name in INTERRUPT_ROWS:
-            totals[name] += sum(after.get(name, {}).get(c, 0) - before.get(name, {}).get(c, 0) for c in cpu_set)
+        delta = interrupt_deltas(before, after, INTERRUPT_ROWS, f"{machine}.interrupts")
+        for name, per_cpu in delta.items():
+            totals[name] = totals.get(name, 0) + sum(per_cpu.get(c, 0) for c in cpu_set)
     for name, v in totals.items():
         out.add(side, "interrupts_delta_count", v, name)
 
@@ -295,11 +298,11 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
         totals: dict[str, int] = {}
         cache: dict[str, float | None] = {}
         for machine, cpu_set in machines.items():
-            before = parse_softnet_stat(raw[machine]["softnet_before.txt"])
-            after = parse_softnet_stat(raw[machine]["softnet_after.txt"])
+            delta = softnet_deltas(parse_softnet_stat(raw[machine]["softnet_before.txt"]),
+                                   parse_softnet_stat(raw[machine]["softnet_after.txt"]), f"{machine}.softnet_stat")
             for cpu in cpu_set:
-                for k in after.get(cpu, {}):
-                    totals[k] = totals.get(k, 0) + after[cpu][k] - before.get(cpu, {}).get(k, 0)
+                for k, v in delta.get(cpu, {}).items():
+                    totals[k] = totals.get(k, 0) + v
             cache_text = raw[machine].get("perf_stat_cache.txt")  # absent: no cache probe on this run
             for event, per_cpu in (parse_perf_stat(cache_text, f"{machine}.perf_stat_cache.txt").items()
                                    if cache_text is not None else ()):

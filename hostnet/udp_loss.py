@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .knobs import KNOBS, cpu_mask
-from .parsers.counters import deltas, parse_ip_link_stats, parse_snmp, parse_softnet_stat
+from .parsers.counters import deltas, parse_ip_link_stats, parse_snmp, parse_softnet_stat, softnet_deltas
 from .parsers.procstat import cpu_utilization, parse_proc_stat, proc_stat_interval
 from .store import Rows
 
@@ -104,7 +104,8 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     rcv_link = snap(rcv_role, "link.json", parse_ip_link_stats)
     files = raw[machine]
     before, after = parse_softnet_stat(files["softnet_before.txt"]), parse_softnet_stat(files["softnet_after.txt"])
-    softnet = {k: sum(after[c][k] - before.get(c, {}).get(k, 0) for c in after) for k in ("dropped", "time_squeeze")}
+    per_cpu = softnet_deltas(before, after, f"{machine}.softnet_stat")
+    softnet = {k: sum(d[k] for d in per_cpu.values()) for k in ("dropped", "time_squeeze")}
     lost = loss_locations(snd_snmp, rcv_snmp, snd_link, rcv_link, softnet["dropped"],
                           m["testbed"]["kind"] == "embedded")
     sent = snd_snmp.get("Udp.OutDatagrams", 0)

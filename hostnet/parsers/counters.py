@@ -172,16 +172,53 @@ GAUGES = frozenset({"Ip.Forwarding", "Ip.DefaultTTL", "Tcp.RtoAlgorithm", "Tcp.R
 
 
 def deltas(before: dict[str, int], after: dict[str, int], source: str = "counters",
-           gauges: frozenset[str] = GAUGES) -> dict[str, int]:
+           gauges: frozenset[str] = GAUGES, wraps_at: int | None = None) -> dict[str, int]:
     """after - before for two snapshots of the same counters. Both must name the same counters
     (a counter missing on one side would come out as zero or as its total since boot), and no
-    counter may go down (the snapshots are swapped, or from different boots)."""
+    counter may go down (the snapshots are swapped, or from different boots).
+
+    wraps_at: the counters are that wide (2**32: softnet_stat, /proc/interrupts print unsigned
+    ints), and one that fell by more than half of it wrapped once: a window's increase, which is
+    what a swapped pair shows as a fall, is far below half the range."""
     if set(before) != set(after):
         only = sorted(set(before) ^ set(after))
         raise ParseError(source, f"the snapshots name different counters: {', '.join(only[:5])}"
                                  + (" ..." if len(only) > 5 else ""))
     out = {k: after[k] - before[k] for k in after}
+    if wraps_at:
+        out = {k: v + wraps_at if v < -wraps_at // 2 else v for k, v in out.items()}
     down = [k for k, v in out.items() if v < 0 and k not in gauges]
     if down:
         raise ParseError(source, f"{', '.join(down[:5])} went down between the snapshots (swapped?)")
     return out
+
+
+U32 = 2 ** 32
+
+
+def softnet_deltas(before: dict[int, dict[str, int]], after: dict[int, dict[str, int]],
+                   source: str = "softnet_stat") -> dict[int, dict[str, int]]:
+    """Per-CPU softnet_stat deltas ({cpu: {column: n}}): the same CPUs and columns in both
+    snapshots, none gone down (u32 counters: a wrap is allowed, see deltas)."""
+    flat = deltas(_flatten(before, "cpu{outer}.{inner}"), _flatten(after, "cpu{outer}.{inner}"), source,
+                  frozenset(), wraps_at=U32)
+    return _unflatten(after, flat, "cpu{outer}.{inner}")
+
+
+def interrupt_deltas(before: dict[str, dict[int, int]], after: dict[str, dict[int, int]], names,
+                     source: str = "/proc/interrupts") -> dict[str, dict[int, int]]:
+    """Per-CPU deltas of the named /proc/interrupts rows ({name: {cpu: n}}). Rows other than
+    these may come and go (a device registered mid-window) and are not compared; these must be
+    in both snapshots with the same CPUs, none gone down (u32 counters: a wrap is allowed)."""
+    b, a = ({n: snap[n] for n in names if n in snap} for snap in (before, after))
+    flat = deltas(_flatten(b, "{outer}.cpu{inner}"), _flatten(a, "{outer}.cpu{inner}"), source, frozenset(),
+                  wraps_at=U32)
+    return _unflatten(a, flat, "{outer}.cpu{inner}")
+
+
+def _flatten(nested: dict, fmt: str) -> dict[str, int]:
+    return {fmt.format(outer=o, inner=i): v for o, row in nested.items() for i, v in row.items()}
+
+
+def _unflatten(shape: dict, flat: dict[str, int], fmt: str) -> dict:
+    return {o: {i: flat[fmt.format(outer=o, inner=i)] for i in row} for o, row in shape.items()}

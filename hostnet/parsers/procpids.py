@@ -20,10 +20,9 @@ def parse_pid_stat(text: str, source: str = "/proc/pid/stat", line: int | None =
 
 def parse_snapshot(text: str, source: str = "pids.txt") -> dict[int, tuple[str, int, int]]:
     """A snapshot is one /proc/<pid>/stat line per process -> {pid: (comm, ppid, ticks)}. Every
-    line has the kernel's number of fields: one with fewer was cut short. Empty text gives {}
-    (tests/unit/sections/time_budget's fake host lists no processes)."""
-    if text:
-        require_complete(text, source)
+    line has the kernel's number of fields: one with fewer was cut short. Empty text raises: a
+    machine always runs processes (at least the one that took the snapshot)."""
+    require_complete(text, source)
     out = {}
     width = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -38,4 +37,23 @@ def parse_snapshot(text: str, source: str = "pids.txt") -> dict[int, tuple[str, 
         if pid in out:
             raise ParseError(source, f"pid {pid} appears twice", n)
         out[pid] = (comm, ppid, ticks)
+    return out
+
+
+def cpu_ticks_used(before: dict[int, tuple[str, int, int]], after: dict[int, tuple[str, int, int]],
+                   source: str = "pids") -> dict[int, tuple[str, int]]:
+    """{pid: (comm, ticks used between the snapshots)} for the processes of `after`. A pid in
+    both with the same command and parent is the same process, and its CPU time cannot go down
+    (swapped snapshots raise); a pid whose command or parent changed was reused by a new
+    process, counted from zero like one that started in the window."""
+    out, down = {}, []
+    for pid, (comm, ppid, ticks) in after.items():
+        old = before.get(pid)
+        same = old is not None and old[:2] == (comm, ppid)
+        used = ticks - old[2] if same else ticks
+        if used < 0:
+            down.append(f"{comm} (pid {pid}) {old[2]} -> {ticks}")
+        out[pid] = (comm, used)
+    if down:
+        raise ParseError(source, f"CPU time went down between the snapshots (swapped?): {'; '.join(down[:3])}")
     return out

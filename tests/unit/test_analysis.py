@@ -8,6 +8,7 @@ import pytest
 from conftest import fixture_text
 from hostnet import analysis
 from hostnet.parsers.perf_report import SymbolSamples
+from hostnet.parsers import ParseError
 from hostnet.parsers.procpids import parse_snapshot
 from hostnet.taxonomy import load
 
@@ -69,6 +70,16 @@ def test_descendants_of_our_processes_are_ours():
     after = {10: ("netserver", 1, 5), 11: ("netserver", 10, 300), 12: ("cc1", 1, 100), 13: ("sh", 11, 40)}
     out = analysis.foreign_load(before, after, [10], 100, 5.0)
     assert out["foreign_cpu_pct"] == pytest.approx(20.0) and out["top"][0][0] == "cc1"
+
+
+def test_foreign_load_refuses_swapped_snapshots_and_counts_a_reused_pid_from_zero():
+    before = parse_snapshot(fixture_text("pids_before.txt"))
+    after = parse_snapshot(fixture_text("pids_after.txt"))
+    with pytest.raises(ParseError, match=r"pids: CPU time went down between the snapshots \(swapped\?\)"):
+        analysis.foreign_load(after, before, [], 100, 5.0)
+    # pid 12 exited and a new process (another command) got its pid: its own 30 ticks, not 30 - 500
+    out = analysis.foreign_load({12: ("cc1", 1, 500)}, {12: ("make", 1, 30)}, [], 100, 1.0)
+    assert out["foreign_cpu_pct"] == pytest.approx(30.0) and out["top"] == [("make", pytest.approx(30.0))]
 
 
 def test_confidence_interval_on_fixed_data():

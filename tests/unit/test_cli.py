@@ -1,5 +1,6 @@
 """hostnet's command line: bad input gives one line saying what to do, before any host is touched;
-`hostnet classify` on stored perf output; the run summary's note on CPU accounting."""
+`hostnet breakdown` on stored and brought perf profiles; the run summary's note on CPU accounting."""
+import json
 import subprocess
 import sys
 
@@ -52,12 +53,29 @@ def test_status_without_testbed(tmp_path):
     assert out.returncode == 0 and "no embedded testbed is up" in out.stdout
 
 
-def test_classify_cli_reclassifies_stored_output(capsys):
+def test_breakdown_cli_reads_stored_and_brought_profiles(capsys, tmp_path):
     from conftest import FIXTURES
     from hostnet import cli
-    assert cli.main(["classify", str(FIXTURES / "perf_report_no-opts.txt"), "--cpus", "1"]) == 0
+    assert cli.main(["breakdown", str(FIXTURES / "perf_report_no-opts.txt"), "--cpus", "1", "--comm", "iperf3"]) == 0
     out = capsys.readouterr().out
-    assert "taxonomy linux-6/" in out and "CPU 1:" in out and "tcp/ip" in out
+    assert "hostnet perf report" in out and "taxonomy linux-6/" in out and "CPU 1 leaf" in out and "tcp/ip" in out
+    folded = str(FIXTURES / "perf-default" / "stackcollapse_reference_kernel_pid.folded.gz")
+    chart = tmp_path / "flame.html"
+    assert cli.main(["breakdown", folded, "--csv", "--flamegraph", str(chart)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "cpus,category,leaf_pct,attributed_pct" and lines[1].startswith("all,data_copy,29.8")
+    assert chart.stat().st_size > 10000
+    assert cli.main(["breakdown", str(FIXTURES / "perf_script_default_loopback.txt.gz"), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["format"] == "perf script" and [b["cpus"] for b in got["breakdowns"]] == ["0", "1", "0,1"]
+    for argv, why in ((["--cpus", "0"], "has no CPU field"), (["--flamegraph", str(tmp_path / "x.html")],
+                                                               "keeps no whole stacks")):
+        with pytest.raises(SystemExit):
+            cli.main(["breakdown", str(FIXTURES / "perf_report_default_loopback.txt.gz"), *argv])
+        assert why in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["breakdown", folded, "--cpus", "0,x"])
+    assert "not a CPU set: '0,x'" in capsys.readouterr().err
 
 
 def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():

@@ -60,6 +60,21 @@ def test_interrupt_rows_count_each_side_s_cpus():
     assert out2.rows == []
 
 
+def test_interrupt_and_softnet_rows_refuse_swapped_snapshots():
+    """Deltas computed here, not in a parser, refuse counters that went down like the parsers' do."""
+    from hostnet.parsers import ParseError
+    from hostnet.tidy import counter_rows, interrupt_rows
+    out, m = _rows()
+    raw = {"local": {"interrupts_before.txt": fixture_text("proc_interrupts_after.txt"),
+                     "interrupts_after.txt": fixture_text("proc_interrupts_before.txt")}}
+    with pytest.raises(ParseError, match=r"local.interrupts: .*went down between the snapshots"):
+        interrupt_rows(out, "receiver", {"local": {1}}, raw)
+    softnet = {"softnet_before.txt": "00000010 00000000 00000003\n00000001 00000000 00000000\n",
+               "softnet_after.txt": "00000008 00000000 00000003\n00000002 00000000 00000000\n"}
+    with pytest.raises(ParseError, match=r"local.softnet_stat: cpu0.processed went down"):
+        counter_rows(out, m, {"receiver": {"local": {1}}}, {"local": softnet}, {})
+
+
 def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     """A committed RPS run, marked as recorded under an older rule and taxonomy, re-derived: its
     breakdown rows are rebuilt (the RPS IPI time lands in testbed), every other row stays, and

@@ -6,6 +6,7 @@ import pytest
 from conftest import FakeHost
 from hostnet import udp_loss
 from hostnet.knobs import Journal
+from hostnet.parsers import ParseError
 from hostnet.testbed import Endpoint, Testbed
 from hostnet.workloads import UdpRate
 
@@ -79,3 +80,8 @@ def test_window_rows_from_counter_snapshots():
     assert rows[("offered_gbps", "")] == pytest.approx(100000 * 1470 * 8 / 2.5 / 1e9)
     assert rows[("delivered_gbps", "")] == pytest.approx(80000 * 1470 * 8 / 2.5 / 1e9)
     assert rows[("loss_pct", "")] == 20.0  # shares do not depend on the interval
+    # swapped softnet snapshots: the backlog drops would come out negative
+    raw["local"]["softnet_before.txt"], raw["local"]["softnet_after.txt"] = (raw["local"]["softnet_after.txt"],
+                                                                             raw["local"]["softnet_before.txt"])
+    with pytest.raises(ParseError, match=r"local.softnet_stat: cpu1.processed, cpu1.time_squeeze went down"):
+        udp_loss.window_rows(m, raw, ep)

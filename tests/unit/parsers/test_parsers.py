@@ -10,6 +10,7 @@ durations positive.
 """
 from __future__ import annotations
 
+import gzip
 import math
 from dataclasses import fields
 from functools import cache
@@ -18,9 +19,9 @@ from typing import Any, Callable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import RX_PROF_CONSOLE, fixture_text, rx_prof_phase
+from conftest import FIXTURES, RX_PROF_CONSOLE, fixture_text, rx_prof_phase
 from hostnet.parsers import ParseError, bpftrace, counters, iperf2, iperf3, native, perf_report, perf_script
-from hostnet.parsers import perfbench, procpids, procstat, rpc, rx_prof
+from hostnet.parsers import perf_default, perfbench, procpids, procstat, rpc, rx_prof
 
 REFUSED = "refused"  # what a parser's ParseError becomes here
 
@@ -236,6 +237,39 @@ def folded_text() -> str:
     return perf_script.write_folded(perf_script.fold(perf_script.parse_perf_script(script_excerpt().splitlines())))
 
 
+def default_script_excerpt(samples: int = 30) -> str:
+    """The first samples of a default-format perf script capture (fixtures/README.md)."""
+    text = gzip.decompress((FIXTURES / "perf_script_default_loopback.txt.gz").read_bytes()).decode()
+    return "\n\n".join(text.split("\n\n")[:samples]) + "\n\n"
+
+
+def default_script(text: str) -> list:
+    return [s for s, _ in perf_default.script_samples(text.splitlines())]
+
+
+def default_report_text() -> str:
+    path = FIXTURES / "perf-default" / "perf_report_stdio_nochildren_cpu_comm_sym.txt.gz"
+    return gzip.decompress(path.read_bytes()).decode()
+
+
+def default_report_invariants(report) -> None:
+    assert report.rows and all(0 <= r.self_pct <= 100 and r.symbol and isinstance(r.kernel, bool)
+                               for r in report.rows)
+    assert abs(sum(r.self_pct for r in report.rows) - 100) <= 0.005 * len(report.rows) + 0.01
+
+
+def stackcollapse_excerpt(lines: int = 30) -> str:
+    text = gzip.decompress((FIXTURES / "perf-default" / "stackcollapse_reference_kernel_pid.folded.gz").read_bytes())
+    return "".join(text.decode().splitlines(keepends=True)[:lines])
+
+
+def stackcollapse(text: str) -> dict:
+    """Counts as stackcollapse printed them (a part of the file may have another common factor);
+    whether frames are marked is the file's (--kernel), not read from a part of it."""
+    folded = perf_default.parse_stackcollapse(text, kernel_marked=True, pid_suffix=True)
+    return {s: n * folded.divisor for s, n in folded.samples.items()}
+
+
 def _case(name, fixture_or_text, parse, agrees, invariants) -> Case:
     text = fixture_text(fixture_or_text) if "\n" not in fixture_or_text else fixture_or_text
     return Case(name, text, parse, agrees, invariants)
@@ -260,6 +294,12 @@ CASES = [
           script_prefix, samples_invariants),
     _case("folded stacks (30 samples)", folded_text(), lambda t: list(perf_script.parse_folded(t)),
           lambda p, f: set(p) <= set(f), folded_invariants),
+    _case("default perf script (30 samples)", default_script_excerpt(), default_script, script_prefix,
+          samples_invariants),
+    _case("default perf report", default_report_text(), perf_default.parse_report_stdio, equal,
+          default_report_invariants),
+    _case("stackcollapse folded (30 lines)", stackcollapse_excerpt(), stackcollapse, sub_dict,
+          lambda d: (d and all(n > 0 for n in d.values())) or pytest.fail("an empty or non-positive count")),
     _case("perf_bench_syscall_basic.txt", "perf_bench_syscall_basic.txt", perfbench.parse_syscall_basic, equal,
           lambda r: positive(r.calls, r.usec_per_op, r.ops_per_s)),
     *(_case(f, f, perfbench.parse_memcpy, list_prefix, memcpy_invariants)
@@ -357,9 +397,13 @@ def utilization_invariants(result) -> None:
 
 
 def interrupt_deltas(before: str, after: str) -> dict:
-    def flat(rows):
-        return {f"{name}.{cpu}": n for name, per_cpu in rows.items() for cpu, n in per_cpu.items()}
-    return counters.deltas(flat(counters.parse_interrupts(before)), flat(counters.parse_interrupts(after)))
+    rows = ("LOC", "RES", "CAL", "TLB")  # what tidy.interrupt_rows takes
+    deltas = counters.interrupt_deltas(counters.parse_interrupts(before), counters.parse_interrupts(after), rows)
+    return {f"{name}.{cpu}": n for name, per_cpu in deltas.items() for cpu, n in per_cpu.items()}
+
+
+def pid_ticks(before: str, after: str) -> dict:
+    return procpids.cpu_ticks_used(procpids.parse_snapshot(before), procpids.parse_snapshot(after))
 
 
 def rx_prof_window(before: str, after: str) -> dict:
@@ -391,6 +435,8 @@ PAIRS = [
          lambda b, a: utilization(b, a, fixture_text("proc_stat_paced5g_monotonic_s.txt")), utilization_invariants),
     Pair("interrupts", fixture_text("proc_interrupts_before.txt"), fixture_text("proc_interrupts_after.txt"),
          interrupt_deltas, lambda d: (not d or min(d.values()) >= 0) or pytest.fail("a delta below 0")),
+    Pair("pids", fixture_text("pids_before.txt"), fixture_text("pids_after.txt"), pid_ticks,
+         lambda d: all(used >= 0 for _, used in d.values()) or pytest.fail("CPU time below 0")),
     Pair("rx_prof", rx_prof_phase("start"), rx_prof_phase("hist"), rx_prof_window, window_invariants),
 ]
 

@@ -148,3 +148,20 @@ def test_perf_stat_empty_or_cut_raises():
         parse_perf_stat(text[:text.index("4143") + 2])
     with pytest.raises(ParseError, match="counted on different CPUs"):
         parse_perf_stat(text.rsplit("CPU1,4143", 1)[0])
+
+
+def test_softnet_and_interrupt_deltas_refuse_counters_that_went_down_but_take_a_u32_wrap():
+    from hostnet.parsers.counters import interrupt_deltas, parse_interrupts, softnet_deltas
+    before = parse_softnet_stat("ffffff00 00000000 00000001\n00000001 00000000 00000000\n")
+    after = parse_softnet_stat("00000010 00000000 00000001\n00000005 00000000 00000000\n")
+    assert softnet_deltas(before, after) == {0: {"processed": 0x110, "dropped": 0, "time_squeeze": 0},
+                                             1: {"processed": 4, "dropped": 0, "time_squeeze": 0}}
+    with pytest.raises(ParseError, match=r"x: cpu1.processed went down between the snapshots \(swapped\?\)"):
+        softnet_deltas(after, before | {0: after[0]}, "x")
+    with pytest.raises(ParseError, match=r"the snapshots name different counters: cpu1"):
+        softnet_deltas(before, {0: after[0]}, "x")
+    b, a = (parse_interrupts(fixture_text(f"proc_interrupts_{w}.txt")) for w in ("before", "after"))
+    got = interrupt_deltas(b, a, ("LOC", "RES"))
+    assert got["LOC"] == {c: a["LOC"][c] - b["LOC"][c] for c in a["LOC"]} and set(got) == {"LOC", "RES"}
+    with pytest.raises(ParseError, match=r"irq: LOC.cpu\d.* went down"):
+        interrupt_deltas(a, b, ("LOC",), "irq")

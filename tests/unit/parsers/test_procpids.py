@@ -25,3 +25,9 @@ def test_a_snapshot_line_cut_short_or_repeated_raises():
         parse_snapshot(lines[0] + lines[1] + lines[0], "pids.txt")
     with pytest.raises(ParseError, match=r"pids.txt:\d+: the last line has no newline"):
         parse_snapshot(text.rstrip("\n"), "pids.txt")
+
+
+def test_an_empty_snapshot_raises():
+    """A machine always runs processes (at least the shell that took the snapshot)."""
+    with pytest.raises(ParseError, match=r"pids.txt: empty"):
+        parse_snapshot("", "pids.txt")

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import FakeHost
+from conftest import FakeHost, fixture_text
 from hostnet import store
 from hostnet.sections.time_budget import run as time_budget_run
 from hostnet.sections.time_budget.run import cpu_clock_mhz
@@ -30,7 +30,8 @@ def test_a_host_without_perf_records_it_unsupported_and_still_measures(tmp_path)
 
     host = FakeHost(name="noperf", files={"/proc/cpuinfo": "processor\t: 0\n"}, handlers={
         "uname": lambda argv, h: (0, "6.1.0-test\n", ""), "cc": lambda argv, h: (0, "cc (Debian) 12.2.0\n", ""),
-        "sh": lambda argv, h: (0, "", ""), "getconf": lambda argv, h: (0, "100\n", ""), "/x/microbench": microbench})
+        "sh": lambda argv, h: (0, fixture_text("pids_before.txt"), ""),  # the load probe's process snapshot
+        "getconf": lambda argv, h: (0, "100\n", ""), "/x/microbench": microbench})
     versions = time_budget_run.tool_versions(host)["local"]
     assert versions["perf"].startswith("unsupported") and versions["cc"] == "cc (Debian) 12.2.0"
     run = time_budget_run.micro_run(host, _Testbed(), "/x/microbench", runs_dir=tmp_path, campaign="c", repetition=0)

@@ -1,0 +1,327 @@
+"""perf output in the formats hostnet did not ask for: a profile a researcher brings.
+
+- `perf script` with its default fields ("comm tid [cpu] time: period event:", frames as
+  "address symbol+offset (dso)");
+- `perf report --stdio` with any of perf's column layouts (children or not, call graphs or not,
+  any --sort of cpu, comm, pid, dso, sym; -n or not): the self overhead per row;
+- folded stacks from Brendan Gregg's stackcollapse-perf.pl ("comm;root;...;leaf count", with
+  --kernel's "_[k]" and --pid's "-PID" if used).
+
+Samples come out as hostnet's own (perf_script.Sample: frames leaf first, user-space frames
+with "_[u]"), so the taxonomy and the attribution rule read them as they read a run's. A frame
+perf could not name is called after its DSO as stackcollapse-perf.pl does ("[libc.so.6]", else
+"[unknown]"). Like every parser here: damaged or unrecognised input raises ParseError naming the
+line; nothing is guessed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from . import ParseError, is_count, require_complete
+from .perf_script import KERNEL_BASE, USER, Sample
+
+NO_CPU = -1  # the input has no CPU field: every sample is on this pseudo-CPU
+
+# comm may contain spaces; pid/tid or tid; CPU only when recorded; the period is printed since perf 4.x
+_HEAD = re.compile(r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
+                   r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>\S+?):(?:\s+.*)?$")
+_FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+)\s+(?P<rest>\S.*)$")
+_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+_RELEASE = re.compile(r"^# os release : (?P<release>\S+)")
+
+
+@dataclass
+class ScriptProfile:
+    samples: Counter  # Sample -> count
+    periods: Counter  # Sample -> summed period (what stackcollapse-perf.pl counts)
+    event: str
+    has_cpu: bool
+    release: str | None  # from `perf script --header`'s "# os release", where present
+
+
+def parse_script_default(lines: Iterable[str], source: str = "perf script") -> ScriptProfile:
+    """Default `perf script` text -> samples counted (and their periods summed) per stack."""
+    samples: Counter = Counter()
+    periods: Counter = Counter()
+    meta: dict = {}
+    for sample, period in script_samples(lines, source, meta):
+        samples[sample] += 1
+        periods[sample] += period
+    if not samples:
+        raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
+    return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"))
+
+
+def script_samples(lines: Iterable[str], source: str = "perf script",
+                   meta: dict | None = None) -> Iterator[tuple[Sample, int]]:
+    """(sample, period) in file order; `meta` gets the event, whether samples have a CPU, and the
+    kernel release where `perf script --header` printed it. One event only (mixing events'
+    samples would be a meaningless sum); a frame outside a sample or a line that is neither a
+    sample header nor a frame raises, naming the line."""
+    meta = {} if meta is None else meta
+    head, frames = None, []
+    seen = False
+    for n, line in enumerate(lines, 1):
+        line = line.rstrip("\n")
+        if not line.strip():
+            if head is not None:
+                yield _sample(head, frames)
+            head, frames = None, []
+            continue
+        if line.startswith("#") and not seen:  # perf script --header
+            if m := _RELEASE.match(line):
+                meta["release"] = m["release"]
+            continue
+        if line[0] in " \t":
+            if head is None:
+                raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
+            frames.append(_frame(line, source, n))
+            continue
+        m = _HEAD.match(line)
+        if not m:
+            raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
+                                     f"{line[:80]!r}", n)
+        if head is not None:
+            yield _sample(head, frames)
+        head, frames, seen = m.groupdict(), [], True
+        if meta.setdefault("event", head["event"]) != head["event"]:
+            raise ParseError(source, f"samples of more than one event ({meta['event']}, {head['event']}): their "
+                                     "counts do not add up; pick one with perf script --event", n)
+        if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
+            raise ParseError(source, "some samples have a CPU field and some do not", n)
+    if head is not None:
+        yield _sample(head, frames)
+
+
+def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
+    cpu = int(head["cpu"]) if head["cpu"] is not None else NO_CPU
+    return Sample(cpu, head["comm"], tuple(frames)), int(head["period"] or 1)
+
+
+def _frame(line: str, source: str, n: int) -> str:
+    """"\t<address> <symbol>+<offset> (<dso>)" -> hostnet's frame name."""
+    m = _FRAME.match(line)
+    if not m:
+        raise ParseError(source, f"not a stack frame (address symbol (dso)): {line.strip()[:80]!r}", n)
+    sym, dso = split_dso(m["rest"])
+    if dso is None:
+        raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? {line.strip()[:80]!r}", n)
+    sym = _OFFSET.sub("", sym) if "+0x" in sym else sym
+    if sym == "[unknown]" and dso != "[unknown]":
+        sym = f"[{dso.rsplit('/', 1)[-1]}]"  # named after its DSO, as stackcollapse-perf.pl does
+    return sym if int(m["addr"], 16) >= KERNEL_BASE else sym + USER
+
+
+def split_dso(rest: str) -> tuple[str, str | None]:
+    """"sym+0x1 (/usr/lib/x (deleted))" -> ("sym+0x1", "/usr/lib/x (deleted)"): the DSO is the
+    balanced parenthesised group at the end (a DSO name may itself hold parentheses)."""
+    rest = rest.rstrip()
+    if not rest.endswith(")"):
+        return rest, None
+    depth = 0
+    for i in range(len(rest) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(rest[i], 0)
+        if depth == 0:
+            if i == 0 or rest[i - 1] != " ":
+                return rest, None
+            return rest[:i].rstrip(), rest[i + 1:-1]
+    return rest, None
+
+
+# --- perf report --stdio ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReportRow:
+    cpu: int            # NO_CPU without a CPU column
+    comm: str | None    # None without a Command column
+    dso: str | None
+    symbol: str
+    kernel: bool
+    self_pct: float     # % of all samples with this row as the leaf (Overhead, or Self with children)
+    samples: int | None  # the Samples column (-n), where present
+
+
+@dataclass
+class ReportProfile:
+    rows: list[ReportRow]
+    columns: list[str]
+    event: str | None
+    event_count: int | None
+    children: bool
+    call_graph: bool
+    notes: list[str] = field(default_factory=list)
+
+
+_COLUMNS = {"Overhead", "Children", "Self", "Samples", "Period", "CPU", "Command", "Pid:Command", "Shared Object",
+            "Symbol"}
+_DOTS = re.compile(r"^#( +\.+)+ *$")
+_PCT = re.compile(r"^\s*\d+\.\d+%$")
+_FOLDED_CHAIN = re.compile(r"^\d+\.\d+% \S")
+_MARKERS = {"[k]": True, "[.]": False}  # guest ([g], [u]) and hypervisor ([H]) samples are not a host's
+_EVENT = re.compile(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'")
+_EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (?P<count>\d+)")
+
+
+def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:
+    """`perf report --stdio` in perf's own layout -> one row per entry with its self share.
+
+    Columns are cut where perf's dotted line under the header puts them. Call-graph lines under
+    an entry (children or -g) are skipped: perf prunes them (0.5 % by default), so they cannot
+    give every sample's stack. Rows missing (a cut file) show as self shares that do not add up
+    to 100 %, and raise."""
+    lines = text.splitlines()
+    spans, columns, header_at = None, [], 0
+    event = event_count = None
+    rows: list[ReportRow] = []
+    call_graph = trailer = False
+    for n, line in enumerate(lines, 1):
+        if line.startswith("#"):
+            if rows and re.match(r"^# \(.*\)$", line):
+                trailer = True
+            if m := _EVENT.match(line):
+                if event is not None and rows:
+                    raise ParseError(source, "more than one event in the report: report one (perf report --event)", n)
+                event = m["event"]
+            elif m := _EVENT_COUNT.match(line):
+                event_count = int(m["count"])
+            elif _DOTS.match(line):
+                spans = [(m.start(), m.end()) for m in re.finditer(r"\.+", line)]
+                header = lines[n - 2] if n >= 2 else ""
+                ends = [s for s, _ in spans[1:]] + [None]
+                columns = [header[s:e].strip() for (s, _), e in zip(spans, ends, strict=True)]
+                unknown = [c for c in columns if c not in _COLUMNS]
+                if unknown:
+                    raise ParseError(source, f"columns {unknown} are not read (sort by cpu, comm, pid, dso, sym)",
+                                     n - 1)
+                if "Symbol" not in columns or not {"Overhead", "Self"} & set(columns):
+                    raise ParseError(source, "the report needs an Overhead (or Self) and a Symbol column", n - 1)
+                header_at = n
+            continue
+        if not line.strip():
+            continue
+        if line.startswith("Error:") or "has no samples" in line:
+            raise ParseError(source, "perf report: " + line.strip()[:200], n)
+        if trailer:
+            raise ParseError(source, "a row after the closing '# (...)' line", n)
+        if spans is None:
+            raise ParseError(source, "no column header ('# Overhead ...' over a dotted line): is this perf report "
+                                     "--stdio output?", n)
+        end = spans[0][1]
+        if not _PCT.match(line[:end]) or line[end:end + 2].strip():
+            # a call-graph line under the entry above: indented past the first column (graph, flat,
+            # caller, callee), or "pct% frame;frame;..." at the margin (-g folded)
+            if line[:end].strip() and not _FOLDED_CHAIN.match(line):
+                raise ParseError(source, f"neither a row nor a call-graph line: {line.strip()[:80]!r}", n)
+            call_graph = True
+            continue
+        rows.append(_report_row(line, spans, columns, source, n))
+    if spans is None:
+        raise ParseError(source, "no column header ('# Overhead ...' over a dotted line): is this perf report "
+                                 "--stdio output?")
+    if not rows:
+        raise ParseError(source, "no sample rows (header only: an empty or cut report?)", header_at)
+    if not trailer:
+        raise ParseError(source, "no closing '# (...)' line after the rows (perf report --stdio ends with one): "
+                                 "cut short?")
+    total = sum(r.self_pct for r in rows)
+    slack = 0.005 * len(rows) + 0.01  # each printed share is rounded to 0.01 %
+    if abs(total - 100.0) > slack:
+        raise ParseError(source, f"the rows' self shares add up to {total:.2f} %, not 100 %: rows missing (cut short, "
+                                 "or --percent-limit)?")
+    return ReportProfile(rows, columns, event, event_count, "Children" in columns, call_graph)
+
+
+def _report_row(line: str, spans, columns, source: str, n: int) -> ReportRow:
+    ends = [s for s, _ in spans[1:]] + [None]
+    cells = {c: line[s:e].strip() for c, (s, _), e in zip(columns, spans, ends, strict=True)}
+    share = cells.get("Self", cells.get("Overhead", ""))
+    if not re.fullmatch(r"\d+\.\d+%", share):
+        raise ParseError(source, f"bad overhead {share!r}", n)
+    marker, _, name = cells["Symbol"].partition(" ")
+    if marker not in _MARKERS or not name.strip():
+        raise ParseError(source, f"symbol column {cells['Symbol'][:60]!r} lacks a [k]/[.] marker and a name", n)
+    cpu, comm = NO_CPU, None
+    if "CPU" in cells:
+        if not is_count(cells["CPU"]):
+            raise ParseError(source, f"bad CPU {cells['CPU']!r}", n)
+        cpu = int(cells["CPU"])
+    if "Command" in cells:
+        comm = cells["Command"]
+    elif "Pid:Command" in cells:
+        pid, _, comm = cells["Pid:Command"].partition(":")
+        if not is_count(pid.strip()):
+            raise ParseError(source, f"bad pid:command {cells['Pid:Command']!r}", n)
+    if comm == "":
+        raise ParseError(source, "an empty command", n)
+    samples = None
+    if "Samples" in cells:
+        if not is_count(cells["Samples"]):
+            raise ParseError(source, f"bad sample count {cells['Samples']!r}", n)
+        samples = int(cells["Samples"])
+    return ReportRow(cpu, comm, cells.get("Shared Object"), name.strip(), _MARKERS[marker], float(share[:-1]), samples)
+
+
+# --- stackcollapse-perf.pl -----------------------------------------------------------------------
+
+@dataclass
+class FoldedProfile:
+    samples: Counter  # Sample -> weight
+    kernel_marked: bool  # frames carry "_[k]" (stackcollapse-perf.pl --kernel): user frames are known
+    divisor: int  # the counts' common factor taken out (the sample period, for a fixed-period event)
+    pid_suffix: bool
+    notes: list[str] = field(default_factory=list)
+
+
+_PID_SUFFIX = re.compile(r"-(\?|\d+)(/\d+)?$")
+_ANNOTATION = re.compile(r"_\[[kjiu]\]$")
+
+
+def parse_stackcollapse(text: str, source: str = "folded stacks", kernel_marked: bool | None = None,
+                        pid_suffix: bool | None = None) -> FoldedProfile:
+    """stackcollapse-perf.pl output -> samples on NO_CPU (folded stacks keep no CPU).
+
+    Its counts are summed sample periods: their greatest common divisor is divided out, which
+    leaves shares exactly as they were. Without --kernel's "_[k]", kernel and user frames cannot
+    be told apart: every frame is then taken as kernel, and user-space code comes out
+    unclassified (said in the notes). A --pid/--tid "-PID" suffix on every command is removed.
+    Whether frames are marked and commands suffixed is read from the whole file unless given
+    (a part of a file may lack the kernel frames that show it)."""
+    require_complete(text, source)  # a count cut short would still parse
+    stacks: list[tuple[list[str], int]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        stack, sep, count = line.rpartition(" ")
+        if not sep or not is_count(count) or int(count) == 0 or not stack:
+            raise ParseError(source, f"not a folded stack line ('comm;frame;... count'): {line[:80]!r}", n)
+        stacks.append((stack.split(";"), int(count)))
+    if not stacks:
+        raise ParseError(source, "empty")
+    divisor = math.gcd(*(c for _, c in stacks))
+    marked = any(f.endswith("_[k]") for parts, _ in stacks for f in parts[1:]) if kernel_marked is None \
+        else kernel_marked
+    if pid_suffix is None:
+        pid_suffix = all(_PID_SUFFIX.search(parts[0]) for parts, _ in stacks)
+    out: Counter = Counter()
+    for parts, count in stacks:
+        comm = _PID_SUFFIX.sub("", parts[0]) if pid_suffix else parts[0]
+        frames = tuple(_folded_frame(f, marked) for f in reversed(parts[1:]))
+        out[Sample(NO_CPU, comm, frames)] += count // divisor
+    notes = []
+    if divisor > 1:
+        notes.append(f"counts divided by their common factor {divisor} (stackcollapse-perf.pl sums sample periods)")
+    if not marked:
+        notes.append("no '_[k]' frames (stackcollapse-perf.pl without --kernel): kernel and user frames cannot be told "
+                     "apart, all are read as kernel and user-space code comes out unclassified; fold with --kernel")
+    return FoldedProfile(out, marked, divisor, pid_suffix, notes)
+
+
+def _folded_frame(frame: str, marked: bool) -> str:
+    if frame.endswith("_[k]"):
+        return frame[:-4]
+    bare = _ANNOTATION.sub("", frame)
+    return bare + USER if marked else bare

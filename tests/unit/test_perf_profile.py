@@ -1,0 +1,186 @@
+"""A profile a researcher brings (hostnet.perf_profile): the same profile in every format perf
+writes gives one breakdown (equal within the rounding of perf report's printed shares), and a
+perf.data read through hostnet's own path (perf run with hostnet's fields) gives what perf's
+default text output of the same file gives."""
+import gzip
+import shutil
+from collections import Counter
+
+import pytest
+
+from conftest import FIXTURES, FakeHost
+from hostnet import perf_profile
+from hostnet.analysis import BREAKDOWN_ORDER
+from hostnet.hosts import LocalHost
+from hostnet.parsers import ParseError
+from hostnet.parsers.perf_default import NO_CPU
+from hostnet.parsers.perf_script import USER, Sample
+from hostnet.taxonomy import load
+
+REF = FIXTURES / "perf-default"
+TAX = load("linux-6")
+
+
+def text(path) -> str:
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def profile(path):
+    return perf_profile.profile_from_text(text(path), path.name)
+
+
+def shares(p, cpus, comms=None, embedded=True):
+    return perf_profile.breakdown(p, cpus, TAX, perf_profile.workload_comms(p, comms, None), embedded=embedded)
+
+
+def assert_within_rounding(report, exact, rows: int):
+    """A report's shares come from overheads printed to 0.01 %: each row is off by at most
+    0.005 % of all samples, so a category's share of the busy ones by at most rows x that."""
+    busy_pct = report["busy_samples"]  # a report without -n counts in % of all samples
+    tolerance = 100.0 * rows * 0.005 / busy_pct + 1e-9
+    for cat in BREAKDOWN_ORDER:
+        assert report["leaf_pct"][cat] == pytest.approx(exact["leaf_pct"][cat], abs=tolerance), cat
+
+
+@pytest.fixture(scope="module")
+def ref_script():
+    return profile(REF / "perf_script_default.txt.gz")
+
+
+def test_formats_are_told_apart_by_content():
+    kinds = {name: perf_profile.text_format(text(path), name) for name, path in {
+        "script": REF / "perf_script_default.txt.gz", "report": REF / "perf_report_stdio_children_callgraph.txt.gz",
+        "folded": REF / "stackcollapse_reference.folded.gz", "own report": FIXTURES / "perf_report_no-opts.txt",
+        "own script": FIXTURES / "perf_script_all-opts.txt"}.items()}
+    assert kinds == {"script": "perf script", "report": "perf report", "folded": "folded",
+                     "own report": "hostnet perf report", "own script": "hostnet perf script"}
+    with pytest.raises(ParseError, match="empty"):
+        perf_profile.text_format("\n", "x")
+
+
+def test_the_reference_profile_in_every_format_gives_one_breakdown(ref_script):
+    """Default perf script (exact counts), perf report with and without children (printed shares),
+    stackcollapse's folded stacks (exact counts, CPUs merged)."""
+    assert ref_script.has_cpu and ref_script.cpus() == [0, 1] and ref_script.stacks is not None
+    exact = shares(ref_script, [0, 1])
+    assert exact["busy_samples"] + exact["idle_samples"] + exact["foreign_samples"] == 11179
+    children = profile(REF / "perf_report_stdio_children_callgraph.txt.gz")
+    assert not children.has_cpu and children.stacks is None and children.unit == "% of samples"
+    assert_within_rounding(shares(children, [NO_CPU]), exact, len(children.rows))
+    by_cpu = profile(REF / "perf_report_stdio_nochildren_cpu_comm_sym.txt.gz")
+    for cpus in ([0], [1], [0, 1]):
+        assert_within_rounding(shares(by_cpu, cpus), shares(ref_script, cpus), len(by_cpu.rows))
+    folded = shares(profile(REF / "stackcollapse_reference_kernel_pid.folded.gz"), [NO_CPU])
+    # stackcollapse marks [vdso] frames as kernel ("_[k]"): __vdso_clock_gettime moves from user to
+    # unclassified, and nothing else moves
+    vdso = 100.0 * sum(n for s, n in ref_script.stacks.items() if s.frames and s.frames[0].startswith("__vdso_")) \
+        / exact["busy_samples"]
+    assert vdso > 0
+    for cat in BREAKDOWN_ORDER:
+        moved = {"user": -vdso, "unclassified": vdso}.get(cat, 0.0)
+        assert folded["leaf_pct"][cat] == pytest.approx(exact["leaf_pct"][cat] + moved, abs=1e-9), cat
+        assert folded["attributed_pct"][cat] == pytest.approx(exact["attributed_pct"][cat] + moved, abs=1e-9), cat
+
+
+def test_commands_cpus_and_unclassified_symbols(ref_script):
+    mine = shares(ref_script, [0, 1], comms=["iperf3"])
+    # kernel threads that serve the application (ksoftirqd, swapper, kworker) stay; others are foreign
+    foreign = sum(n for s, n in ref_script.stacks.items()
+                  if s.comm in ("kdamond.0", "memfd:sealed-91", "sleep", "kcompactd0", "perf-exec"))
+    assert mine["foreign_samples"] == foreign > 0
+    everyone = shares(ref_script, [0, 1])
+    assert everyone["foreign_samples"] == 0
+    assert perf_profile.cpu_sets(ref_script, None) == [[0], [1], [0, 1]]
+    with pytest.raises(ValueError, match="no samples on CPU 7"):
+        perf_profile.cpu_sets(ref_script, [[7]])
+    report = profile(REF / "perf_report_stdio_children_callgraph.txt.gz")
+    with pytest.raises(ValueError, match="has no CPU field"):
+        perf_profile.cpu_sets(report, [[0]])
+    top = dict(everyone["unclassified_top"])
+    assert top and sum(top.values()) <= everyone["leaf_pct"]["unclassified"] + 1e-9
+    assert all(TAX.classify(sym) == "unclassified" for sym in top)
+
+
+def test_kernel_series_from_the_file_else_the_running_kernel():
+    p = profile(FIXTURES / "perf_script_default_loopback.txt.gz")
+    running = FakeHost(files={"/proc/sys/kernel/osrelease": "5.4.43\n"})
+    assert perf_profile.series_of(p, None, running) == ("linux-5", "from the running kernel (5.4.43): the file "
+                                                                   "records no kernel")
+    p.release = "6.18.44-fc"
+    assert perf_profile.series_of(p, None, running) == ("linux-6", "from the file's header (kernel 6.18.44-fc)")
+    assert perf_profile.series_of(p, "linux-5", running) == ("linux-5", "as asked")
+
+
+def test_next_to_the_paper_s_fig3(ref_script):
+    results = [shares(ref_script, [1])]
+    table = perf_profile.next_to_paper(results, "all-opts")
+    assert list(table.columns) == ["category", "this profile, CPU 1 (chain) %", "paper all-opts sender %",
+                                   "paper all-opts receiver %"]
+    row = table.set_index("category").loc["data_copy"]
+    assert row["paper all-opts receiver %"] == 54.33 and row["paper all-opts sender %"] == 47.95
+    assert row["this profile, CPU 1 (chain) %"] == pytest.approx(results[0]["attributed_pct"]["data_copy"])
+
+
+LOOPBACK_DATA = FIXTURES / "perf_record_loopback.data.gz"
+LOOPBACK_SCRIPT = FIXTURES / "perf_script_default_loopback.txt.gz"
+LOOPBACK_REPORT = FIXTURES / "perf_report_default_loopback.txt.gz"
+
+
+def test_the_loopback_capture_s_default_texts_agree():
+    script, report = profile(LOOPBACK_SCRIPT), profile(LOOPBACK_REPORT)
+    assert sum(n for s, n in script.stacks.items()) == 1880
+    assert_within_rounding(shares(report, [NO_CPU], embedded=False), shares(script, [0, 1], embedded=False),
+                           len(report.rows))
+
+
+needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed (Debian: linux-perf)")
+
+
+def _perf_text(tmp_path, *args) -> str:
+    data = tmp_path / "perf.data"
+    data.write_bytes(gzip.decompress(LOOPBACK_DATA.read_bytes()))
+    return LocalHost().run(["perf", *args, "-i", str(data)], timeout=120).stdout
+
+
+@needs_perf
+def test_perf_data_through_hostnet_s_own_path_equals_perf_s_default_text_of_it(tmp_path):
+    """perf.data -> hostnet's own perf report/script fields; perf's default script and report text
+    of the same file, made now, on this machine. Both sides resolve symbols the same way, so the
+    comparison holds whichever kernel runs here (another kernel's symbols would be wrong on both)."""
+    data = perf_profile.read_profile(LOOPBACK_DATA)
+    assert data.format == "perf.data" and data.release == "6.18.44-fc-v595" and data.event == "cpu-clock"
+    script = perf_profile.profile_from_text(_perf_text(tmp_path, "script"), "perf script")
+    report = perf_profile.profile_from_text(_perf_text(tmp_path, "report", "--stdio"), "perf report")
+    for cpus in ([0], [1], [0, 1]):
+        own, default = shares(data, cpus, embedded=False), shares(script, cpus, embedded=False)
+        assert own["leaf_pct"] == pytest.approx(default["leaf_pct"], abs=1e-9)
+        assert own["attributed_pct"] == pytest.approx(default["attributed_pct"], abs=1e-9)
+        assert own["busy_samples"] == default["busy_samples"]
+    assert_within_rounding(shares(report, [NO_CPU], embedded=False), shares(data, [0, 1], embedded=False),
+                           len(report.rows))
+
+
+@needs_perf
+def test_perf_data_equals_the_stored_default_texts_where_this_kernel_recorded_it(tmp_path):
+    """The stored texts were made on the kernel that recorded the file: on another kernel perf
+    would resolve the kernel's addresses against that kernel's symbols, so this skips there."""
+    recorded = _perf_text(tmp_path, "buildid-list")
+    running = LocalHost().run(["perf", "buildid-list", "-k"]).stdout.strip()
+    kernel = [line.split()[0] for line in recorded.splitlines() if line.endswith("[kernel.kallsyms]")]
+    if kernel != [running]:
+        pytest.skip(f"recorded on kernel build-id {kernel}, this kernel is {running or 'unknown'}")
+    data = perf_profile.read_profile(LOOPBACK_DATA)
+    script = profile(LOOPBACK_SCRIPT)
+    assert unnamed_as_unknown(data.stacks) == unnamed_as_unknown(script.stacks)  # same stacks, same counts
+
+
+def unnamed_as_unknown(stacks):
+    """hostnet's own fields (-F ...,ip,sym) print a frame perf could not name as "[unknown]"; the
+    default output adds its DSO, which names it "[libc.so.6]" (as stackcollapse-perf.pl does)."""
+    def name(frame):
+        bare = frame.removesuffix(USER)
+        return ("[unknown]" + frame[len(bare):]) if bare.startswith("[") and bare.endswith("]") else frame
+    out = Counter()
+    for s, n in stacks.items():
+        out[Sample(s.cpu, s.comm, tuple(name(f) for f in s.frames))] += n
+    return out
