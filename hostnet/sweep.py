@@ -104,7 +104,9 @@ class SweepSpec:
     @classmethod
     def from_yaml(cls, path) -> "SweepSpec":
         try:
-            return cls.from_dict(yaml.safe_load(Path(path).read_text()) or {})
+            with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
+                doc = yaml.safe_load(f) or {}
+            return cls.from_dict(doc)
         except (OSError, yaml.YAMLError) as exc:
             raise SweepError(f"{path}: {exc}") from exc
 

@@ -58,7 +58,8 @@ def load(path: str | os.PathLike) -> dict:
     """Read and validate a testbed.yaml; returns the checked description."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
+            doc = yaml.safe_load(f)
     except OSError as exc:
         raise TestbedFileError(f"{path}: cannot read ({exc.strerror})") from exc
     except yaml.YAMLError as exc:

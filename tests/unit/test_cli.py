@@ -81,3 +81,68 @@ def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environm
     with pytest.raises(SystemExit):
         cli.main(["figures", "--mode", "run", "--top-up-runs", "12", "--top-up-minutes", "4.5"])
     assert topup.budget() == (12, 4.5)
+
+
+RX_RUN = REPO / "data" / "runs" / "20261124-030018-rx-buffer-embedded" / "285a6d52e340-r0"
+
+
+def test_version_and_a_description_naming_the_subcommands_that_exist():
+    from hostnet import __version__, cli
+    out = hostnet("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"hostnet {__version__}"
+    p = cli.parser()
+    commands = set(next(a for a in p._actions if a.dest == "command").choices)
+    words = set(p.description.replace(",", " ").replace("(", " ").replace(")", " ").split())
+    assert commands <= words and "reproduce" not in words
+
+
+def test_the_make_target_the_rpc_tool_help_names_exists():
+    import re
+    from hostnet import cli
+    run = next(a for a in cli.parser()._actions if a.dest == "command").choices["run"]
+    text = next(a.help for a in run._actions if a.dest == "rpc_tool")
+    target = re.search(r"make ([\w-]+)", text).group(1)
+    assert re.search(rf"^{target}:", (REPO / "Makefile").read_text(), re.M), target
+
+
+def test_the_data_commands_and_every_quiet_option_have_help():
+    from hostnet import cli
+    sub = next(a for a in cli.parser()._actions if a.dest == "command").choices
+    missing = [f"{name} {a.dest}" for name, p in sub.items() for a in p._actions
+               if a.dest != "help" and not a.help and (name in ("classify", "compare", "flamegraph", "figures",
+                                                                "notebooks") or a.dest == "quiet")]
+    assert missing == []
+
+
+def test_classify_into_a_closed_pipe_ends_quietly():
+    """`hostnet classify ... | head -1`: no BrokenPipeError traceback."""
+    import os
+    many = ["0", "1"] * 200  # more than a pipe holds, so the writer meets the closed end
+    report = str(RX_RUN / "raw" / "local.perf_report.txt")
+    proc = subprocess.Popen([sys.executable, "-m", "hostnet.cli", "classify", report, "--cpus", *many],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout.readline().startswith(b"taxonomy")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 128 + 13 and err == ""  # 13: SIGPIPE, as a tool killed by it
+    assert os.path.exists(RX_RUN)
+
+
+def test_classify_names_the_sender_and_receiver_cpus_from_the_run(capsys):
+    import json
+    from hostnet import cli
+    sides = json.loads((RX_RUN / "manifest.json").read_text())["side_cpus"]
+    assert cli.main(["classify", str(RX_RUN / "raw" / "local.perf_report.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "roles from the run's manifest.json" in out
+    for side in ("sender", "receiver"):
+        assert f"\nCPU {sides[side]['local'][0]} ({side}):" in out
+
+
+def test_flamegraph_writes_into_the_working_directory_not_the_run(tmp_path, monkeypatch, capsys):
+    from hostnet import cli
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in RX_RUN.iterdir())
+    assert cli.main(["flamegraph", str(RX_RUN), "--side", "sender"]) == 0
+    assert (tmp_path / f"flamegraph-{RX_RUN.name}-sender.html").stat().st_size > 1000
+    assert sorted(p.name for p in RX_RUN.iterdir()) == before

@@ -88,3 +88,10 @@ def test_sweep_label_is_checked():
     assert SweepSpec(experiment="incast").stored_as == "incast"
     with pytest.raises(SweepError, match="label 'NUMA local'"):
         SweepSpec(experiment="incast", label="NUMA local")
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("experiment: incast\nconfigs: [tsogro\n")
+    with pytest.raises(sweep.SweepError, match=f'in "{path}", line 2'):
+        sweep.SweepSpec.from_yaml(path)
