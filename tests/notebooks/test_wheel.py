@@ -3,7 +3,8 @@ nothing of the checkout on sys.path), it runs classify, compare, the notebook ch
 papermill replay of one notebook in a copied checkout. Package data (reference numbers, taxonomies)
 comes from site-packages and the project root from the working directory.
 
-The fresh venv sees the test venv's installed libraries through a .pth file (everything but hostnet),
+The fresh venv sees the test venv's installed libraries through a .pth file (everything but hostnet
+and JupyterLab, an extra: the CLI and papermill must run without it),
 and pip installs the wheel with --no-index: its dependency metadata must be satisfied by them, and
 nothing is downloaded except the build backend (setuptools, build isolation). About a minute."""
 import os
@@ -26,11 +27,18 @@ def _run(argv, cwd, env, timeout=300):
     return res.stdout
 
 
+def _left_out(name: str) -> bool:
+    """hostnet's own entries (editable finder, dist-info) and JupyterLab (an extra: not installed here)."""
+    name = name.lower()
+    return (name.startswith(("hostnet", "__editable__", "_hostnet")) or name.endswith(".pth")
+            or name == "jupyterlab" or name.startswith("jupyterlab-"))
+
+
 def _libraries_without_hostnet(target: Path) -> Path:
-    """The test venv's site-packages as links, hostnet's own entries (editable finder, dist-info) left out."""
+    """The test venv's site-packages as links, but for what _left_out names."""
     target.mkdir()
     for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
-        if not entry.name.lower().startswith(("hostnet", "__editable__", "_hostnet")) and entry.suffix != ".pth":
+        if not _left_out(entry.name):
             (target / entry.name).symlink_to(entry)
     return target
 
@@ -55,6 +63,8 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
                  checkout, env).split()
     assert all(Path(w).is_relative_to(site) for w in where), where
     assert (Path(where[1]) / "findings.csv").exists()
+    no_lab = subprocess.run([py, "-c", "import jupyterlab"], capture_output=True, text=True, env=env)
+    assert "No module named 'jupyterlab'" in no_lab.stderr  # what follows runs without the lab extra
 
     bin_ = venv / "bin"
     run = next(p for p in (checkout / "data" / "runs" / RX).iterdir() if (p / "manifest.json").exists())
