@@ -8,13 +8,15 @@ cd "$(dirname "$0")/.."
 source scripts/common.sh
 PYTHON=${PYTHON:-python3}
 VENV=.venv-floors
-if [ ! -f "$VENV/.installed-stamp" ] || [ pyproject.toml -nt "$VENV/.installed-stamp" ]; then
+# the stamp holds the hash of the pyproject.toml the venv was built from (taken before building)
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$VENV/.installed-stamp" 2>/dev/null || true)" != "$want" ]; then
 	rm -rf "$VENV"
 	"$PYTHON" -m venv "$VENV"
 	"$VENV/bin/python" scripts/floors.py pyproject.toml >"$VENV/floors.txt"
 	echo "floors: $(tr '\n' ' ' <"$VENV/floors.txt")"
 	"$VENV/bin/python" -m pip install --quiet -c "$VENV/floors.txt" . pytest hypothesis
-	touch "$VENV/.installed-stamp"
+	echo "$want" >"$VENV/.installed-stamp"
 fi
 # the checkout's hostnet is tested (pytest's pythonpath puts it first), with the floors' libraries
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m 'not live' tests/unit
