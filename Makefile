@@ -5,9 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install system netperf native test test-unit reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test
+.PHONY: install venv system netperf native test test-unit test-floors reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test
 
 install: system netperf $(STAMP) native
+
+# The Python side alone, no root: replay, figures, notebooks, classify, compare, the report.
+venv: $(STAMP)
 
 system:
 	bash scripts/install-system.sh
@@ -27,9 +30,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The whole suite: unit tests, live tests on an embedded testbed (root), nbval on the notebooks.
+# The whole suite: unit tests, live tests on an embedded testbed (root; --live asks for them),
+# nbval on the notebooks; then the unit tests again at the dependency floors.
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest --live
+	$(MAKE) test-floors
+
+# The lowest versions pyproject.toml allows, in .venv-floors (scripts/test-floors.sh; no root).
+test-floors:
+	bash scripts/test-floors.sh
 
 test-unit: install
 	$(PY) -m pytest -m 'not live'
@@ -44,11 +53,11 @@ reproduce-paper: install
 	$(VENV)/bin/hostnet figures --mode run --profile paper
 
 # Execute every notebook in replay mode and store its outputs (nbval compares the marked cells).
-notebook-outputs: install
+notebook-outputs: $(STAMP)
 	$(VENV)/bin/hostnet notebooks store-outputs
 
-# Regenerate figures/ from the recorded runs in data/runs (no root, no testbed).
-figures: install
+# Regenerate figures/ from the recorded runs in data/runs (no root, no testbed, no system package).
+figures: $(STAMP)
 	$(VENV)/bin/hostnet figures --mode replay
 
 # hostnet's own fidelity and speed (bench/): results in bench/results/, summary in docs/performance.md.
@@ -69,4 +78,4 @@ lint: install
 	$(VENV)/bin/ruff check hostnet tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-floors .pytest_cache build *.egg-info

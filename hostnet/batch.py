@@ -14,11 +14,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import report
+from . import project, report
 
-REPO = Path(__file__).resolve().parent.parent
-NOTEBOOKS = REPO / "notebooks"
-RUNS = REPO / "data" / "runs"
+
+def default_notebooks_dir() -> Path:
+    """The project's notebooks/ (hostnet.project: the root from the working directory or $HOSTNET_ROOT)."""
+    return project.root() / "notebooks"
+
+
+def default_runs_dir() -> Path:
+    return project.root() / "data" / "runs"
 
 # Measurement profiles for mode="run". quick: what the committed data uses and what `make reproduce`
 # runs (fits 2 cores in well under an hour); paper: the paper's 20 s points, 5 repetitions.
@@ -39,13 +44,20 @@ class NotebookExecutionError(RuntimeError):
     pass
 
 
-def section_notebooks(notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
+def section_notebooks(directory: Path | None = None) -> list[Path]:
     """The paper-section notebooks (01-, 02-, ...), in order; 00-explore is interactive, not a section."""
-    return [p for p in sorted(Path(notebooks_dir).glob("[0-9][0-9]-*.ipynb")) if not p.name.startswith("00-")]
+    return [p for p in all_notebooks(directory) if not p.name.startswith("00-")]
 
 
-def all_notebooks(notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(Path(notebooks_dir).glob("[0-9][0-9]-*.ipynb"))
+def all_notebooks(directory: Path | None = None) -> list[Path]:
+    """Every notebook of `directory` (default: the project's notebooks/); none there is an error,
+    not an empty batch that looks like success."""
+    directory = Path(directory or default_notebooks_dir())
+    found = sorted(directory.glob("[0-9][0-9]-*.ipynb"))
+    if not found:
+        raise FileNotFoundError(f"no hostnet notebooks in {directory}: run from a checkout (or a copy of its "
+                                f"notebooks/ and data/), or name its root with --root / ${project.ENV}")
+    return found
 
 
 def profile(name: str) -> dict:
@@ -75,7 +87,23 @@ def check_conventions(notebook: Path) -> list[str]:
     problems = [f"does not declare {p}" for p in CONVENTION_PARAMETERS if p not in declared]
     if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
         problems.append(f"mode defaults to {declared['mode']['default']}, not \"replay\"")
-    return problems + non_literal_parameters(notebook)
+    return problems + non_literal_parameters(notebook) + first_cell_problems(notebook)
+
+
+# What the first code cell after `parameters` starts with (hostnet.notebook): refuse undeclared
+# parameters (papermill only warns) and resolve the path parameters against the project root.
+FIRST_CELL_CALLS = ("notebook.refuse_undeclared()",
+                    "runs_dir, reference_dir, figures_dir = notebook.paths(runs_dir, reference_dir, figures_dir)")
+
+
+def first_cell_problems(notebook: Path) -> list[str]:
+    nb = json.loads(Path(notebook).read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    tagged = [i for i, c in enumerate(code) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not tagged or tagged[0] + 1 >= len(code):
+        return ["has no code cell after its parameters cell"]
+    source = "".join(code[tagged[0] + 1]["source"])
+    return [f"the cell after parameters does not call {call}" for call in FIRST_CELL_CALLS if call not in source]
 
 
 def non_literal_parameters(notebook: Path) -> list[str]:
@@ -108,8 +136,32 @@ def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_na
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / (output_name or Path(notebook).name)
     pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
-                        progress_bar=False, kernel_name="python3")
+                        progress_bar=False, kernel_name="python3", kernel_manager_class=batch_kernel_manager())
     return out
+
+
+def batch_kernel_manager() -> type:
+    """The kernel manager papermill starts each notebook's kernel with: IPC sockets in the user's
+    Jupyter runtime directory (over TCP, ipykernel warns once per notebook that it runs without
+    encryption), and no interrupt before the shutdown request (jupyter_client sends SIGINT first,
+    for a cell still running; after papermill's last cell it landed in the kernel's reply handler,
+    which logged "ERROR | KeyboardInterrupt caught in kernel" after every successful notebook)."""
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    class BatchKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            runtime = Path(jupyter_runtime_dir())
+            runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+            super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
+
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:  # an interrupt asked for stays one
+                await super()._async_interrupt_kernel()
+
+    return BatchKernelManager
 
 
 def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | None = None,
@@ -128,7 +180,7 @@ def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | N
 
 
 def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
-                  quick: bool = False, notebooks_dir: Path = NOTEBOOKS,
+                  quick: bool = False, notebooks_dir: Path | None = None,
                   output_dir: Path | None = None, figures_dir: Path | None = None,
                   profile_name: str | None = None, runs_dir: Path | None = None, progress=print,
                   results_doc: Path | None = None) -> Path:
@@ -142,8 +194,8 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     name = profile_name or "quick"
     overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
     params = run_parameters(mode, name, figures_dir, overrides, runs_dir)
-    output_dir = output_dir or Path(notebooks_dir) / "executed"
     notebooks = section_notebooks(notebooks_dir)
+    output_dir = output_dir or notebooks[0].parent / "executed"
     for nb in notebooks:  # all checked before the first one runs for minutes
         check_declared(nb, params)
     failures, start = [], time.time()
@@ -153,7 +205,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
         progress(f"    {status} in {seconds:.0f} s")
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
-    figures = Path(figures_dir or REPO / "figures")
+    figures = Path(figures_dir or project.root() / "figures")
     out = report.build(figures)
     doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
     progress(f"results: {doc}")
@@ -199,9 +251,11 @@ def _fit_declared(point: dict, declared: dict) -> dict:
 
 
 def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-               profile_name: str = "quick", runs_dir: Path = RUNS, testbed_kind: str = "embedded") -> list[dict]:
+               profile_name: str = "quick", runs_dir: Path | None = None, testbed_kind: str = "embedded"
+               ) -> list[dict]:
     """One entry per grid point: its campaign and the notebook parameters; checked, nothing run."""
     notebook = Path(notebook)
+    runs_dir = Path(runs_dir or default_runs_dir())
     parameters = dict(parameters or {})
     clash = sorted(set(grid) & set(parameters))
     if clash:
@@ -221,7 +275,7 @@ def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = 
 
 
 def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-                   profile_name: str = "quick", runs_dir: Path = RUNS, progress=print) -> list[dict]:
+                   profile_name: str = "quick", runs_dir: Path | None = None, progress=print) -> list[dict]:
     """Execute the notebook once per grid point, serially, each live (mode "run") into its own campaign.
 
     The executed notebook lands next to the campaign's run directories
@@ -250,7 +304,11 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
 def load_sweep_file(path) -> dict:
     """params.yaml for `hostnet sweep NOTEBOOK -f`: grid (lists to sweep), parameters (fixed), profile."""
     import yaml
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    try:
+        with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
+            data = yaml.safe_load(f) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
     unknown = sorted(set(data) - {"grid", "parameters", "profile"})
     if unknown:
         raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")
@@ -300,7 +358,7 @@ def strip_volatile(nb: dict) -> dict:
     return nb
 
 
-def store_outputs(notebooks=None, notebooks_dir: Path = NOTEBOOKS, progress=print) -> list[Path]:
+def store_outputs(notebooks=None, notebooks_dir: Path | None = None, progress=print) -> list[Path]:
     """Execute notebooks (default: 00 and every section) in replay mode with their own default
     parameters and write the outputs back into the notebooks, volatile metadata stripped, so that
     nbval compares the cells marked `# NBVAL_CHECK_OUTPUT`."""
@@ -321,7 +379,7 @@ def store_outputs(notebooks=None, notebooks_dir: Path = NOTEBOOKS, progress=prin
     return written
 
 
-def strip_outputs(notebooks=None, notebooks_dir: Path = NOTEBOOKS) -> list[Path]:
+def strip_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
     """The inverse of store_outputs (e.g. before editing a notebook's code)."""
     targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
     for nb in targets:

@@ -1,9 +1,12 @@
-"""`hostnet`: testbed up|status|down, run, restore, figures, reproduce."""
+"""`hostnet`: build testbeds and measure (testbed, run, sweep, top-up, receive-path), read stored runs
+and profiles (breakdown, flamegraph, compare, rederive), regenerate figures and notebooks (figures,
+notebooks), and undo what a crashed session left (restore)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -250,7 +253,8 @@ def cmd_breakdown(args) -> int:
     elif args.json:
         print(json.dumps(perf_profile.to_json(profile, results, series, series_from), indent=1))
     else:
-        print(perf_profile.format_table(profile, results, series, series_from))
+        print(perf_profile.format_table(profile, results, series, series_from,
+                                        roles=perf_profile.run_cpu_roles(Path(args.file))))
     return 0
 
 
@@ -258,7 +262,8 @@ def cmd_flamegraph(args) -> int:
     from .explore import flamegraph
     run = Path(args.run)
     chart = flamegraph(run, args.side)
-    out = args.output or str(run / f"flamegraph-{args.side}.html")
+    # into the working directory: a run directory is recorded data, not a place for derived files
+    out = args.output or f"flamegraph-{run.resolve().name}-{args.side}.html"
     chart.save(out)
     print(f"flame graph (icicle) written to {out}")
     return 0
@@ -323,7 +328,12 @@ def cmd_figures(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from . import __version__, project
     p = argparse.ArgumentParser(prog="hostnet", description=__doc__)
+    p.add_argument("--version", action="version", version=f"hostnet {__version__}")
+    p.add_argument("--root", help=f"the project root: where notebooks/, figures/ and data/ are (default: "
+                                  f"${project.ENV}, else the nearest directory at or above the working directory "
+                                  f"holding data/runs/, else the working directory)")
     sub = p.add_subparsers(dest="command", required=True)
     _live_commands(sub)
     _data_commands(sub)
@@ -364,8 +374,8 @@ def _live_commands(sub) -> None:
     r.add_argument("--rpc-size", type=int, metavar="BYTES",
                    help="short flows: ping-pong RPCs of this request/response size instead of long flows")
     r.add_argument("--rpc-tool", choices=("auto", "netperf", "sockperf"), default="auto",
-                   help="auto: netperf where installed (make install-netperf), else sockperf")
-    r.add_argument("--quiet", action="store_true")
+                   help="auto: netperf where installed (make netperf), else sockperf")
+    r.add_argument("--quiet", action="store_true", help="no progress line per point")
     _steering_option(r)
     r.set_defaults(func=cmd_run)
 
@@ -378,11 +388,11 @@ def _live_commands(sub) -> None:
     w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print each point's campaign and "
                                                           "parameters, run nothing")
     w.add_argument("--campaign", help="resume this campaign (default: a new one)")
-    w.add_argument("--runs-dir", default="data/runs")
-    w.add_argument("--senders", type=int, default=1)
-    w.add_argument("--receivers", type=int, default=1)
-    w.add_argument("--ssh", action="store_true")
-    w.add_argument("--quiet", action="store_true")
+    w.add_argument("--runs-dir", default="data/runs", help="where campaigns are written (default: data/runs)")
+    w.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
+    w.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
+    w.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
+    w.add_argument("--quiet", action="store_true", help="no progress line per point")
     _steering_option(w)
     w.set_defaults(func=cmd_sweep)
 
@@ -403,7 +413,8 @@ def _data_commands(sub) -> None:
     """breakdown, flamegraph, compare, restore, figures: reading stored runs and regenerating figures."""
     k = sub.add_parser("breakdown", help="the paper's CPU breakdown of a perf profile: perf.data, perf script, "
                                           "perf report --stdio or folded stacks (hostnet's or perf's own format)")
-    k.add_argument("file")
+    k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
+                                "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver)")
     k.add_argument("--cpus", type=_cpu_set, nargs="+", metavar="SET",
                    help="CPU sets, each broken down apart: 1 or 0,1 or 0-3 (default: each CPU, then all)")
     k.add_argument("--comm", nargs="+", help="the application's commands; others are foreign, kernel threads that "
@@ -415,20 +426,21 @@ def _data_commands(sub) -> None:
                                                           "IPI sends and NAPI-thread scheduling are testbed)")
     fmt = k.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="long-form CSV: cpus, category, leaf_pct, attributed_pct")
-    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--json", action="store_true", help="the source, taxonomy and every CPU set's shares as JSON")
     k.add_argument("--flamegraph", metavar="OUT", help="also an icicle chart: .html, .svg or .png")
     k.set_defaults(func=cmd_breakdown)
 
     g = sub.add_parser("flamegraph", help="an interactive icicle chart of a run's folded perf stacks")
     g.add_argument("run", help="a run directory")
-    g.add_argument("--side", choices=("sender", "receiver"), default="receiver")
-    g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: RUN/flamegraph-SIDE.html)")
+    g.add_argument("--side", choices=("sender", "receiver"), default="receiver", help="whose CPU (default: receiver)")
+    g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: flamegraph-RUN-SIDE.html "
+                                          "in the working directory)")
     g.set_defaults(func=cmd_flamegraph)
 
     c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
-    c.add_argument("a")
-    c.add_argument("b")
-    c.add_argument("--runs-dir", default="data/runs")
+    c.add_argument("a", help="the baseline campaign (a directory name under --runs-dir)")
+    c.add_argument("b", help="the campaign compared with it, point by point")
+    c.add_argument("--runs-dir", default="data/runs", help="where both campaigns are (default: data/runs)")
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
@@ -438,7 +450,8 @@ def _data_commands(sub) -> None:
     s.set_defaults(func=cmd_restore)
 
     f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")
-    f.add_argument("--mode", choices=("replay", "run"), default="replay")
+    f.add_argument("--mode", choices=("replay", "run"), default="replay",
+                   help="replay: the recorded campaigns, no root (default); run: measure live (root)")
     f.add_argument("--profile", choices=("quick", "paper"), default="quick",
                    help="run mode: quick (2 s points, 1 s warm-up, 2 repetitions) or paper (20 s, 5 repetitions)")
     f.add_argument("--duration", type=int, help="run mode: override the profile's measured seconds per point")
@@ -482,14 +495,15 @@ def _study_commands(sub) -> None:
     t.add_argument("--budget-runs", type=int, default=40)
     t.add_argument("--budget-minutes", type=float, default=15.0)
     t.add_argument("--runs-dir", default="data/runs")
-    t.add_argument("--reference-dir", default="data/reference")
+    t.add_argument("--reference-dir", default="", help="the paper's reference numbers (default: shipped with hostnet)")
     t.add_argument("--testbed", default="", help="a testbed.yaml of real servers (default: an embedded testbed "
                                                  "shaped like the campaign's)")
     t.set_defaults(func=cmd_top_up)
 
     n = sub.add_parser("notebooks", help="store-outputs: execute notebooks in replay mode and keep their outputs "
                                          "(nbval compares them); strip-outputs; check: parameter conventions")
-    n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"))
+    n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"),
+                   help="store-outputs, strip-outputs or check (see above)")
     n.add_argument("notebooks", nargs="*", help="default: 00-explore and every section notebook")
     n.set_defaults(func=cmd_notebooks)
 
@@ -510,7 +524,7 @@ def cmd_receive_path(args) -> int:
 
 
 def cmd_top_up(args) -> int:
-    from . import topup
+    from . import project, topup
     from .sections import section
     module = section(args.notebook).load_module()
     if not hasattr(module, "judge"):
@@ -522,7 +536,7 @@ def cmd_top_up(args) -> int:
     shape = {} if args.testbed else topup.embedded_shape(manifest)
     with testbed.using(args.testbed, prefix="tu", **shape) as tb:
         log = topup.decide(tb, module.judge, runs_dir=args.runs_dir, campaign=args.campaign,
-                           reference_dir=args.reference_dir, budget_runs=args.budget_runs,
+                           reference_dir=project.reference_dir(args.reference_dir), budget_runs=args.budget_runs,
                            budget_minutes=args.budget_minutes)
     for i, r in enumerate(log.per_round, 1):
         print(f"round {i}: {r['runs']} runs of {len(r['points'])} point(s) for {', '.join(r['findings'])}")
@@ -550,6 +564,9 @@ def _steering_option(p: argparse.ArgumentParser) -> None:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if args.root:  # the notebooks' kernels inherit it
+        from . import project
+        os.environ[project.ENV] = str(Path(args.root).resolve())
     if getattr(args, "steering", None):  # every embedded testbed built below (notebooks' kernels too)
         from .testbed import steering
         os.environ[steering.ENV] = args.steering
@@ -558,7 +575,12 @@ def main(argv=None) -> int:
         if getattr(args, option, None) is not None:  # read by the notebooks' kernels, as the steering
             os.environ[env] = str(getattr(args, option))
     try:
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return rc
+    except BrokenPipeError:  # `hostnet breakdown ... | head -1`: the reader stopped reading; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor a second error at exit's flush
+        return 128 + signal.SIGPIPE  # what a tool killed by SIGPIPE returns (`cat big | head -1`)
     except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,
             MissingCapability, HostError) as exc:
         _die(str(exc))

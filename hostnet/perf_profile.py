@@ -10,6 +10,7 @@ breakdown (attribution.py); a report gives the leaf breakdown only (perf prunes 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 import tempfile
@@ -21,7 +22,7 @@ from typing import Iterable
 import altair as alt
 import pandas as pd
 
-from . import analysis, attribution, taxonomy as taxonomies
+from . import analysis, attribution, project, taxonomy as taxonomies
 from . import plots  # noqa: F401  (registers hostnet's chart theme)
 from .hosts import Host, LocalHost
 from .parsers import ParseError
@@ -273,10 +274,29 @@ def cpu_label(cpus: list[int]) -> str:
     return "all" if cpus == [NO_CPU] else ",".join(map(str, cpus))
 
 
-def format_table(profile: Profile, results: list[dict], series: str, series_from: str) -> str:
-    """The text `hostnet breakdown` prints: what was read, then a column pair per CPU set."""
+def run_cpu_roles(path: Path) -> dict[int, str] | None:
+    """CPU -> "sender"/"receiver" for a profile stored in a run as RUN/raw/MACHINE.*, from the run's
+    manifest (side_cpus: per side, per machine); None when the file is not in a run."""
+    manifest = Path(path).resolve().parent.parent / "manifest.json"
+    if not manifest.is_file():
+        return None
+    machine = Path(path).name.split(".")[0]
+    sides = json.loads(manifest.read_text()).get("side_cpus", {})
+    return {c: side for side, per_machine in sides.items() for c in per_machine.get(machine, [])}
+
+
+def format_table(profile: Profile, results: list[dict], series: str, series_from: str,
+                 roles: dict[int, str] | None = None) -> str:
+    """The text `hostnet breakdown` prints: what was read, the CPUs' roles where a run's manifest
+    gives them, then a column pair per CPU set."""
     head = [f"{profile.source}: {profile.format}" + (f", event {profile.event}" if profile.event else ""),
             f"taxonomy {series} ({series_from})"]
+    if roles is None:
+        head.append("CPU roles unknown (not a run's RUN/raw/MACHINE file): which CPU sent and which received is "
+                    "yours to say")
+    else:
+        head.append("CPU roles from the run's manifest.json: " + (", ".join(
+            f"CPU {c} {side}" for c, side in sorted(roles.items())) or "none recorded"))
     head += [f"note: {n}" for n in profile.notes]
     width = 13
     cols = []
@@ -320,14 +340,14 @@ def flamegraph(profile: Profile, cpus: Iterable[int], output: str) -> str:
 
 # --- next to the paper's Fig. 3 --------------------------------------------------------------------
 
-PAPER_FIG3 = Path(__file__).resolve().parent.parent / "data" / "reference" / "single_flow_breakdown_readme_sample.csv"
+PAPER_FIG3 = "single_flow_breakdown_readme_sample.csv"  # in the package's reference data
 
 
-def next_to_paper(results: list[dict], config: str = "all-opts", paper_csv=PAPER_FIG3) -> pd.DataFrame:
+def next_to_paper(results: list[dict], config: str = "all-opts", paper_csv=None) -> pd.DataFrame:
     """This profile's shares per CPU set (attributed where stacks exist, else leaf) next to the
     paper's Fig. 3(c)/(d) sender and receiver breakdown for one config (the artifact's numbers;
     its rows sum to ~95 %: it drops unmapped symbols)."""
-    paper = pd.read_csv(paper_csv, comment="#")
+    paper = pd.read_csv(paper_csv or project.packaged("reference") / PAPER_FIG3, comment="#")
     paper = paper[paper.config == config].pivot(index="category", columns="side", values="pct")
     out = pd.DataFrame(index=pd.Index(analysis.BREAKDOWN_ORDER, name="category"))
     for r in results:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import html
 import json
-import time
+import re
 from pathlib import Path
 
 import pandas as pd
 
-from . import __version__
+from . import __version__, project
 from .verdicts import NOT_TESTABLE, VOCABULARY
 
-REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
@@ -87,13 +86,25 @@ def _section_html(m: dict) -> str:
     return "\n".join(parts)
 
 
-def build(figures_dir, reference_dir=REFERENCE) -> Path:
+def recorded(metas: list[dict]) -> str:
+    """When the data were recorded, from the campaign ids (they start with their date, YYYYMMDD):
+    the report says the data's time, not the clock's, so a replay rewrites it byte for byte."""
+    days = sorted({m.group(1) for meta in metas if (m := re.match(r"(\d{8})-", str(meta.get("campaign", ""))))})
+    if not days:
+        return ""
+    first, last = (f"{d[:4]}-{d[4:6]}-{d[6:]}" for d in (days[0], days[-1]))
+    return f"Data recorded {first}" + (f" to {last}" if last != first else "") + ". "
+
+
+def build(figures_dir, reference_dir=None) -> Path:
+    """figures_dir/index.html; reference_dir: the paper's findings (default: shipped in the package)."""
     figures_dir = Path(figures_dir)
+    reference_dir = reference_dir or project.reference_dir()
     metas = [json.loads(p.read_text()) for p in sorted(figures_dir.glob("*.meta.json"))]
     toc = "".join(f"<li><a href='#{_e(_anchor(m['notebook']))}'>{_e(m['title'])}</a></li>" for m in metas)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>hostnet report</title>"
              f"<style>{_CSS}</style></head><body><h1>hostnet: where the host spends its CPU moving data over TCP</h1>"
-             f"<p class='meta'>Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by hostnet "
+             f"<p class='meta'>{recorded(metas)}Built by hostnet "
              f"{__version__}. Each section comes from one notebook; verdicts compare that testbed's data with "
              f"the paper's findings.</p>"
              f"<nav><h2>Contents</h2><ol><li><a href='#findings'>Findings: every verdict</a></li>{toc}</ol></nav>"]

@@ -156,7 +156,8 @@ class SweepSpec:
     @classmethod
     def from_yaml(cls, path) -> "SweepSpec":
         try:
-            doc = yaml.safe_load(Path(path).read_text())
+            with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
+                doc = yaml.safe_load(f)
         except (OSError, yaml.YAMLError) as exc:
             raise SweepError(f"{path}: {exc}") from exc
         return cls.from_dict({} if doc is None else doc, where=str(path))

@@ -35,7 +35,7 @@ for p in $(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++'); do
 	{ dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true; } | grep -q "install ok installed" &&
 		installed+=("$p")
 done
-paths=("$repo/.venv" "$repo/hostnet/native/build" "$kernel_work")
+paths=("$repo/.venv" "$repo/.venv-floors" "$repo/hostnet/native/build" "$kernel_work")
 if [ "$dry_run" = 1 ]; then
 	echo "would remove: ${paths[*]}"
 	echo "would purge: ${installed[*]:-(no package)}"

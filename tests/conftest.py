@@ -5,10 +5,14 @@ Layout (the rule below is enforced at collection):
   unit/test_Y.py, of a package's __init__.py unit/X/test_X.py. Where two hostnet modules share a
   name (base, counters, rx_prof, native) the file is unit/X/test_X_Y.py. Tests of what is not
   hostnet: test_bench.py (bench/), test_kernel_patch.py (kernel_patch/), test_scripts.py (shell
-  scripts), test_layout.py (the code's shape). No root, no testbed.
+  scripts), test_layout.py (the code's shape), test_packaging.py (pyproject.toml, environment.yml,
+  the dependency floors, LICENSE, CITATION.cff). No root, no testbed.
 - live/: every test marked `live` (root, network namespaces), and only those; files are
   test_live_<what they exercise>.py with a module-level `pytestmark` that includes pytest.mark.live.
-- notebooks/: the notebooks themselves (papermill, nbval, conventions) and the report in Chromium.
+  They run only when asked for (`pytest --live` or HOSTNET_LIVE=1; `make test` does); otherwise
+  each is skipped and the summary says how many.
+- notebooks/: the notebooks themselves (papermill, nbval, conventions), the report in Chromium, and
+  the wheel installed in a fresh venv, replaying a notebook of a copied checkout.
 - fixtures/: captured tool output; fixtures/README.md says how each was captured.
 Basenames are unique across tests/ (there are no __init__.py files).
 """
@@ -453,11 +457,30 @@ def live_rule_violations(items, live_dir: Path = LIVE_DIR) -> list[str]:
     return out
 
 
+# Live tests change the host (namespaces, sysctls, an apt install, a kernel build): only on request.
+LIVE_ENV = "HOSTNET_LIVE"
+LIVE_OFF = f"live tests are opt-in: pytest --live or {LIVE_ENV}=1 (root; make test sets it)"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--live", action="store_true",
+                     help=f"also run the live tests (tests/live/: root, network namespaces, host settings, "
+                          f"apt installs, a kernel build); the same as {LIVE_ENV}=1")
+
+
+def live_requested(config) -> bool:
+    return bool(config.getoption("--live")) or os.environ.get(LIVE_ENV, "") not in ("", "0")
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything
 def pytest_collection_modifyitems(config, items):
     bad = live_rule_violations((i.nodeid, i.path, i.get_closest_marker("live") is not None) for i in items)
     if bad:
         raise pytest.UsageError("tests/live/ holds the live tests, and only those:\n  " + "\n  ".join(bad))
+    if not live_requested(config):
+        for item in items:
+            if item.get_closest_marker("live"):
+                item.add_marker(pytest.mark.skip(reason=LIVE_OFF))
 
 
 def live_ready() -> str | None:
@@ -486,7 +509,15 @@ def summary_line():
     return _SUMMARY.append
 
 
+def live_skipped(reports) -> int:
+    """How many of these test reports were skipped because live tests were not asked for."""
+    return sum(1 for r in reports if isinstance(r.longrepr, tuple) and LIVE_OFF in str(r.longrepr[2]))
+
+
 def pytest_terminal_summary(terminalreporter):
+    skipped = live_skipped(terminalreporter.stats.get("skipped", []))
+    if skipped:
+        terminalreporter.write_line(f"hostnet: {skipped} live tests skipped ({LIVE_OFF})", yellow=True)
     if _SUMMARY:
         terminalreporter.section("hostnet measurements")
         for line in _SUMMARY:

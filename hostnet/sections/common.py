@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, plots, store
+from .. import analysis, plots, project, store
 from . import section
 
-# The paper's reference numbers and findings (what a live section judges its fresh campaign against).
-REFERENCE_DIR = Path(__file__).resolve().parents[2] / "data" / "reference"
+# The paper's reference numbers and findings (what a live section judges its fresh campaign against),
+# shipped in the package.
+REFERENCE_DIR = project.reference_dir()
+
 
 class NoCleanRun(FileNotFoundError):
     """Every successful run of the campaign was flagged (foreign load, a short window): the message

@@ -98,7 +98,8 @@ def load(path: str | os.PathLike) -> dict:
     returns the checked description. Every problem is a TestbedFileError naming file and key."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
+            doc = yaml.safe_load(f)
     except OSError as exc:
         raise TestbedFileError(f"{path}: cannot read ({exc.strerror})") from exc
     except yaml.YAMLError as exc:

@@ -15,8 +15,9 @@ from hostnet import batch
 
 def test_replay_writes_figures_and_report(tmp_path):
     figs = tmp_path / "figures"
-    report = batch.run_notebooks(mode="replay", output_dir=tmp_path / "executed", figures_dir=figs)
-    numbered = [p.name for p in batch.section_notebooks()]
+    report = batch.run_notebooks(mode="replay", output_dir=tmp_path / "executed", figures_dir=figs,
+                                 notebooks_dir=REPO / "notebooks")
+    numbered = [p.name for p in batch.section_notebooks(REPO / "notebooks")]
     metas = {p.name: json.loads(p.read_text()) for p in figs.glob("*.meta.json")}
     html = report.read_text()
     stems = [s for m in metas.values() for s in m["figures"]]
@@ -42,7 +43,7 @@ def test_replay_writes_figures_and_report(tmp_path):
 RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
 
 
-@pytest.mark.parametrize("nb", batch.section_notebooks(), ids=lambda p: p.name)
+@pytest.mark.parametrize("nb", batch.section_notebooks(REPO / "notebooks"), ids=lambda p: p.name)
 def test_section_notebooks_follow_the_conventions(nb):
     assert batch.check_conventions(nb) == []
 
@@ -98,3 +99,49 @@ def test_notebook_03_on_a_campaign_with_every_run_flagged_ends_normally_saying_s
     from hostnet.verdicts import NOT_TESTABLE
     assert {v["verdict"] for v in meta["verdicts"]} == {NOT_TESTABLE}
     assert "FLAGGED RUNS" in (tmp_path / "figures" / "one-to-one-tpc.svg").read_text()
+
+
+def _papermill(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "papermill", "--no-progress-bar", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HOSTNET_ROOT": ""})
+
+
+def test_plain_papermill_from_anywhere_in_the_checkout_and_an_undeclared_parameter_fails(tmp_path):
+    """No --cwd: the notebook finds data/runs from the working directory (here docs/, inside the
+    checkout); a parameter the notebook does not declare fails the run, not just papermill's warning."""
+    figs = tmp_path / "figures"
+    res = _papermill(RX, tmp_path / "out.ipynb", "-p", "figures_dir", figs, cwd=REPO / "docs")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (figs / "02-rx-buffer.meta.json").exists() and (figs / "rx-buffer-latency.svg").exists()
+    res = _papermill(RX, tmp_path / "bad.ipynb", "-p", "figures_dirr", figs, cwd=REPO)
+    assert res.returncode != 0
+    assert "UndeclaredParameterError" in res.stderr and "figures_dirr" in res.stderr
+
+
+def _nbval_project(tmp_path, stored: str):
+    """notebooks/ with this directory's conftest, sanitize file and one unmarked cell whose stored output
+    is `stored` (a fresh run prints 2)."""
+    import nbformat
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    for name in ("conftest.py", "__init__.py", "nbval-sanitize.cfg"):
+        (nbs / name).write_text((REPO / "notebooks" / name).read_text())
+    cell = nbformat.v4.new_code_cell("print(1 + 1)", execution_count=1,
+                                     outputs=[nbformat.v4.new_output("stream", text=stored)])
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (nbs / "tiny.ipynb").write_text(nbformat.writes(nb))
+    return nbs
+
+
+def test_nbval_is_lax_by_default_strict_with_nbval_and_runs_from_inside_notebooks(tmp_path):
+    nbs = _nbval_project(tmp_path, "3\n")  # an unmarked cell's stored output that differs
+
+    def pytest_(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=nbs,
+                              capture_output=True, text=True, timeout=300)
+    lax = pytest_()
+    assert lax.returncode == 0 and "1 passed" in lax.stdout, lax.stdout[-2000:]
+    strict = pytest_("--nbval")
+    assert strict.returncode == 1 and "1 failed" in strict.stdout, strict.stdout[-2000:]

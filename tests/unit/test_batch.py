@@ -152,3 +152,46 @@ def test_undeclared_parameter_is_an_error(tmp_path):
     with pytest.raises(batch.NotebookParameterError, match="does not declare rx_buffer"):
         batch.execute(nb, {"rx_buffer": 1}, tmp_path)
     assert "mode" in batch.declared_parameters(nb)
+
+
+def test_a_params_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("grid: {sizes_kb: [200, 3200}\n")
+    with pytest.raises(ValueError, match=f'(?s)not valid YAML.*in "{path}", line 1'):
+        batch.load_sweep_file(path)
+
+
+def test_notebooks_come_from_the_project_root_and_none_there_is_an_error(tmp_path, monkeypatch):
+    from hostnet import project
+    monkeypatch.setenv(project.ENV, str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=f"no hostnet notebooks in {tmp_path}.*--root"):
+        batch.section_notebooks()
+    (tmp_path / "notebooks").mkdir()
+    for name in ("00-explore.ipynb", "02-rx-buffer.ipynb"):
+        (tmp_path / "notebooks" / name).write_text("{}")
+    assert [p.name for p in batch.section_notebooks()] == ["02-rx-buffer.ipynb"]
+    assert batch.default_runs_dir() == tmp_path.resolve() / "data" / "runs"
+
+
+def test_the_cell_after_parameters_must_refuse_undeclared_parameters_and_resolve_paths(tmp_path):
+    nb = json.loads((REPO / "notebooks" / "02-rx-buffer.ipynb").read_text())
+    assert batch.first_cell_problems(REPO / "notebooks" / "02-rx-buffer.ipynb") == []
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    code[1]["source"] = ["from hostnet.sections import rx_buffer\n"]
+    (tmp_path / "02.ipynb").write_text(json.dumps(nb))
+    assert batch.first_cell_problems(tmp_path / "02.ipynb") == [
+        f"the cell after parameters does not call {call}" for call in batch.FIRST_CELL_CALLS]
+
+
+def test_a_batch_kernel_prints_no_tcp_warning_and_no_interrupt_on_shutdown(tmp_path, capfd):
+    """papermill through batch.execute: ipykernel warned about TCP without encryption once per
+    notebook, and jupyter_client's interrupt before shutdown logged a KeyboardInterrupt."""
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print(x + 1)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "tiny.ipynb").write_text(nbformat.writes(nb))
+    for _ in range(3):  # the interrupt's error was a race: a few runs
+        out = batch.execute(tmp_path / "tiny.ipynb", None, tmp_path / "out")
+        assert json.loads(out.read_text())["cells"][1]["outputs"][0]["text"] == ["2\n"]
+    err = capfd.readouterr().err
+    assert "without encryption" not in err and "KeyboardInterrupt" not in err, err

@@ -109,3 +109,71 @@ def test_top_up_refuses_a_campaign_that_is_not_a_sweep_before_touching_the_host(
                   "--runs-dir", str(REPO / "data" / "runs")])
     assert exc.value.code == 2
     assert "is not a sweep (no sweep.json)" in capsys.readouterr().err
+
+
+RX_RUN = REPO / "data" / "runs" / "20261124-030018-rx-buffer-embedded" / "285a6d52e340-r0"
+
+
+def test_version_and_a_description_naming_the_subcommands_that_exist():
+    from hostnet import __version__, cli
+    out = hostnet("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"hostnet {__version__}"
+    p = cli.parser()
+    commands = set(next(a for a in p._actions if a.dest == "command").choices)
+    words = set(p.description.replace(",", " ").replace("(", " ").replace(")", " ").split())
+    assert commands <= words and "reproduce" not in words
+
+
+def test_the_make_target_the_rpc_tool_help_names_exists():
+    import re
+    from hostnet import cli
+    run = next(a for a in cli.parser()._actions if a.dest == "command").choices["run"]
+    text = next(a.help for a in run._actions if a.dest == "rpc_tool")
+    target = re.search(r"make ([\w-]+)", text).group(1)
+    assert re.search(rf"^{target}:", (REPO / "Makefile").read_text(), re.M), target
+
+
+def test_the_data_commands_and_every_quiet_option_have_help():
+    from hostnet import cli
+    sub = next(a for a in cli.parser()._actions if a.dest == "command").choices
+    missing = [f"{name} {a.dest}" for name, p in sub.items() for a in p._actions
+               if a.dest != "help" and not a.help and (name in ("breakdown", "compare", "flamegraph", "figures",
+                                                                "notebooks") or a.dest == "quiet")]
+    assert missing == []
+
+
+def test_breakdown_into_a_closed_pipe_ends_quietly():
+    """`hostnet breakdown ... | head -1`: no BrokenPipeError traceback. The reader is gone before
+    the first write, so the write meets the closed end whatever the output's size."""
+    import os
+    report = str(RX_RUN / "raw" / "local.perf_report.txt")
+    proc = subprocess.Popen([sys.executable, "-m", "hostnet.cli", "breakdown", report],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 128 + 13 and err == ""  # 13: SIGPIPE, as a tool killed by it
+    assert os.path.exists(RX_RUN)
+
+
+def test_breakdown_names_the_sender_and_receiver_cpus_from_the_run(capsys, tmp_path):
+    import json
+    import shutil
+    from hostnet import cli
+    sides = json.loads((RX_RUN / "manifest.json").read_text())["side_cpus"]
+    assert cli.main(["breakdown", str(RX_RUN / "raw" / "local.perf_report.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "CPU roles from the run's manifest.json: " in out
+    for side in ("sender", "receiver"):
+        assert f"CPU {sides[side]['local'][0]} {side}" in out
+    elsewhere = shutil.copy(RX_RUN / "raw" / "local.perf_report.txt", tmp_path / "report.txt")
+    assert cli.main(["breakdown", str(elsewhere)]) == 0
+    assert "CPU roles unknown" in capsys.readouterr().out
+
+
+def test_flamegraph_writes_into_the_working_directory_not_the_run(tmp_path, monkeypatch, capsys):
+    from hostnet import cli
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in RX_RUN.iterdir())
+    assert cli.main(["flamegraph", str(RX_RUN), "--side", "sender"]) == 0
+    assert (tmp_path / f"flamegraph-{RX_RUN.name}-sender.html").stat().st_size > 1000
+    assert sorted(p.name for p in RX_RUN.iterdir()) == before

@@ -107,3 +107,16 @@ def test_deterministic_and_independent_of_file_order(tmp_path):
 def test_no_notebooks_yet(tmp_path):
     text = report.results_markdown(tmp_path)
     assert text.startswith("# Results on the embedded testbed") and "0 notebooks, 0 verdicts: none." in text
+
+
+def test_a_rebuild_is_byte_for_byte_the_same_and_dated_by_the_data(tmp_path, monkeypatch):
+    figs = tmp_path / "figures"
+    shutil.copytree(REPO / "figures", figs, ignore=shutil.ignore_patterns("index.html"))
+    first = report.build(figs).read_text()
+    monkeypatch.setattr("time.time", lambda: 4102444800.0)  # 2100-01-01: a clock read would show
+    assert report.build(figs).read_text() == first
+    assert report.recorded([{"campaign": "20261124-030018-rx-buffer-embedded"},
+                            {"campaign": "20261123-numa-embedded"}]) == "Data recorded 2026-11-23 to 2026-11-24. "
+    assert report.recorded([{"campaign": "my-campaign"}]) == ""
+    days = sorted({json.loads(p.read_text())["campaign"][:8] for p in figs.glob("*.meta.json")})
+    assert f"Data recorded {days[0][:4]}-{days[0][4:6]}-{days[0][6:]}" in first

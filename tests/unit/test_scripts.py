@@ -116,8 +116,8 @@ def test_fresh_machine_dry_run_plans_only_recorded_installed_packages(tmp_path):
     plan = dict(line.split(": ", 1) for line in res.stdout.splitlines() if line.startswith("would "))
     purge = plan["would purge"].split()
     assert purge.count("dpkg") == 1 and NO_SUCH_PACKAGE not in purge
-    assert plan["would remove"].split() == [str(REPO / ".venv"), str(REPO / "hostnet/native/build"),
-                                            str(tmp_path / "kernel")]
+    assert plan["would remove"].split() == [str(REPO / ".venv"), str(REPO / ".venv-floors"),
+                                            str(REPO / "hostnet/native/build"), str(tmp_path / "kernel")]
     assert manifest.exists()  # a dry run changes nothing
 
 

@@ -234,3 +234,10 @@ def test_sweep_spec_from_python_is_checked_too():
     from conftest import REPO  # every committed sweep file passes the schema
     for path in sorted((REPO / "sweeps").glob("*.yaml")):
         assert SweepSpec.from_yaml(path).repetitions >= 1, path
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("experiment: incast\nconfigs: [tsogro\n")
+    with pytest.raises(sweep.SweepError, match=f'in "{path}", line 2'):
+        sweep.SweepSpec.from_yaml(path)

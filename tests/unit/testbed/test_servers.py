@@ -102,8 +102,9 @@ def test_unreadable_and_invalid_yaml(tmp_path):
         servers.load(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("hosts: [unclosed")
-    with pytest.raises(servers.TestbedFileError, match="not valid YAML"):
+    with pytest.raises(servers.TestbedFileError, match="not valid YAML") as exc:
         servers.load(bad)
+    assert f'in "{bad}", line 1' in str(exc.value)  # the file itself, not "<unicode string>"
 
 
 # --- the journal on the servers themselves ----------------------------------------------------

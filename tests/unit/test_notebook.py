@@ -1,0 +1,41 @@
+"""A notebook refuses parameters papermill injected that its parameters cell does not declare (papermill
+itself only warns), read from the kernel's input history; its path parameters resolve against the
+project root."""
+import pytest
+
+from hostnet import notebook, project
+
+PARAMS = 'mode = "replay"\nruns_dir = "data/runs"   # a comment\nsizes_kb = [1, 2]\n'
+
+
+def test_an_undeclared_injected_parameter_is_named():
+    injected = '# Parameters\nmode = "run"\nsize_kb = [3]\n'
+    assert notebook.undeclared(["", PARAMS, injected, "notebook.refuse_undeclared()"]) == ["size_kb"]
+    declared_only = '# Parameters\nmode = "run"\nsizes_kb = [3]\n'
+    assert notebook.undeclared(["", PARAMS, declared_only, "this cell"]) == []
+
+
+def test_without_an_injected_cell_nothing_is_refused():
+    # JupyterLab: the parameters cell ran just before this one; or a first cell run on its own
+    assert notebook.undeclared(["", PARAMS, "this cell"]) == []
+    assert notebook.undeclared(["", "this cell"]) == []
+
+
+class FakeShell:
+    def __init__(self, *cells):
+        self.history_manager = type("H", (), {"input_hist_raw": ["", *cells]})()
+
+
+def test_refuse_undeclared_raises_with_what_the_notebook_declares():
+    shell = FakeShell(PARAMS, '# Parameters\nfigures_dirr = "/tmp/x"\n', "this cell")
+    with pytest.raises(notebook.UndeclaredParameterError, match="figures_dirr.*it declares mode, runs_dir, sizes_kb"):
+        notebook.refuse_undeclared(shell)
+    notebook.refuse_undeclared(FakeShell(PARAMS, '# Parameters\nmode = "run"\n', "this cell"))  # declared: fine
+
+
+def test_paths_resolve_against_the_project_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(project.ENV, str(tmp_path))
+    runs, reference, figures = notebook.paths("data/runs", "", "/abs/figures")
+    assert (runs, figures) == (tmp_path.resolve() / "data" / "runs", project.Path("/abs/figures"))
+    assert reference == project.packaged("reference")
+    assert notebook.path("figures") == tmp_path.resolve() / "figures"

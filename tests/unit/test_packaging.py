@@ -1,0 +1,88 @@
+"""How hostnet installs: environment.yml is pyproject.toml's dependency set, every dependency has a
+floor that scripts/floors.py pins (and scripts/test-floors.sh tests), JupyterLab is an extra, the
+license is an SPDX string with its file, CITATION.cff cites the tool and the paper, and the wheel's
+package data covers what the code reads through importlib.resources."""
+import importlib.util
+import re
+import tomllib
+
+import pytest
+import yaml
+
+from conftest import REPO
+from hostnet import __version__
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+
+
+def _requirement(text: str) -> tuple[str, str]:
+    name, spec = re.match(r"^\s*([A-Za-z0-9._-]+)(?:\[[^\]]*\])?\s*(.*)$", text.split("#")[0]).groups()
+    return name.lower(), spec.replace(" ", "")
+
+
+def test_environment_yml_is_pyprojects_dependency_set():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    wanted = [*PROJECT["dependencies"], *(r for extra in PROJECT["optional-dependencies"].values() for r in extra)]
+    wanted = {_requirement(r) for r in wanted if _requirement(r)[0] != PROJECT["name"]}
+    listed = {_requirement(d) for d in conda} - {("pip", "")}
+    assert listed == wanted | {("python", PROJECT["requires-python"])}
+    assert pip == ["-e .[dev]"]  # hostnet itself with the dev extra, as `make install`
+
+
+def test_jupyterlab_is_an_extra_and_nothing_in_hostnet_imports_it():
+    assert not any(_requirement(r)[0] == "jupyterlab" for r in PROJECT["dependencies"])
+    assert [_requirement(r)[0] for r in PROJECT["optional-dependencies"]["lab"]] == ["jupyterlab"]
+    assert "hostnet[lab]" in PROJECT["optional-dependencies"]["dev"]
+    imports = re.compile(r"^\s*(import|from) jupyterlab", re.M)
+    users = [p for p in (REPO / "hostnet").rglob("*.py") if imports.search(p.read_text())]
+    assert users == []
+
+
+def _floors_module():
+    spec = importlib.util.spec_from_file_location("floors", REPO / "scripts" / "floors.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_floors_pin_every_dependency_at_its_lower_bound():
+    pins = dict(line.split("==") for line in _floors_module().floors(PYPROJECT))
+    assert pins["pandas"] == "2.2" and pins["numpy"] == "1.26" and pins["altair"] == "5.5"
+    assert "hostnet" not in pins and pins["jupyterlab"] == "4.2"
+    every = {_requirement(r)[0] for r in [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["dev"],
+                                          *PROJECT["optional-dependencies"]["lab"]]} - {"hostnet"}
+    assert set(pins) == every
+
+
+def test_a_dependency_without_a_floor_is_refused():
+    doc = {"project": {"name": "hostnet", "dependencies": ["pandas>=2.2,<4", "numpy<3"]}}
+    with pytest.raises(SystemExit, match="no floor.*numpy<3"):
+        _floors_module().floors(doc)
+
+
+def test_the_license_is_an_spdx_string_and_its_file_ships():
+    assert PROJECT["license"] == "MIT" and PROJECT["license-files"] == ["LICENSE"]
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+    build = PYPROJECT["build-system"]["requires"]
+    assert build == ["setuptools>=77"]  # the first setuptools that reads project.license as SPDX
+
+
+def test_citation_cites_this_version_and_the_paper():
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["version"] == __version__
+    paper = cff["references"][0]
+    assert paper["title"] == "Understanding Host Network Stack Overheads" and paper["doi"] == "10.1145/3452296.3472888"
+    assert [a["family-names"] for a in paper["authors"]] == ["Cai", "Chaudhary", "Vuppalapati", "Hwang", "Agarwal"]
+
+
+def test_package_data_covers_every_file_read_through_resources():
+    from fnmatch import fnmatch
+    patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["hostnet"]
+    shipped = [p for d in ("reference", "taxonomy", "native") for p in (REPO / "hostnet" / d).iterdir()
+               if p.is_file() and p.suffix in (".csv", ".md", ".tsv", ".c")]
+    unmatched = [str(p) for p in shipped
+                 if not any(fnmatch(str(p.relative_to(REPO / "hostnet")), pat) for pat in patterns)]
+    assert len(shipped) > 10 and unmatched == []
