@@ -1,5 +1,5 @@
 """The wheel, not the checkout: built from this checkout, installed in a fresh venv (no editable link,
-nothing of the checkout on sys.path), it runs classify, compare, the notebook check and a plain
+nothing of the checkout on sys.path), it runs breakdown, compare, the notebook check and a plain
 papermill replay of one notebook in a copied checkout. Package data (reference numbers, taxonomies)
 comes from site-packages and the project root from the working directory.
 
@@ -68,8 +68,8 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
 
     bin_ = venv / "bin"
     run = next(p for p in (checkout / "data" / "runs" / RX).iterdir() if (p / "manifest.json").exists())
-    out = _run([bin_ / "hostnet", "classify", run / "raw" / "local.perf_report.txt"], checkout, env)
-    assert "(sender):" in out and "(receiver):" in out and "taxonomy linux-6/" in out
+    out = _run([bin_ / "hostnet", "breakdown", run / "raw" / "local.perf_report.txt"], checkout, env)
+    assert "CPU 0 sender, CPU 1 receiver" in out and "taxonomy linux-6/" in out
     out = _run([bin_ / "hostnet", "compare", RX_OLD, RX], checkout, env)
     assert "config=tsogro, rx_buffer_kb=100" in out and "tpc_gbps[both]" in out and "B-A" in out
     out = _run([bin_ / "hostnet", "notebooks", "check"], checkout / "notebooks", env)
