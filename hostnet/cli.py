@@ -253,12 +253,16 @@ def cmd_classify(args) -> int:
 
 
 def cmd_flamegraph(args) -> int:
-    from .explore import flamegraph
+    from .explore import flamegraph, flamegraph_page
     run = Path(args.run)
-    chart = flamegraph(run, args.side)
-    out = args.output or str(run / f"flamegraph-{args.side}.html")
-    chart.save(out)
-    print(f"flame graph (icicle) written to {out}")
+    out = Path(args.output or run / f"flamegraph-{args.side}.html")
+    if out.suffix == ".html":  # interactive (d3-flame-graph inlined: opens offline)
+        out.write_text(flamegraph_page(run, args.side))
+        print(f"flame graph written to {out}")
+    else:  # a static icicle chart: .svg or .png
+        from .plots import save
+        save(flamegraph(run, args.side), out.with_suffix(""))
+        print(f"icicle chart written to {out.with_suffix('.svg')} and {out.with_suffix('.png')}")
     return 0
 
 
@@ -383,7 +387,7 @@ def _data_commands(sub) -> None:
     k.add_argument("--comm", nargs="+", default=["iperf3"], help="the workload's commands (others are foreign)")
     k.set_defaults(func=cmd_classify)
 
-    g = sub.add_parser("flamegraph", help="an interactive icicle chart of a run's folded perf stacks")
+    g = sub.add_parser("flamegraph", help="an interactive flame graph (offline HTML) of a run's folded perf stacks")
     g.add_argument("run", help="a run directory")
     g.add_argument("--side", choices=("sender", "receiver"), default="receiver")
     g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: RUN/flamegraph-SIDE.html)")
