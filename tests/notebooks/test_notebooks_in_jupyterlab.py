@@ -21,7 +21,8 @@ pytestmark = needs_chromium
 # add the selected campaign's categories chart; its flame-graph dropdown starts empty).
 CHARTS = {"00-explore.ipynb": {"stored": 2, "run": 3}, "01-single-flow.ipynb": {"stored": 2, "run": 2}}
 TOKEN = "hostnet-test"
-IMAGES = ("return Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output img'))"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (the server restores earlier tabs)
+IMAGES = (f"return Array.from(document.querySelectorAll('{PANEL} .jp-OutputArea-output img'))"
           ".map(i => [i.complete, i.naturalWidth])")
 
 
@@ -75,10 +76,10 @@ def wait_for(driver, script: str, timeout: float, what: str):
 
 
 def open_notebook(driver, url: str, path: str, n_cells: int) -> None:
-    driver.get(f"{url}/lab/tree/{path}?token={TOKEN}")
-    wait_for(driver, f"return document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length === {n_cells}"
-             " && document.querySelector('.jp-Notebook-ExecutionIndicator')", 90, f"{path} to open")
-    wait_for(driver, "return document.querySelector('.jp-Notebook-ExecutionIndicator')"
+    driver.get(f"{url}/lab/tree/{path}?reset&token={TOKEN}")  # reset: only this notebook open
+    wait_for(driver, f"return document.querySelectorAll('{PANEL} .jp-Cell').length === {n_cells}"
+             f" && document.querySelector('{PANEL} .jp-Notebook-ExecutionIndicator')", 90, f"{path} to open")
+    wait_for(driver, f"return document.querySelector('{PANEL} .jp-Notebook-ExecutionIndicator')"
              ".getAttribute('data-status') === 'idle'", 90, "the kernel")
 
 
@@ -87,10 +88,11 @@ def run_all(driver, n_code_cells: int) -> None:
     driver.find_element(By.XPATH, "//li[contains(@class, 'lm-Menu-item')]"
                                   "[.//div[contains(@class, 'lm-Menu-itemLabel') and text()='Run All Cells']]").click()
     # every code cell numbered (none pending "[*]") and the kernel idle again
-    wait_for(driver, "const p = Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt'))"
+    wait_for(driver, f"const p = Array.from(document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputPrompt'))"
              ".map(e => e.textContent.trim());"
              f"return p.length === {n_code_cells} && p.every(t => /^\\[\\d+\\]:$/.test(t)) && "
-             "document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
+             f"document.querySelector('{PANEL} .jp-Notebook-ExecutionIndicator')"
+             ".getAttribute('data-status') === 'idle'",
              300, "Run All to finish")
 
 
@@ -98,7 +100,7 @@ def drawn_charts(driver) -> list[float]:
     """Each output image's drawn share, from a screenshot of the image as shown (scrolled into view)."""
     wait_for(driver, IMAGES + ".every(([done, width]) => done && width > 0)", 30, "images to load")
     shares = []
-    for img in driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-OutputArea-output img"):
+    for img in driver.find_elements(By.CSS_SELECTOR, f"{PANEL} .jp-OutputArea-output img"):
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
         time.sleep(0.3)
         shares.append(drawn_share(img.screenshot_as_png))
@@ -144,8 +146,8 @@ def test_the_interactive_renderer_draws_offline(lab, offline_chromium):
     driver = offline_chromium("1400,1200")
     open_notebook(driver, url, "notebooks/interactive.ipynb", 1)
     run_all(driver, 1)
-    canvas = wait_for(driver, "return document.querySelector('.jp-OutputArea-output .vega-embed canvas, "
-                              ".jp-OutputArea-output .vega-embed svg.marks')", 30, "vega-embed to draw")
+    canvas = wait_for(driver, f"return document.querySelector('{PANEL} .vega-embed canvas, "
+                              f"{PANEL} .vega-embed svg.marks')", 30, "vega-embed to draw")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", canvas)
     assert drawn_share(canvas.screenshot_as_png) > 0.05
     assert console_errors(driver) == []
