@@ -259,13 +259,17 @@ def cmd_breakdown(args) -> int:
 
 
 def cmd_flamegraph(args) -> int:
-    from .explore import flamegraph
+    from .explore import flamegraph, flamegraph_page
     run = Path(args.run)
-    chart = flamegraph(run, args.side)
     # into the working directory: a run directory is recorded data, not a place for derived files
-    out = args.output or f"flamegraph-{run.resolve().name}-{args.side}.html"
-    chart.save(out)
-    print(f"flame graph (icicle) written to {out}")
+    out = Path(args.output or f"flamegraph-{run.resolve().name}-{args.side}.html")
+    if out.suffix == ".html":  # interactive (d3-flame-graph inlined: opens offline)
+        out.write_text(flamegraph_page(run, args.side))
+        print(f"flame graph written to {out}")
+    else:  # a static icicle chart: .svg or .png
+        from .plots import save
+        save(flamegraph(run, args.side), out.with_suffix(""))
+        print(f"icicle chart written to {out.with_suffix('.svg')} and {out.with_suffix('.png')}")
     return 0
 
 
@@ -430,7 +434,7 @@ def _data_commands(sub) -> None:
     k.add_argument("--flamegraph", metavar="OUT", help="also an icicle chart: .html, .svg or .png")
     k.set_defaults(func=cmd_breakdown)
 
-    g = sub.add_parser("flamegraph", help="an interactive icicle chart of a run's folded perf stacks")
+    g = sub.add_parser("flamegraph", help="an interactive flame graph (offline HTML) of a run's folded perf stacks")
     g.add_argument("run", help="a run directory")
     g.add_argument("--side", choices=("sender", "receiver"), default="receiver", help="whose CPU (default: receiver)")
     g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: flamegraph-RUN-SIDE.html "

@@ -119,9 +119,8 @@ def categories_chart(cats: pd.DataFrame, side: str, campaign: str) -> alt.Chart:
     ).properties(width=420, height=260, title=alt.Title(f"{side} CPU by category", subtitle=campaign))
 
 
-def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
-    """An icicle chart of one side's folded perf stacks in a run directory."""
-    from .flamegraph import icicle_chart, icicle_rects
+def side_stacks(run: Path, side: str = "receiver") -> tuple[list, list[int], dict]:
+    """One side's folded perf samples in a run directory, its CPUs and the run's manifest."""
     from .parsers.perf_script import parse_folded
     run = Path(run)
     m = store.load_manifest(run)
@@ -132,8 +131,27 @@ def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
         raise FileNotFoundError(f"{run} has no folded stacks (recorded before hostnet kept them)")
     samples = [(smp, n) for machine, path in folded.items() if path.exists()
                for smp, n in parse_folded(path.read_text(), str(path)) if smp.cpu in machines[machine]]
+    return samples, cpus, m
+
+
+def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
+    """An icicle chart of one side's folded perf stacks in a run directory (a PNG in notebooks)."""
+    from .flamegraph import icicle_chart, icicle_rects
+    samples, cpus, m = side_stacks(run, side)
     return icicle_chart(icicle_rects(samples, set(cpus)), f"{point_label(m)}: {side} CPUs {cpus}",
                         "perf cpu-clock samples; width = share of the side's samples")
+
+
+def flamegraph_page(run: Path, side: str = "receiver") -> str:
+    """The same stacks as an interactive flame graph page (search, zoom) that opens offline."""
+    from .flamegraph import flamegraph_html, stack_tree
+    samples, cpus, m = side_stacks(run, side)
+    perf = (m.get("probes") or {}).get("perf") or {}
+    sampled = f"perf {perf['event']} samples at {perf['freq_hz']} Hz" if perf else "perf samples"
+    return flamegraph_html(stack_tree(samples, set(cpus), root=f"{side} CPUs {cpus}"),
+                           f"{point_label(m)}: {side} CPUs {cpus}",
+                           f"Run {m['run_id']}; {sampled}; above the CPUs the command, then its calls from the "
+                           "outermost frame to the leaf.")
 
 
 def first_run_with_stacks(runs_dir, campaign: str) -> Path | None:

@@ -1,13 +1,21 @@
 """Altair figure builders in one theme; saved as SVG and PNG offline through vl-convert.
 
-Builders take tidy tables (or summaries of them) and never read raw tool output.
+Builders take tidy tables (or summaries of them) and never read raw tool output. Importing this
+module makes notebooks show charts as PNG images (the "hostnet-png" renderer): a stored PNG output
+is drawn with no network, in an untrusted notebook in JupyterLab, on GitHub and by nbconvert,
+where altair's HTML output needs scripts from a CDN. interactive() switches to altair's HTML with
+the vega bundle inlined, for a live session.
 """
 from __future__ import annotations
 
+import base64
+import io
 from pathlib import Path
 
 import altair as alt
 import pandas as pd
+import vl_convert as vlc
+from PIL import Image
 
 from .analysis import BREAKDOWN_ORDER, COVERAGE_MIN, summarize
 
@@ -137,13 +145,63 @@ def breakdown_notes(tidy: pd.DataFrame, side: str, metric: str) -> list[str]:
     return lines
 
 
+# Drawn at twice the CSS size (sharp on HiDPI screens) and shown at CSS size through the output's
+# width/height metadata.
+PNG_SCALE = 2
+STATIC_RENDERER = "hostnet-png"
+
+
+def _vl_version() -> str:
+    """vl-convert's name for the Vega-Lite version altair writes (v6.4.1 -> v6_4)."""
+    return "v" + "_".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def png(spec: dict, scale: float = PNG_SCALE) -> tuple[bytes, tuple[int, int]]:
+    """A Vega-Lite spec as PNG bytes and its CSS size (width, height) in pixels.
+
+    vl-convert draws it offline; Pillow re-encodes it as a 256-colour palette PNG, because
+    vl-convert's PNG is barely compressed (a chart is 4-10x smaller re-encoded) and a chart has few
+    colours (the palette keeps its colours and anti-aliasing close enough to read)."""
+    drawn = Image.open(io.BytesIO(vlc.vegalite_to_png(spec, vl_version=_vl_version(), scale=scale)))
+    out = io.BytesIO()
+    drawn.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG", optimize=True)
+    return out.getvalue(), (round(drawn.width / scale), round(drawn.height / scale))
+
+
+def _title(spec: dict) -> str:
+    title = spec.get("title") or next((c.get("title") for key in ("hconcat", "vconcat", "concat", "layer")
+                                       for c in spec.get(key, []) if c.get("title")), "")
+    return title.get("text", "") if isinstance(title, dict) else str(title)
+
+
+def static_renderer(spec: dict, **_options) -> tuple[dict, dict]:
+    """An altair renderer: the chart as a PNG output (plus its title as text/plain)."""
+    data, (width, height) = png(spec)
+    text = f"<chart {width}x{height}: {_title(spec)}>" if _title(spec) else f"<chart {width}x{height}>"
+    return ({"image/png": base64.b64encode(data).decode("ascii"), "text/plain": text},
+            {"image/png": {"width": width, "height": height}})
+
+
+def interactive(enable: bool = True) -> None:
+    """Interactive charts (tooltips) in a live, trusted session with no network: altair's HTML
+    renderer with the vega/vega-lite/vega-embed bundle inlined (from vl-convert, ~1 MB per chart).
+    Its outputs are scripts: stored in a notebook they are blank once it is reopened untrusted, on
+    GitHub and in nbconvert, so notebooks are stored with the PNG renderer (interactive(False))."""
+    if enable:
+        alt.renderers.enable("html", template="inline")
+    else:
+        alt.renderers.enable(STATIC_RENDERER)
+
+
+alt.renderers.register(STATIC_RENDERER, static_renderer)
+alt.renderers.enable(STATIC_RENDERER)
+
+
 def save(chart: alt.Chart, stem: str | Path) -> list[Path]:
-    """Write stem.svg and stem.png (offline, vl-convert)."""
+    """Write stem.svg and stem.png (offline, vl-convert; the PNG as in notebooks)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for ext in ("svg", "png"):
-        path = stem.with_suffix(f".{ext}")
-        chart.save(str(path), scale_factor=2) if ext == "png" else chart.save(str(path))
-        out.append(path)
-    return out
+    svg, png_path = stem.with_suffix(".svg"), stem.with_suffix(".png")
+    chart.save(str(svg))
+    png_path.write_bytes(png(chart.to_dict())[0])
+    return [svg, png_path]

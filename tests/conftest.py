@@ -590,3 +590,71 @@ def capture_sweeps(monkeypatch, tmp_path, tb):
     monkeypatch.setattr(servers, "from_yaml", lambda path: tb)
     monkeypatch.setattr(sweep, "run_sweep", run_sweep)
     return specs
+
+
+# --- headless Chromium with no network but loopback (the report, notebooks in JupyterLab, flame graphs)
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+needs_chromium = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="Debian packages chromium and "
+                                    "chromium-driver are not installed (make install adds them)")
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+# What a fetch off this machine logs under offline_chromium: its proxy is a closed loopback port.
+BLOCKED = "net::ERR_PROXY_CONNECTION_FAILED"
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def offline_chromium(tmp_path, monkeypatch):
+    """A factory of headless Chromium drivers that reach nothing but this machine: every request
+    goes through a proxy on a closed loopback port (loopback itself bypasses proxies) and no name
+    resolves; selenium-manager is told never to fetch a driver (both paths are given)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    drivers = []
+
+    def start(window: str = "1200,2400"):
+        profile = tmp_path / f"chromium-profile-{len(drivers)}"
+        profile.mkdir()
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for flag in BROWSER_FLAGS + [f"--window-size={window}", f"--user-data-dir={profile}",
+                                     f"--proxy-server=http://127.0.0.1:{free_port()}",
+                                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]:
+            opts.add_argument(flag)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        drivers.append(webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts))
+        return drivers[-1]
+    yield start
+    for d in drivers:
+        d.quit()
+
+
+def console_errors(driver) -> list[dict]:
+    """The SEVERE browser-console entries since the last call (reading the log empties it)."""
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def fetch_is_blocked(driver, url: str = "https://cdn.jsdelivr.net/npm/vega@6") -> bool:
+    """Whether a page's fetch of an outside URL fails at the blocking proxy (and not for another reason)."""
+    driver.get_log("browser")
+    outcome = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0]).then(() => done('fetched'), () => done('failed'))", url)
+    return outcome == "failed" and any(BLOCKED in e["message"] for e in console_errors(driver))
+
+
+def drawn_share(png: bytes) -> float:
+    """Share of a screenshot's pixels that differ from its most common colour (the background)."""
+    import io
+
+    from PIL import Image
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    counts = image.getcolors(image.width * image.height)
+    return 1 - max(n for n, _ in counts) / (image.width * image.height)

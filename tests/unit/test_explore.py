@@ -57,7 +57,11 @@ def test_flamegraph_of_a_stored_run_and_the_cli(tmp_path):
     assert "iperf3" in frames or any("copy" in f for f in frames)
     out = tmp_path / "fg.html"
     assert cli.main(["flamegraph", str(run), "-o", str(out)]) == 0
-    assert "vega" in out.read_text()
+    page = out.read_text()
+    assert "flamegraph.default()" in page and "vega" not in page and "tcp_recvmsg" in page
+    assert cli.main(["flamegraph", str(run), "--side", "sender", "-o", str(tmp_path / "icicle.png")]) == 0
+    assert (tmp_path / "icicle.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "sender CPUs" in (tmp_path / "icicle.svg").read_text()
     bare = tmp_path / "run"
     shutil.copytree(run, bare, ignore=shutil.ignore_patterns("*.perf_folded.txt"))
     with pytest.raises(FileNotFoundError, match="no folded stacks"):
