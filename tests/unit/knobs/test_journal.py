@@ -212,7 +212,8 @@ def test_restore_rebuilds_a_jump_host_and_only_hostnets_own_namespace_proxy(tmp_
     from hostnet.hosts import HostError, host_from_description
     monkeypatch.setattr("hostnet.hosts.netns_exists", lambda name: name == "hostnet-lab1-bst")
     jump = {"name": "gw", "kind": "SshHost", "address": "198.19.0.254", "user": "root", "port": 22,
-            "key_filename": None, "known_hosts": str(tmp_path / "known_hosts"), "sudo": False, "insecure_accept_unknown_keys": False,
+            "key_filename": None, "known_hosts": str(tmp_path / "known_hosts"), "sudo": False,
+            "insecure_accept_unknown_keys": False,
             "proxy_command": "ip netns exec hostnet-lab1-bst nc 198.19.0.254 22"}
     desc = {**jump, "name": "sender", "address": "198.19.0.1", "proxy_command": None, "proxy_jump": jump}
     host = host_from_description(desc)
