@@ -78,12 +78,22 @@ def cmd_testbed(args) -> int:
     if args.action == "check":
         return _check(args)
     if args.action == "up":
+        if (args.write_yaml or args.bastion) and not args.ssh:
+            _die("--write-yaml and --bastion describe the testbed as servers reached over SSH: add --ssh")
         _require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
-                        n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh)
+                        n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion)
         print(f"testbed {tb.name} is up ({'; '.join(tb.notes)}):")
         for e in tb.endpoints.values():
             print(f"  {e.role:<10} {e.ip:<13} {e.iface:<14} CPUs {e.cpus}  via {e.host.describe()['kind']}")
+        if args.write_yaml:
+            from .testbed import as_servers
+            try:
+                path, conf = as_servers.write(args.name, args.write_yaml)
+            except BaseException:
+                testbed.down(args.name)  # a testbed the user cannot use as asked is not left up
+                raise
+            print(f"as servers: {path} (ssh_config {conf}); e.g. hostnet run single-flow --testbed {path}")
     elif args.action == "status":
         rows = testbed.status()
         if not rows:
@@ -162,16 +172,18 @@ def cmd_run(args) -> int:
         ("netperf",) if args.rpc_size else ("iperf3",))
     if args.rpc_size and args.rpc_tool == "auto":
         tools = ()  # chosen by capability once the testbed is up
-    _require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
-    campaign = args.campaign or store.new_campaign_id(args.experiment, "embedded")
+    spec = _testbed_spec(args)
+    if not testbed.session.is_file(spec):  # servers need nothing here: their tools are checked on them
+        _require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
     kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
-                  runs_dir=args.runs_dir, campaign=campaign, experiment=args.experiment,
+                  runs_dir=args.runs_dir, experiment=args.experiment,
                   perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows,
                   congestion_control=args.cc, rpc_size=args.rpc_size, rpc_tool_name=args.rpc_tool)
-    shape = {} if args.testbed else {"n_senders": args.senders, "n_receivers": args.receivers, "ssh": args.ssh}
+    shape = _fresh_shape(args, spec)
     # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
-    with testbed.using(args.testbed or "", prefix="r", **shape) as tb:
-        runs = run_configs(tb, args.config, **kwargs)
+    with testbed.using(spec, prefix="r", **shape) as tb:
+        campaign = args.campaign or store.new_campaign_id(args.experiment, tb.kind)
+        runs = run_configs(tb, args.config, campaign=campaign, **kwargs)
     _print_summary(runs)
     return 0 if runs else 1
 
@@ -184,15 +196,37 @@ def cmd_sweep(args) -> int:
         spec = SweepSpec.from_yaml(args.spec)
     except (SweepError, ValueError) as exc:
         _die(str(exc))
-    _require_live()
-    campaign = args.campaign or store.new_campaign_id(spec.experiment, "embedded")
-    with testbed.embedded(testbed.unique_name("s"), n_senders=args.senders, n_receivers=args.receivers,
-                          ssh=args.ssh) as tb:
+    where = _testbed_spec(args)
+    if not testbed.session.is_file(where):
+        _require_live()
+    with testbed.using(where, prefix="s", **_fresh_shape(args, where)) as tb:
+        campaign = args.campaign or store.new_campaign_id(spec.experiment, tb.kind)
         out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
           f"runs in {out['campaign_dir']}")
-    print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}")
+    print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}"
+          + (f" --testbed {args.testbed}" if where not in testbed.session.FRESH else ""))
     return 0 if not out["failed"] else 1
+
+
+def _testbed_spec(args) -> str:
+    """--testbed as every command spells it: "embedded" (a fresh one, torn down after; the default),
+    the name of an embedded testbed that is up, or a testbed.yaml path."""
+    spec = args.testbed or "embedded"
+    if testbed.session.is_file(spec) and not Path(spec).is_file():
+        _die(f"--testbed {spec}: no such testbed.yaml")
+    return spec
+
+
+def _fresh_shape(args, spec: str) -> dict:
+    """--senders/--receivers/--ssh shape a fresh embedded testbed; with one that exists they are an error."""
+    shape = {"n_senders": args.senders, "n_receivers": args.receivers, "ssh": args.ssh}
+    if spec in testbed.session.FRESH:
+        return shape
+    given = [f"--{k.removeprefix('n_')}" for k, v in shape.items() if v not in (1, False)]
+    if given:
+        _die(f"{', '.join(given)} shape a fresh embedded testbed; --testbed {spec} is already built")
+    return {}
 
 
 def _sweep_notebook(args) -> int:
@@ -356,6 +390,10 @@ def _live_commands(sub) -> None:
     t.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
     t.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
     t.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
+    t.add_argument("--bastion", action="store_true", help="with --ssh: a jump host namespace and a management "
+                                                          "network; --write-yaml then reaches the endpoints through it")
+    t.add_argument("--write-yaml", metavar="PATH", help="with --ssh: write a testbed.yaml (and PATH's .ssh_config) "
+                                                        "describing the testbed as servers reached over SSH")
     _steering_option(t)
     t.set_defaults(func=cmd_testbed)
 
@@ -370,7 +408,8 @@ def _live_commands(sub) -> None:
     r.add_argument("--duration", type=int, default=5, help="measured seconds per point")
     r.add_argument("--warmup", type=int, default=2, help="seconds excluded before the window")
     r.add_argument("--repetitions", type=int, default=1)
-    r.add_argument("--testbed", help="use a testbed already up (hostnet testbed up); default: a fresh one")
+    r.add_argument("--testbed", help="embedded (a fresh one, the default), the name of one that is up (hostnet "
+                                     "testbed up), or a testbed.yaml of servers")
     r.add_argument("--runs-dir", default="data/runs")
     r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
     r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
@@ -383,8 +422,8 @@ def _live_commands(sub) -> None:
     _steering_option(r)
     r.set_defaults(func=cmd_run)
 
-    w = sub.add_parser("sweep", help="run (or resume) a sweep spec on a fresh embedded testbed, or sweep a "
-                                      "notebook over a parameter grid (NOTEBOOK.ipynb -f params.yaml)")
+    w = sub.add_parser("sweep", help="run (or resume) a sweep spec (on --testbed; default a fresh embedded one), "
+                                      "or sweep a notebook over a parameter grid (NOTEBOOK.ipynb -f params.yaml)")
     w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
                                 "or a notebook (.ipynb)")
     w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
@@ -396,6 +435,8 @@ def _live_commands(sub) -> None:
     w.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
     w.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
     w.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
+    w.add_argument("--testbed", help="sweep specs: embedded (a fresh one, the default), the name of one that is "
+                                     "up, or a testbed.yaml of servers")
     w.add_argument("--quiet", action="store_true", help="no progress line per point")
     _steering_option(w)
     w.set_defaults(func=cmd_sweep)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .knobs import KNOBS
+from .hosts import HostUnreachable
+from .knobs import KNOBS, KnobError
 from .testbed import Testbed, steering
 
 RFS_ENTRIES = 32768
@@ -134,14 +135,30 @@ def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None
     for _h, _w, knob, key, value in plan:  # every value is checked before anything is written
         if value is not None:
             knob.validate(key, value)
+    # A setting the point leaves as it was (None) that the host does not have (a global sysctl seen
+    # from a network namespace rehearsing a server) has no prior to journal: recorded as absent.
+    absent = {(where, knob.name, key) for host, where, knob, key, value in plan
+              if value is None and _absent(host, knob, key)}
+    plan = [p for p in plan if (p[1], p[2].name, p[3]) not in absent]
     # Every prior is on disk before the first write, so a crash mid-way loses nothing.
     priors = {(where, knob.name, key): tb.journal.record(host, knob, key) for host, where, knob, key, _ in plan}
-    applied = {}
+    applied = {f"{where}/{name}/{key}": "absent" for where, name, key in absent}
     for host, where, knob, key, value in plan:
         value = priors[(where, knob.name, key)] if value is None else value
         tb.journal.set(host, knob, key, value)
         applied[f"{where}/{knob.name}/{key}"] = value
     return applied
+
+
+def _absent(host, knob, key: str) -> bool:
+    """The host has no such setting (reading it fails, and not because the host went away)."""
+    try:
+        knob.read(host, key)
+    except KnobError as exc:
+        if isinstance(exc.__cause__, HostUnreachable):
+            raise
+        return True
+    return False
 
 
 def host_of(tb: Testbed, where: str):

@@ -27,12 +27,16 @@ def host_from_description(desc: dict) -> Host:
         return SshHost(desc["address"], user=desc["user"], port=desc["port"], name=desc.get("name"),
                        key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
                        proxy_command=_proxy_command(desc.get("proxy_command")), sudo=desc.get("sudo"),
-                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True)
+                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True,
+                       # the jump host (ProxyJump) is rebuilt the same way, its own jump host too
+                       proxy_jump=host_from_description(desc["proxy_jump"]) if desc.get("proxy_jump") else None)
     raise HostError(f"cannot rebuild a host of kind {kind!r}")
 
 
-# The only proxy hostnet itself uses: nc inside one of its own namespaces (sshd.proxy_command).
-_NETNS_PROXY = re.compile(r"ip netns exec (hostnet-[a-z0-9]{1,8}-[a-z0-9]{1,8}) nc %h %p")
+# The only proxy hostnet itself uses: nc inside one of its own namespaces (sshd.proxy_command); an
+# ssh_config's ProxyCommand arrives with %h and %p already filled in (paramiko expands them).
+_NETNS_PROXY = re.compile(r"ip netns exec (hostnet-[a-z0-9]{1,8}-[a-z0-9]{1,8}) nc "
+                          r"(%h|(?:\d{1,3}\.){3}\d{1,3}) (%p|\d{1,5})")
 
 
 def _proxy_command(recorded) -> str | None:
@@ -45,6 +49,6 @@ def _proxy_command(recorded) -> str | None:
         raise HostError(f"the journal names an SSH proxy command ({str(recorded)[:80]!r}); hostnet does not run "
                         f"commands taken from a journal (only its own namespace proxy, for a namespace that exists)")
     from .sshd import proxy_command
-    return proxy_command(m.group(1))
+    return proxy_command(m.group(1), m.group(2), m.group(3))
 
 

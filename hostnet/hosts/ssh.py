@@ -133,7 +133,7 @@ class SshHost(Host):
     def __init__(self, address: str, *, user: str = "root", port: int = 22, name: str | None = None,
                  key_filename: str | None = None, known_hosts: str | None = None,
                  insecure_accept_unknown_keys: bool = False, proxy_command: str | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                 proxy_jump: "SshHost | None" = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                  command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S, tag: ProcessTag | None = None,
                  management_interfaces: Sequence[str] = (), sudo: bool | None = None,
                  tool_paths: dict[str, str] | None = None, guard_connection_interface: bool = True):
@@ -142,7 +142,10 @@ class SshHost(Host):
         self.key_filename = key_filename
         self.known_hosts = known_hosts or str(Path.home() / ".ssh" / "known_hosts")
         self.insecure = insecure_accept_unknown_keys
+        if proxy_command and proxy_jump:
+            raise HostError(f"{self.name}: a proxy command or a jump host, not both (as in ssh_config)")
         self.proxy_command = proxy_command
+        self.proxy_jump = proxy_jump  # an SshHost to tunnel through (ProxyJump), shared by the hosts behind it
         self.connect_timeout, self.command_timeout = connect_timeout, command_timeout
         self.tag = tag
         self.management_interfaces = list(management_interfaces)
@@ -150,12 +153,35 @@ class SshHost(Host):
         self.tool_paths = dict(tool_paths or {})
         self.guard_connection_interface = guard_connection_interface
         self._conn = None
+        self._opening = threading.Lock()  # hosts behind one jump host may open it at the same time
 
     # -- connection -------------------------------------------------------------------------
     def connection(self):
-        """The fabric Connection, opened on first use (and again if it dropped), strict about host keys."""
-        if self._conn is not None and self._conn.is_connected:
+        """The fabric Connection, opened on first use (and again if it dropped), strict about host keys
+        (also through a jump host, whose own connection is as strict)."""
+        with self._opening:
+            if self._conn is None or not self._conn.is_connected:
+                self._conn = self._open()
             return self._conn
+
+    def _through_jump(self):
+        """A direct-tcpip channel from the jump host to this host's SSH port: the socket paramiko
+        connects over (fabric's own gateway would open it without a timeout)."""
+        import paramiko
+        jump = self.proxy_jump
+        try:
+            transport = jump.connection().transport
+            return transport.open_channel("direct-tcpip", (self.address, self.port), ("", 0),
+                                          timeout=self.connect_timeout)
+        except HostUnreachable as exc:
+            raise HostUnreachable(f"{self.name}: its jump host is unreachable ({exc})") from exc
+        except HostError as exc:
+            raise HostError(f"{self.name}: through its jump host: {exc}") from exc
+        except (paramiko.SSHException, EOFError, OSError) as exc:  # ChannelException: refused, no route
+            raise HostUnreachable(f"{self.name}: {jump.name} could not reach {self.address}:{self.port} "
+                                  f"({exc or type(exc).__name__})") from exc
+
+    def _open(self):
         import paramiko
         from fabric import Config, Connection
 
@@ -163,6 +189,8 @@ class SshHost(Host):
                   "banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
         if self.key_filename:
             kwargs["key_filename"] = self.key_filename
+        if self.proxy_jump is not None:
+            kwargs["sock"] = self._through_jump()
         # the proxy command runs here as a child of ours: without the sudo password in its environment
         gateway = f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}" if self.proxy_command else None
         conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
@@ -176,7 +204,12 @@ class SshHost(Host):
             if os.path.exists(self.known_hosts):
                 conn.client.load_host_keys(self.known_hosts)
         try:
-            conn.open()
+            try:
+                conn.open()
+            except BaseException:
+                if kwargs.get("sock") is not None:  # the jump host's channel for this attempt
+                    kwargs["sock"].close()
+                raise
         except paramiko.SSHException as exc:
             if "not found in known_hosts" in str(exc):
                 raise HostError(f"{self.name}: host key unknown (not in {self.known_hosts}); add it with "
@@ -186,7 +219,6 @@ class SshHost(Host):
             raise HostUnreachable(f"{self.name}: unreachable (no answer within {self.connect_timeout} s)") from exc
         except OSError as exc:
             raise HostUnreachable(f"{self.name}: unreachable ({exc.strerror or exc})") from exc
-        self._conn = conn
         return conn
 
     def close(self) -> None:
@@ -344,7 +376,8 @@ class SshHost(Host):
         return {"name": self.name, "kind": "SshHost", "address": self.address, "user": self.user,
                 "port": self.port, "key_filename": self.key_filename, "known_hosts": self.known_hosts,
                 "proxy_command": self.proxy_command, "sudo": self.sudo,
-                "insecure_accept_unknown_keys": self.insecure}
+                "insecure_accept_unknown_keys": self.insecure,
+                **({"proxy_jump": self.proxy_jump.describe()} if self.proxy_jump is not None else {})}
 
 
 def _channel_chunks(channel):

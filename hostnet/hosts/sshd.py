@@ -22,17 +22,18 @@ def _keys(local: LocalHost, d: Path) -> None:
     (d / "authorized_keys").write_text((d / "client_ed25519.pub").read_text())
 
 
-def sshd_config(d: Path, role: str, ip: str) -> str:
+def sshd_config(d: Path, role: str, ips: str | list[str]) -> str:
+    ips = [ips] if isinstance(ips, str) else ips
     return "\n".join([
-        f"ListenAddress {ip}:22", f"HostKey {d / 'host_ed25519'}", f"PidFile {d / f'sshd-{role}.pid'}",
+        *(f"ListenAddress {ip}:22" for ip in ips), f"HostKey {d / 'host_ed25519'}", f"PidFile {d / f'sshd-{role}.pid'}",
         f"AuthorizedKeysFile {d / 'authorized_keys'}", "PermitRootLogin prohibit-password",
         "PubkeyAuthentication yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
         "UsePAM no", "StrictModes no", "Subsystem sftp internal-sftp", "MaxStartups 100:30:200", "MaxSessions 100", ""])
 
 
-def proxy_command(netns: str) -> str:
+def proxy_command(netns: str, address: str = "%h", port: str = "%p") -> str:
     # The controller stays in the root namespace; nc inside the endpoint's namespace carries SSH.
-    return f"ip netns exec {netns} nc %h %p"
+    return f"ip netns exec {netns} nc {address} {port}"
 
 
 def ssh_host(d: Path, netns: str, ip: str, role: str, tag: ProcessTag | None) -> SshHost:
@@ -43,19 +44,24 @@ def ssh_host(d: Path, netns: str, ip: str, role: str, tag: ProcessTag | None) ->
                    connect_timeout=10, guard_connection_interface=False)
 
 
-def start_sshds(local: LocalHost, d: Path, endpoints: dict[str, tuple[str, str]], timeout_s: float = 15) -> None:
-    """endpoints: role -> (netns, ip). Starts one sshd per namespace and waits until each answers."""
+def start_sshds(local: LocalHost, d: Path, endpoints: dict[str, tuple[str, str | list[str]]],
+                timeout_s: float = 15) -> None:
+    """endpoints: role -> (netns, its address or addresses). Starts one sshd per namespace, listening
+    on each address, and waits until each answers; known_hosts names the host key at every address."""
     _keys(local, d)
     local.run(["mkdir", "-p", "/run/sshd"])  # sshd's privilege-separation directory
     host_pub = (d / "host_ed25519.pub").read_text().split()
-    (d / "known_hosts").write_text("".join(f"{ip} {host_pub[0]} {host_pub[1]}\n" for _, ip in endpoints.values()))
-    for role, (netns, ip) in endpoints.items():
+    addrs = {role: [ips] if isinstance(ips, str) else list(ips) for role, (_, ips) in endpoints.items()}
+    (d / "known_hosts").write_text("".join(f"{ip} {host_pub[0]} {host_pub[1]}\n"
+                                           for ips in addrs.values() for ip in ips))
+    for role, (netns, _) in endpoints.items():
         conf = d / f"sshd-{role}.conf"
-        conf.write_text(sshd_config(d, role, ip))
+        conf.write_text(sshd_config(d, role, addrs[role]))
         local.run([SSHD, "-t", "-f", str(conf)])
         local.start(["ip", "netns", "exec", netns, SSHD, "-D", "-e", "-f", str(conf)])
     deadline = time.monotonic() + timeout_s
-    for netns, ip in endpoints.values():
+    for role, (netns, _) in endpoints.items():
+        ip = addrs[role][0]
         while True:
             res = local.run(["ip", "netns", "exec", netns, "ss", "-Hltn", f"src {ip}:22"], check=False)
             if res.stdout.strip():

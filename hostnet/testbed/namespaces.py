@@ -24,6 +24,11 @@ from .base import Endpoint, RestoreError, Testbed, TestbedError, role_kind, role
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
 SUBNET_PREFIX = "198.18.0"
+# The management network of a testbed with a bastion (SSH only, never measured): a bridge in the
+# bastion's namespace, one veth "mgmt0" into each endpoint's namespace.
+MGMT_PREFIX = "198.19.0"
+BASTION_IP = f"{MGMT_PREFIX}.254"
+MGMT_IFACE = "mgmt0"
 
 
 @dataclass
@@ -41,6 +46,7 @@ class EmbeddedLayout:
     n_receivers: int = 1
     ssh: bool = False
     steering: str = field(default_factory=steering.default)  # receive steering (steering.py)
+    bastion: bool = False  # a jump host namespace and a management network (testbed.yaml rehearsals)
 
     def __post_init__(self):
         try:
@@ -51,6 +57,8 @@ class EmbeddedLayout:
             raise TestbedError(f"testbed name {self.name!r}: use 1-8 lowercase letters or digits")
         if not (1 <= self.n_senders <= 9 and 1 <= self.n_receivers <= 9):
             raise TestbedError("an embedded testbed has 1-9 senders and 1-9 receivers")
+        if self.bastion and not self.ssh:
+            raise TestbedError("a bastion is a jump host for SSH: it needs the sshds (ssh=True)")
 
     @property
     def roles(self) -> list[str]:
@@ -70,6 +78,8 @@ class EmbeddedLayout:
         out = {r: f"hostnet-{self.name}-{short[role_kind(r)]}{r[len(role_kind(r)):]}" for r in self.roles}
         if self.bridged:
             out["switch"] = f"hostnet-{self.name}-sw"
+        if self.bastion:
+            out["bastion"] = f"hostnet-{self.name}-bst"
         return out
 
     @property
@@ -83,6 +93,13 @@ class EmbeddedLayout:
     def ips(self) -> dict[str, str]:
         return {r: f"{SUBNET_PREFIX}.{(1 if role_kind(r) == 'sender' else 2) + 2 * self._index(r)}"
                 for r in self.roles}
+
+    @property
+    def mgmt_ips(self) -> dict[str, str]:
+        """Each endpoint's management address (only with a bastion), numbered like its data IP."""
+        if not self.bastion:
+            return {}
+        return {r: ip.replace(SUBNET_PREFIX, MGMT_PREFIX, 1) for r, ip in self.ips.items()}
 
     def cpus(self, role: str) -> list[int]:
         return self.sender_cpus if role_kind(role) == "sender" else self.receiver_cpus
@@ -113,7 +130,7 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
     for role in layout.roles:
         if layout.ssh:
             from ..hosts.sshd import ssh_host
-            host = ssh_host(_ssh_dir(layout.name), layout.netns[role], layout.ips[role], role, tag)
+            host = ssh_host(ssh_dir(layout.name), layout.netns[role], layout.ips[role], role, tag)
         else:
             host = NetnsHost(layout.netns[role], name=role, tag=tag)
         endpoints[role] = Endpoint(role, host, layout.ifaces[role], layout.ips[role], layout.cpus(role),
@@ -129,7 +146,7 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
                    rx_steering=layout.steering)
 
 
-def _ssh_dir(name: str) -> Path:
+def ssh_dir(name: str) -> Path:
     return state_dir() / f"{name}-ssh"
 
 
@@ -143,7 +160,8 @@ def check_cpus(layout: EmbeddedLayout) -> None:
 
 
 def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: bool = False,
-       n_senders: int = 1, n_receivers: int = 1, ssh: bool = False, steering: str | None = None) -> Testbed:
+       n_senders: int = 1, n_receivers: int = 1, ssh: bool = False, steering: str | None = None,
+       bastion: bool = False) -> Testbed:
     """Create the namespaces and links. Refuses a name already in use.
 
     persistent: brought up by `hostnet testbed up`, meant to outlive this process; it is only
@@ -152,9 +170,12 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     real servers would be.
     steering: the receive path (steering.py: napi-thread, rps, none); None: $HOSTNET_RX_STEERING,
     else steering.DEFAULT.
+    bastion: also a jump host's namespace joined to every endpoint by a management network
+    (MGMT_PREFIX), each endpoint's sshd listening there too: as_servers.py describes the testbed
+    as servers reached through it (ProxyJump).
     """
     layout = EmbeddedLayout(name, list(sender_cpus), list(receiver_cpus), n_senders, n_receivers, ssh,
-                            **({"steering": steering} if steering else {}))
+                            **({"steering": steering} if steering else {}), bastion=bastion)
     check_cpus(layout)
     if os.geteuid() != 0:
         raise TestbedError("the embedded testbed needs root (network namespaces); run as root")
@@ -185,8 +206,11 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
         if ssh:
             from ..hosts.sshd import start_sshds
             # The sshds are infrastructure: a restore that keeps the testbed must not stop them.
-            start_sshds(LocalHost("root-ns", tag=_infra_tag(name)), _ssh_dir(name),
-                        {r: (layout.netns[r], layout.ips[r]) for r in layout.roles})
+            sshds = {r: (layout.netns[r], [layout.ips[r]] + ([layout.mgmt_ips[r]] if bastion else []))
+                     for r in layout.roles}
+            if bastion:
+                sshds["bastion"] = (layout.netns["bastion"], [BASTION_IP])
+            start_sshds(LocalHost("root-ns", tag=_infra_tag(name)), ssh_dir(name), sshds)
     except BaseException:
         down(name)
         raise
@@ -215,14 +239,37 @@ def _create_links(local: LocalHost, layout: EmbeddedLayout) -> None:
         local.run(["ip", "link", "set", iface, "netns", ns])
         local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
         local.run(["ip", "-n", ns, "link", "set", iface, "up"])
+    if layout.bastion:
+        _create_management(local, layout)
+
+
+def _create_management(local: LocalHost, layout: EmbeddedLayout) -> None:
+    """The bastion's bridge and a veth to each endpoint, created inside the namespaces (nothing
+    passes through the root namespace)."""
+    bst = layout.netns["bastion"]
+    local.run(["ip", "-n", bst, "link", "add", "br0", "type", "bridge"])
+    local.run(["ip", "-n", bst, "addr", "add", f"{BASTION_IP}/24", "dev", "br0"])
+    local.run(["ip", "-n", bst, "link", "set", "br0", "up"])
+    for role in layout.roles:
+        ns, port = layout.netns[role], f"m-{role}"
+        local.run(["ip", "-n", bst, "link", "add", port, "type", "veth", "peer", "name", MGMT_IFACE, "netns", ns])
+        local.run(["ip", "-n", bst, "link", "set", port, "master", "br0"])
+        local.run(["ip", "-n", bst, "link", "set", port, "up"])
+        local.run(["ip", "-n", ns, "addr", "add", f"{layout.mgmt_ips[role]}/24", "dev", MGMT_IFACE])
+        local.run(["ip", "-n", ns, "link", "set", MGMT_IFACE, "up"])
+
+
+def layout_of(name: str) -> EmbeddedLayout:
+    """The layout of testbed `name`, which is up."""
+    path = _state_file(name)
+    if not path.exists():
+        raise TestbedError(f"no testbed {name!r} is up; run `hostnet testbed up --name {name}`")
+    return EmbeddedLayout(**json.loads(path.read_text())["layout"])
 
 
 def attach(name: str = "default") -> Testbed:
     """The testbed `up` created, from another process."""
-    path = _state_file(name)
-    if not path.exists():
-        raise TestbedError(f"no testbed {name!r} is up; run `hostnet testbed up --name {name}`")
-    layout = EmbeddedLayout(**json.loads(path.read_text())["layout"])
+    layout = layout_of(name)
     missing = [n for n in layout.netns.values() if not netns_exists(n)]
     if missing:
         raise TestbedError(f"testbed {name!r} is broken (missing {', '.join(missing)}); "
@@ -280,7 +327,7 @@ def down(name: str = "default", keep_namespaces: bool = False) -> list[str]:
                 problems.append(str(exc))
     if not problems:
         path.unlink(missing_ok=True)
-        shutil.rmtree(_ssh_dir(name), ignore_errors=True)
+        shutil.rmtree(ssh_dir(name), ignore_errors=True)
     return problems
 
 
@@ -324,7 +371,7 @@ def status() -> list[dict]:
             "name": layout.name, "owner_alive": owner_alive(layout.name),
             "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
             "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
-            "ssh": layout.ssh,
+            "ssh": layout.ssh, **({"bastion": BASTION_IP, "mgmt_ips": layout.mgmt_ips} if layout.bastion else {}),
             "journaled_changes": len(read_entries(journal)),
         })
     return rows

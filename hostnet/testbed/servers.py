@@ -2,12 +2,14 @@
 
     name: lab100g
     ssh: {known_hosts: ~/.ssh/known_hosts, insecure_accept_unknown_keys: false,
-          connect_timeout_s: 10, command_timeout_s: 120}
+          connect_timeout_s: 10, command_timeout_s: 120,
+          config: ~/.ssh/config}     # the default; false: no ssh_config at all
     hosts:
       alpha:
-        address: 192.0.2.10         # SSH address (management network)
+        address: 192.0.2.10         # SSH address (management network), or an ssh_config alias
         user: root                   # non-root: commands go through sudo
         key: ~/.ssh/id_ed25519
+        proxy_jump: me@bastion.lab   # as ssh -J (optional; "none": not even the ssh_config's)
         data_iface: ens1f0np0        # the NIC under test; never the management interface
         data_ip: 198.18.1.1
         cpus: {numa_nodes: 4, nic_node: 0, app_cpus: [0, 1, 2], irq_cpus: [6]}
@@ -15,7 +17,9 @@
     roles: {senders: [alpha], receivers: [beta]}
 
 The file is checked against SCHEMA (JSON Schema) before anything is built: errors name the file
-and the key. Each host is its own machine: probes run on every host.
+and the key. Each host is its own machine: probes run on every host. A host's address is looked up
+in the ssh_config (hosts/ssh_config.py: HostName, User, Port, IdentityFile, ProxyJump,
+ProxyCommand), and what this file says wins over it.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from ..hosts import ProcessTag, SshHost
+from ..hosts import HostError, ProcessTag, ssh_config
 from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S
 from .. import schema
 from ..knobs import Journal
@@ -55,6 +59,9 @@ _HOST = {
         "user": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9._-]{0,31}$", "description": "a user name"},
         "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "a port number (1-65535)"},
         "key": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a key file path"},
+        # ssh's -J syntax; each hop may be an ssh_config alias. "none": no jump even if ssh_config has one
+        "proxy_jump": {"type": "string", "pattern": "^[^\\s,][^\\s]*$",
+                       "description": "a jump host list as ssh -J takes it ([user@]host[:port][,...]) or none"},
         "data_iface": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,15}$",
                        "description": "an interface name (1-15 letters, digits, '_', '.', '-')"},
         "data_ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}],
@@ -81,6 +88,10 @@ SCHEMA = {
         "ssh": {"type": ["object", "null"], "description": "a mapping of SSH settings", "additionalProperties": False,
                 "properties": {
                     "known_hosts": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a file path"},
+                    # the ssh_config whose Host entries apply (aliases, User, Port, IdentityFile,
+                    # ProxyJump, ProxyCommand); false: none at all
+                    "config": {"anyOf": [{"type": "string", "pattern": "^[^\\n\\x00]+$"}, {"const": False}],
+                               "description": "an ssh_config file path, or false"},
                     # a YAML boolean: the string "false" must not turn host-key checking off
                     "insecure_accept_unknown_keys": {"type": "boolean", "description": "true or false"},
                     "connect_timeout_s": _SECONDS, "command_timeout_s": _SECONDS}},
@@ -121,27 +132,48 @@ def load(path: str | os.PathLike) -> dict:
     return doc
 
 
+def ssh_config_of(doc: dict, path: str | os.PathLike):
+    """The ssh_config the file's hosts are resolved through: ssh.config (relative to the file), else
+    ~/.ssh/config where it exists; none with `config: false`."""
+    named = (doc.get("ssh") or {}).get("config")
+    if named is False:
+        return None
+    where = Path(os.path.expanduser(named or ssh_config.DEFAULT_PATH))
+    if not where.is_absolute():
+        where = Path(path).parent / where
+    if named and not where.exists():  # one the file names must be there; ~/.ssh/config may be absent
+        raise TestbedFileError(f"{path}: ssh.config {where} does not exist")
+    try:
+        return ssh_config.load(where)
+    except ssh_config.SshConfigError as exc:
+        raise TestbedFileError(f"{path}: ssh.config: {exc}") from exc
+
+
 def from_yaml(path: str | os.PathLike) -> Testbed:
     doc = load(path)
     ssh = doc.get("ssh", {}) or {}
-    known = os.path.expanduser(ssh.get("known_hosts", "~/.ssh/known_hosts"))
+    config = ssh_config_of(doc, path)
+    known = os.path.expanduser(ssh["known_hosts"]) if ssh.get("known_hosts") else None
     tag = ProcessTag(f"{state_dir()}/{doc['name']}")
     endpoints: dict[str, Endpoint] = {}
-    machines = {}
+    machines, jumps = {}, {}
     for kind, key in (("sender", "senders"), ("receiver", "receivers")):
         for i, h in enumerate(doc["roles"][key]):
             spec = doc["hosts"][h]
             role = role_name(kind, i)
-            host = SshHost(spec["address"], user=spec.get("user", "root"), port=spec.get("port", 22), name=h,
-                           key_filename=os.path.expanduser(spec["key"]) if spec.get("key") else None,
-                           known_hosts=known,
-                           insecure_accept_unknown_keys=ssh.get("insecure_accept_unknown_keys", False),
-                           connect_timeout=ssh.get("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S),
-                           command_timeout=ssh.get("command_timeout_s", DEFAULT_COMMAND_TIMEOUT_S), tag=tag,
-                           tool_paths=spec.get("tools") or {})
-            endpoints[role] = Endpoint(role, host, spec["data_iface"], spec["data_ip"],
+            if h not in machines:  # testbed.yaml's own values first, then the ssh_config's, then defaults
+                try:
+                    machines[h] = ssh_config.build(
+                        h, spec["address"], config, user=spec.get("user"), port=spec.get("port"), key=spec.get("key"),
+                        proxy_jump=spec.get("proxy_jump"), known_hosts=known, jumps=jumps,
+                        insecure_accept_unknown_keys=ssh.get("insecure_accept_unknown_keys", False),
+                        connect_timeout=ssh.get("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S),
+                        command_timeout=ssh.get("command_timeout_s", DEFAULT_COMMAND_TIMEOUT_S), tag=tag,
+                        tool_paths=spec.get("tools") or {})
+                except HostError as exc:
+                    raise TestbedFileError(f"{path}: hosts.{h}: {exc}") from exc
+            endpoints[role] = Endpoint(role, machines[h], spec["data_iface"], spec["data_ip"],
                                        list(spec["cpus"]["app_cpus"]), machine=h)
-            machines.setdefault(h, host)
     # Each host keeps its own lines too (knobs/journal_file.HOST_DIR): the controller's state
     # directory is often a tmpfs, gone after a reboot.
     return Testbed(doc["name"], "servers", endpoints, machines,

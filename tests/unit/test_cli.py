@@ -1,5 +1,7 @@
 """hostnet's command line: bad input gives one line saying what to do, before any host is touched;
-`hostnet breakdown` on stored and brought perf profiles; the run summary's note on CPU accounting."""
+`hostnet breakdown` on stored and brought perf profiles; the run summary's note on CPU accounting;
+`--testbed` spelt alike by run and sweep (embedded, a name, a testbed.yaml path, which needs no
+root on the controller)."""
 import json
 import subprocess
 import sys
@@ -7,6 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from hostnet import cli
 
 
 def hostnet(*args, **kw):
@@ -177,3 +180,65 @@ def test_flamegraph_writes_into_the_working_directory_not_the_run(tmp_path, monk
     assert cli.main(["flamegraph", str(RX_RUN), "--side", "sender"]) == 0
     assert (tmp_path / f"flamegraph-{RX_RUN.name}-sender.html").stat().st_size > 1000
     assert sorted(p.name for p in RX_RUN.iterdir()) == before
+
+
+class _Using:
+    """testbed.using, recording the spec and the shape it was given, yielding a testbed of `kind`."""
+
+    def __init__(self, kind):
+        self.kind, self.calls = kind, []
+
+    def __call__(self, spec, prefix="", **shape):
+        import contextlib
+        self.calls.append((spec, shape))
+        return contextlib.nullcontext(type("Tb", (), {"kind": self.kind})())
+
+
+def _no_local_root(tools=()):
+    raise AssertionError("a testbed.yaml needs neither root nor tools on the controller")
+
+
+def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_servers(monkeypatch, tmp_path):
+    from hostnet import sweep
+    path = tmp_path / "lab.yaml"
+    path.write_text("name: lab\n")
+    using, seen = _Using("servers"), {}
+    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(sweep, "run_configs", lambda tb, configs, **kw: seen.update(kw) or [])
+    assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--quiet"]) == 1
+    assert using.calls == [(str(path), {})] and seen["campaign"].endswith("-single-flow-servers")
+
+
+def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
+    from hostnet import sweep
+    using = _Using("embedded")
+    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(sweep, "run_configs", lambda tb, configs, **kw: [])
+    cli.main(["run", "single-flow", "--quiet"])  # default: a fresh embedded testbed, shaped by the options
+    cli.main(["run", "single-flow", "--testbed", "embedded", "--ssh", "--quiet"])
+    cli.main(["run", "single-flow", "--testbed", "up1", "--quiet"])
+    assert using.calls == [("embedded", {"n_senders": 1, "n_receivers": 1, "ssh": False}),
+                           ("embedded", {"n_senders": 1, "n_receivers": 1, "ssh": True}), ("up1", {})]
+    with pytest.raises(SystemExit):
+        cli.main(["run", "single-flow", "--testbed", "up1", "--senders", "2"])
+    assert "--senders shape a fresh embedded testbed; --testbed up1 is already built" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "sweeps/rx-buffer.yaml", "--testbed", str(tmp_path / "missing.yaml")])
+    assert "no such testbed.yaml" in capsys.readouterr().err
+
+
+def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
+    from hostnet import sweep
+    path = tmp_path / "lab.yaml"
+    path.write_text("name: lab\n")
+    using = _Using("servers")
+    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.testbed, "using", using)
+    ran = {}
+    monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.update(kw) or {
+        "ran": 1, "skipped": 0, "failed": 0, "campaign_dir": tmp_path / kw["campaign"]})
+    assert cli.main(["sweep", str(REPO / "sweeps" / "rx-buffer.yaml"), "--testbed", str(path), "--quiet"]) == 0
+    assert using.calls == [(str(path), {})] and ran["campaign"].endswith("-servers")
+    assert f"--campaign {ran['campaign']} --testbed {path}" in capsys.readouterr().out

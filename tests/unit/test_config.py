@@ -93,3 +93,44 @@ def test_bridged_napi_thread_turns_tso_off_on_the_switch_ports(state_dir):
 def test_real_servers_keep_their_nic_steering():
     from hostnet.testbed import steering
     assert steering.sends_tso("nic", True) and steering.xdp_for("nic", False) is None
+
+
+def test_a_setting_left_as_it_was_that_the_host_lacks_is_recorded_absent(state_dir, tmp_path):
+    """A server rehearsed in a network namespace has no net.core.rps_sock_flow_entries (init_net
+    only): a point that leaves it as it was journals nothing for it; one that sets it still fails."""
+    from conftest import FakeHost
+    from hostnet.knobs import KNOBS, Journal, KnobError
+    from hostnet.knobs.sysctl import sysctl_path
+    from hostnet.testbed import Endpoint, Testbed
+    rmem = "net.ipv4.tcp_rmem"
+    host = FakeHost("rx", files={sysctl_path(rmem): "4096 131072 6291456\n"},
+                    handlers={"cat": lambda argv, h: (1, "", f"cat: {argv[1]}: No such file or directory")})
+    tb = Testbed("lab", "servers", {"receiver": Endpoint("receiver", host, "eth1", "198.18.0.2", [0], "rx")},
+                 {"rx": host}, Journal(tmp_path / "lab.journal"))
+    plan = [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None),
+            ("receiver", KNOBS["sysctl"], rmem, "4096 131072 1048576")]
+    applied = sc.apply_settings(tb, plan)
+    assert applied == {"machine:rx/sysctl/net.core.rps_sock_flow_entries": "absent",
+                       f"receiver/sysctl/{rmem}": "4096 131072 1048576"}
+    assert [e["key"] for e in tb.journal.entries()] == [rmem]
+    with pytest.raises(KnobError, match="rps_sock_flow_entries is not available"):
+        sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", "32768")])
+
+
+def test_an_unreachable_host_is_not_taken_for_a_missing_setting(state_dir, tmp_path):
+    from hostnet.hosts import HostUnreachable
+    from hostnet.knobs import KNOBS, Journal, KnobError
+    from hostnet.testbed import Testbed
+
+    class Gone:
+        name = "rx"
+
+        def read_text(self, path):
+            raise HostUnreachable("rx: unreachable (no answer within 10 s)")
+
+        def describe(self):
+            return {"kind": "gone", "name": "rx"}
+    tb = Testbed("lab", "servers", {}, {"rx": Gone()}, Journal(tmp_path / "lab.journal"))
+    with pytest.raises(KnobError, match="unreachable") as exc:  # as before: never skipped as absent
+        sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None)])
+    assert isinstance(exc.value.__cause__, HostUnreachable) and tb.journal.entries() == []

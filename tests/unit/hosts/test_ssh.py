@@ -322,3 +322,112 @@ def test_sudo_exchange_through_invokes_runner(tmp_path, monkeypatch, remote_pass
         return
     res = host.run(argv, input=RULES)
     assert got.read_text() == RULES and (res.stdout, res.stderr) == ("done\n", "note\n")
+
+
+class FakeFabric:
+    """fabric.Connection without a network: records each hop's host-key policy, known_hosts, the
+    socket it connects over, and the direct-tcpip channels its transport opens."""
+
+    def __init__(self, refuse_channel=None, unknown_key=()):
+        self.made, self.refuse_channel, self.unknown_key = [], refuse_channel, set(unknown_key)
+        fabric = self
+
+        class Channel:
+            def __init__(self, dest):
+                self.dest, self.closed = dest, False
+
+            def close(self):
+                self.closed = True
+
+        class Transport:
+            def __init__(self):
+                self.opened = []
+
+            def open_channel(self, kind, dest, src, timeout=None):
+                if fabric.refuse_channel:
+                    raise fabric.refuse_channel
+                self.opened.append((kind, dest, src, timeout))
+                return Channel(dest)
+
+        class Client:
+            def __init__(self):
+                self.policy, self.known = None, None
+
+            def set_missing_host_key_policy(self, policy):
+                self.policy = policy
+
+            def load_host_keys(self, path):
+                self.known = path
+
+        class Connection:
+            def __init__(self, host, user, port, connect_timeout, connect_kwargs, gateway, config):
+                self.host, self.port, self.kwargs, self.gateway = host, port, connect_kwargs, gateway
+                self.client, self.transport, self.is_connected = Client(), Transport(), False
+                fabric.made.append(self)
+
+            def open(self):
+                import paramiko
+                if self.host in fabric.unknown_key:
+                    raise paramiko.SSHException(f"Server {self.host!r} not found in known_hosts")
+                self.is_connected = True
+
+            def close(self):
+                self.is_connected = False
+
+        self.Connection = Connection
+
+
+def jumped(monkeypatch, tmp_path, **fake):
+    import fabric
+    fake_fabric = FakeFabric(**fake)
+    monkeypatch.setattr(fabric, "Connection", fake_fabric.Connection)
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    bastion = SshHost("gw.example.org", user="bob", name="bastion", known_hosts=str(known))
+    hosts = [SshHost(f"10.1.0.{i}", port=2222, name=f"srv{i}", known_hosts=str(known), proxy_jump=bastion,
+                     connect_timeout=7) for i in (1, 2)]
+    return fake_fabric, bastion, hosts
+
+
+def test_a_jump_host_is_opened_once_and_both_hops_reject_unknown_keys(monkeypatch, tmp_path):
+    import paramiko
+    fake, bastion, (one, two) = jumped(monkeypatch, tmp_path)
+    one.connection()
+    two.connection()
+    gw, c1, c2 = fake.made  # the bastion first, once for both hosts behind it
+    assert gw.host == "gw.example.org" and gw.gateway is None
+    assert [(c.host, c.port) for c in (c1, c2)] == [("10.1.0.1", 2222), ("10.1.0.2", 2222)]
+    assert gw.transport.opened == [("direct-tcpip", ("10.1.0.1", 2222), ("", 0), 7),
+                                   ("direct-tcpip", ("10.1.0.2", 2222), ("", 0), 7)]
+    assert c1.kwargs["sock"].dest == ("10.1.0.1", 2222) and c1.gateway is None
+    for c in (gw, c1, c2):
+        assert isinstance(c.client.policy, paramiko.RejectPolicy) and c.client.known == str(tmp_path / "known_hosts")
+    one.close()
+    assert bastion.connection() is gw  # closing a host behind it leaves the shared jump connection open
+
+
+def test_a_target_the_jump_host_cannot_reach_is_unreachable(monkeypatch, tmp_path):
+    import paramiko
+    from hostnet.hosts import HostUnreachable
+    _, _, (one, _) = jumped(monkeypatch, tmp_path, refuse_channel=paramiko.ChannelException(2, "Connect failed"))
+    with pytest.raises(HostUnreachable, match=r"srv1: bastion could not reach 10.1.0.1:2222 \(.*Connect failed"):
+        one.connection()
+
+
+def test_an_unknown_jump_host_key_is_refused_naming_both_hops(monkeypatch, tmp_path):
+    fake, _, (one, _) = jumped(monkeypatch, tmp_path, unknown_key={"gw.example.org"})
+    with pytest.raises(HostError, match="srv1: through its jump host: bastion: host key unknown"):
+        one.connection()
+    assert [c.host for c in fake.made] == ["gw.example.org"]  # never got as far as the target
+
+
+def test_an_unknown_target_key_behind_the_jump_closes_the_channel(monkeypatch, tmp_path):
+    fake, _, (one, _) = jumped(monkeypatch, tmp_path, unknown_key={"10.1.0.1"})
+    with pytest.raises(HostError, match="srv1: host key unknown"):
+        one.connection()
+    assert fake.made[1].kwargs["sock"].closed
+
+
+def test_a_proxy_command_and_a_jump_host_are_exclusive():
+    with pytest.raises(HostError, match="not both"):
+        SshHost("10.1.0.1", proxy_command="nc %h %p", proxy_jump=SshHost("gw"))

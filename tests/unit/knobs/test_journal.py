@@ -203,3 +203,21 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
     assert restored_on(m, path) == [] and m.snapshot() == before and not path.exists()
     path.write_text(text)  # the same journal again: everything is already back
     assert restored_on(m, path) == [] and m.snapshot() == before and not path.exists()
+
+
+def test_restore_rebuilds_a_jump_host_and_only_hostnets_own_namespace_proxy(tmp_path, monkeypatch):
+    """A host behind a jump host (ProxyJump) is rebuilt with it; the jump host's proxy command is
+    accepted only as nc in one of hostnet's namespaces (as an ssh_config's ProxyCommand reads once
+    paramiko filled in %h and %p), never as a command read from the journal."""
+    from hostnet.hosts import HostError, host_from_description
+    monkeypatch.setattr("hostnet.hosts.netns_exists", lambda name: name == "hostnet-lab1-bst")
+    jump = {"name": "gw", "kind": "SshHost", "address": "198.19.0.254", "user": "root", "port": 22,
+            "key_filename": None, "known_hosts": str(tmp_path / "known_hosts"), "sudo": False,
+            "insecure_accept_unknown_keys": False,
+            "proxy_command": "ip netns exec hostnet-lab1-bst nc 198.19.0.254 22"}
+    desc = {**jump, "name": "sender", "address": "198.19.0.1", "proxy_command": None, "proxy_jump": jump}
+    host = host_from_description(desc)
+    assert host.describe() == desc and host.proxy_jump.proxy_command == jump["proxy_command"]
+    evil = {**desc, "proxy_jump": {**jump, "proxy_command": f"sh -c 'touch {tmp_path}/owned'"}}
+    with pytest.raises(HostError, match="does not run commands taken from a journal"):
+        host_from_description(evil)

@@ -30,6 +30,14 @@ def valid() -> dict:
     return doc
 
 
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """A HOME of the test's own: the developer's ~/.ssh/config must not shape these testbeds."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    return tmp_path / "home"
+
+
 def test_example_mirrors_the_paper_and_refuses_its_placeholders():
     doc = yaml.safe_load(EXAMPLE.read_text())
     assert doc["roles"] == {"senders": ["sender1"], "receivers": ["receiver1"]}
@@ -69,6 +77,10 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     (lambda d: d["roles"].update(senders="sender1"), r"roles\.senders: 'sender1' is not a non-empty list"),
     (lambda d: d["ssh"].update(connect_timeout_s=0), r"ssh\.connect_timeout_s: 0 is not a number of seconds"),
     (lambda d: d.update(extra=1), r"extra is not a known key \(known: hosts, name, roles, ssh\)"),
+    (lambda d: d["hosts"]["sender1"].update(proxy_jump="gw; reboot"),
+     r"hosts\.sender1\.proxy_jump: 'gw; reboot' is not a jump host list"),
+    (lambda d: d["hosts"]["sender1"].update(proxy_jump=["gw"]), r"proxy_jump: \['gw'\] is not a jump host list"),
+    (lambda d: d["ssh"].update(config=True), r"ssh\.config: True is not an ssh_config file path, or false"),
 ])
 def test_validation_names_file_and_key(tmp_path, mutate, msg):
     doc = valid()
@@ -192,3 +204,63 @@ def test_restore_file_with_no_journal_anywhere_warns_and_fails(lab, capsys):
     assert cli.main(["restore", "--file", str(yaml_path)]) == 1
     err = capsys.readouterr().err
     assert "warning: no journal" in err and HOST_DIR in err
+
+
+SSH_CONFIG = """
+Host lab-host-*
+    User alice
+    Port 2200
+    ProxyJump gw
+
+Host gw
+    HostName 203.0.113.50
+    User bob
+"""
+
+
+def test_hosts_are_resolved_through_the_named_ssh_config_and_the_yaml_wins(tmp_path):
+    (tmp_path / "lab.ssh_config").write_text(SSH_CONFIG)
+    doc = valid()
+    doc["ssh"]["config"] = "lab.ssh_config"  # relative to the testbed.yaml
+    doc["hosts"]["receiver1"].update(user="root", proxy_jump="none")
+    tb = servers.from_yaml(write(tmp_path, doc))
+    s, r = tb.sender.host, tb.receiver.host
+    assert (s.user, s.port, s.proxy_jump.address, s.proxy_jump.user) == ("root", 2200, "203.0.113.50", "bob")
+    assert (r.user, r.port, r.proxy_jump) == ("root", 2200, None)
+    doc["hosts"]["sender1"].pop("user")
+    s = servers.from_yaml(write(tmp_path, doc)).sender.host
+    assert s.user == "alice" and s.sudo  # the file's User, through sudo
+
+
+def test_proxy_jump_in_the_yaml_is_one_shared_jump_host(tmp_path):
+    doc = valid()
+    for h in doc["hosts"].values():
+        h["proxy_jump"] = "admin@203.0.113.60:2022"
+    tb = servers.from_yaml(write(tmp_path, doc))
+    jump = tb.sender.host.proxy_jump
+    assert jump is tb.receiver.host.proxy_jump
+    assert (jump.address, jump.user, jump.port, jump.known_hosts) == ("203.0.113.60", "admin", 2022,
+                                                                      tb.sender.host.known_hosts)
+
+
+def test_the_users_ssh_config_applies_unless_the_yaml_turns_it_off(tmp_path, home):
+    (home / ".ssh" / "config").write_text(SSH_CONFIG)
+    doc = valid()
+    assert servers.from_yaml(write(tmp_path, doc)).sender.host.proxy_jump.address == "203.0.113.50"
+    doc["ssh"]["config"] = False
+    assert servers.from_yaml(write(tmp_path, doc)).sender.host.proxy_jump is None
+
+
+def test_a_named_ssh_config_must_exist_and_be_usable(tmp_path):
+    doc = valid()
+    doc["ssh"]["config"] = str(tmp_path / "nope")
+    with pytest.raises(servers.TestbedFileError, match=r"ssh\.config .*nope does not exist"):
+        servers.from_yaml(write(tmp_path, doc))
+    (tmp_path / "exec.conf").write_text("Match exec true\n    User x\n")
+    doc["ssh"]["config"] = str(tmp_path / "exec.conf")
+    with pytest.raises(servers.TestbedFileError, match=r"ssh\.config: .*exec\.conf line 1: 'Match exec'"):
+        servers.from_yaml(write(tmp_path, doc))
+    (tmp_path / "loop.conf").write_text("Host lab-host-0\n    ProxyJump lab-host-0\n")
+    doc["ssh"]["config"] = str(tmp_path / "loop.conf")
+    with pytest.raises(servers.TestbedFileError, match=r"hosts\.sender1: .*ProxyJump loop"):
+        servers.from_yaml(write(tmp_path, doc))
