@@ -17,9 +17,10 @@ from conftest import REPO, console_errors, drawn_share, fetch_is_blocked, free_p
 
 pytestmark = needs_chromium
 
-# Charts each notebook draws: as committed (its stored PNG outputs) and after Run All (00's widgets
-# add the selected campaign's categories chart; its flame-graph dropdown starts empty).
-CHARTS = {"00-explore.ipynb": {"stored": 2, "run": 3}, "01-single-flow.ipynb": {"stored": 2, "run": 2}}
+# Charts each notebook draws: as committed (its stored PNG outputs; 00: categories, icicle, a brought
+# profile next to the paper) and after Run All (00's widgets add the selected campaign's categories
+# chart; its flame-graph dropdown starts empty).
+CHARTS = {"00-explore.ipynb": {"stored": 3, "run": 4}, "01-single-flow.ipynb": {"stored": 2, "run": 2}}
 TOKEN = "hostnet-test"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (the server restores earlier tabs)
 IMAGES = (f"return Array.from(document.querySelectorAll('{PANEL} .jp-OutputArea-output img'))"
@@ -36,6 +37,7 @@ def lab(tmp_path_factory):
     (root / "notebooks").mkdir(parents=True)
     (root / "figures").mkdir()
     (root / "data").symlink_to(REPO / "data")
+    (root / "tests").symlink_to(REPO / "tests")  # 00's brought-profile example is a test fixture
     for name in CHARTS:
         shutil.copy(REPO / "notebooks" / name, root / "notebooks" / name)
     port = free_port()

@@ -1,7 +1,7 @@
 """The wheel, not the checkout: built from this checkout, installed in a fresh venv (no editable link,
-nothing of the checkout on sys.path), it runs breakdown, compare, the notebook check and a plain
-papermill replay of one notebook in a copied checkout. Package data (reference numbers, taxonomies)
-comes from site-packages and the project root from the working directory.
+nothing of the checkout on sys.path), it runs breakdown, compare, the notebook check, plain
+papermill replays of notebooks 02 and 01 in a copied checkout and builds the report. Package data
+(reference numbers, taxonomies) comes from site-packages, the project root from the working directory.
 
 The fresh venv sees the test venv's installed libraries through a .pth file (everything but hostnet
 and JupyterLab, an extra: the CLI and papermill must run without it),
@@ -19,6 +19,7 @@ from conftest import REPO
 
 RX = "20261124-030018-rx-buffer-embedded"  # notebook 02's campaign
 RX_OLD = "20261123-rx-buffer-embedded"  # compared with it
+SINGLE = "20261124-022841-single-flow-embedded"  # notebook 01's campaign
 
 
 def _run(argv, cwd, env, timeout=300):
@@ -57,7 +58,7 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
 
     checkout = tmp_path / "copy"  # what a researcher clones: notebooks and recorded data, no hostnet/
     shutil.copytree(REPO / "notebooks", checkout / "notebooks", ignore=shutil.ignore_patterns("executed"))
-    for campaign in (RX, RX_OLD):
+    for campaign in (RX, RX_OLD, SINGLE):
         shutil.copytree(REPO / "data" / "runs" / campaign, checkout / "data" / "runs" / campaign)
     where = _run([py, "-c", "import hostnet, hostnet.project as p; print(hostnet.__file__); print(p.reference_dir())"],
                  checkout, env).split()
@@ -81,4 +82,13 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
     meta = (checkout / "figures" / "02-rx-buffer.meta.json").read_text()
     assert RX in meta and '"verdicts"' in meta
     assert (checkout / "figures" / "rx-buffer-latency.svg").stat().st_size > 1000
-    summary_line(f"wheel test: build, fresh venv, install and four commands in {time.time() - t0:.0f} s")
+    # the paper's main experiment, then the report over both notebooks' figures
+    _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/01-single-flow.ipynb", tmp_path / "01.ipynb"],
+         checkout, env)
+    assert SINGLE in (checkout / "figures" / "01-single-flow.meta.json").read_text()
+    index = checkout / _run([py, "-c", "from hostnet import report; print(report.build('figures'))"], checkout,
+                            env).strip()
+    html = index.read_text()
+    assert index == checkout / "figures" / "index.html" and SINGLE in html and RX in html
+    summary_line(f"wheel test: build, fresh venv, install, four commands, notebooks 01 and 02 and the report "
+                 f"in {time.time() - t0:.0f} s")
