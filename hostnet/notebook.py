@@ -58,6 +58,11 @@ def path(value) -> Path:
     return project.resolve(value)
 
 
+def shown(value) -> str:
+    """A path as printed in a notebook: relative to the project root when inside it."""
+    return project.shown(value)
+
+
 def paths(runs_dir, reference_dir, figures_dir) -> tuple[Path, Path, Path]:
     """runs_dir, reference_dir and figures_dir as absolute paths (docstring of hostnet.project)."""
     return project.resolve(runs_dir), project.reference_dir(reference_dir), project.resolve(figures_dir)

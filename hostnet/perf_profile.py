@@ -289,7 +289,7 @@ def format_table(profile: Profile, results: list[dict], series: str, series_from
                  roles: dict[int, str] | None = None) -> str:
     """The text `hostnet breakdown` prints: what was read, the CPUs' roles where a run's manifest
     gives them, then a column pair per CPU set."""
-    head = [f"{profile.source}: {profile.format}" + (f", event {profile.event}" if profile.event else ""),
+    head = [f"{project.shown(profile.source)}: {profile.format}" + (f", event {profile.event}" if profile.event else ""),
             f"taxonomy {series} ({series_from})"]
     if roles is None:
         head.append("CPU roles unknown (not a run's RUN/raw/MACHINE file): which CPU sent and which received is "

@@ -33,6 +33,16 @@ def resolve(path: str | os.PathLike, start: str | os.PathLike | None = None) -> 
     return p if p.is_absolute() else root(start) / p
 
 
+def shown(path: str | os.PathLike, start: str | os.PathLike | None = None) -> str:
+    """A path as a person reads it in printed output: relative to the project root when inside it
+    (so a notebook's stored output does not depend on where the checkout is), else as given."""
+    p = Path(path).expanduser()
+    try:
+        return str(p.resolve().relative_to(root(start)))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def packaged(name: str) -> Path:
     """A file or directory shipped in the hostnet package (e.g. "reference")."""
     return Path(str(resources.files("hostnet") / name))

@@ -22,6 +22,15 @@ def test_the_root_is_found_upward_from_the_working_directory(tmp_path, monkeypat
     assert project.resolve("/abs/where") == project.Path("/abs/where")
 
 
+def test_a_path_inside_the_project_is_shown_relative_to_its_root_so_stored_outputs_do_not_depend_on_the_clone(
+        tmp_path, monkeypatch):
+    monkeypatch.delenv(project.ENV, raising=False)
+    root = _checkout(tmp_path / "co")
+    (root / "data" / "p.txt").write_text("x")
+    assert project.shown(root / "data" / "p.txt", start=root / "notebooks") == "data/p.txt"
+    assert project.shown(tmp_path / "outside.txt", start=root) == str(tmp_path / "outside.txt")
+
+
 def test_the_environment_names_the_root_and_without_a_checkout_it_is_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.delenv(project.ENV, raising=False)
     (tmp_path / "elsewhere").mkdir()
