@@ -44,8 +44,8 @@ test-unit: install
 	$(PY) -m pytest -m 'not live'
 
 # Build the embedded testbed, run every notebook live through papermill, write figures/.
-# The quick profile (2 s points, 2 repetitions) is what the committed data uses and fits 2 cores
-# in well under an hour; reproduce-paper uses the paper's 20 s points and 5 repetitions (hours).
+# The quick profile (3 s points, 3 repetitions, then top-ups until the verdicts decide) takes about
+# an hour on 2 cores (docs/verdicts.md); reproduce-paper uses the paper's 20 s points and 5 repetitions (hours).
 reproduce: install
 	$(VENV)/bin/hostnet figures --mode run --profile quick
 

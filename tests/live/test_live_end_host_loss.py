@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, rea
 
 def _run(name, tmp_path, **params):
     figs = tmp_path / "figures"
-    batch.execute(REPO / "notebooks" / name, {"mode": "run", "campaign": "", **batch.QUICK,
+    batch.execute(REPO / "notebooks" / name, {"mode": "run", "campaign": "", **batch.SMOKE,
                                                   "runs_dir": str(tmp_path / "runs"), "figures_dir": str(figs),
                                                   "include_contaminated": True,  # a shared machine: test the path
                                                   **params}, tmp_path / "executed")
@@ -30,7 +30,7 @@ def test_end_host_loss_notebook_runs_live(state_dir, tmp_path):
     assert meta["verdicts"][3]["verdict"] == "not testable here"  # vegas is not in the sweep here
     assert {"end-host-loss-locations", "end-host-loss-tcp"} <= set(meta["figures"])
     udp = store.load_manifests(tmp_path / "runs", meta["campaign"], "udp-loss")
-    assert len(udp) == 4 * batch.QUICK["repetitions"] and all(m["status"] == "ok" for m in udp)
+    assert len(udp) == 4 * batch.SMOKE["repetitions"] and all(m["status"] == "ok" for m in udp)
     different = next(m["placement"] for m in udp if m["point"]["app_cpu"] == "different")
     assert different["confounded"] and different["app_cpu"] == different["sender_cpu"]  # 2-core testbed
     tidy = store.load_tidy(tmp_path / "runs", meta["campaign"], "udp-loss")

@@ -14,13 +14,13 @@ def test_notebook_13_runs_live_quick(state_dir, tmp_path):
     runs, figs = tmp_path / "runs", tmp_path / "figures"
     runs.mkdir()
     before = _our_namespaces()
-    params = {"mode": "run", "campaign": "live13", **batch.QUICK, "batch_sizes": [1, 32],
+    params = {"mode": "run", "campaign": "live13", **batch.SMOKE, "batch_sizes": [1, 32],
               "micro_scale": 0.1, "max_extra": 0,
               "runs_dir": str(runs), "figures_dir": str(figs)}
     batch.execute(REPO / "notebooks" / "13-time-budget.ipynb", params, tmp_path / "executed")
     manifests = store.load_manifests(runs, "live13")
     batches = sorted(m["point"]["batch"] for m in manifests if m["experiment"] == "udp-batch")
-    assert batches == sorted([1, 32] * batch.QUICK["repetitions"]) and all(m["status"] == "ok" for m in manifests)
+    assert batches == sorted([1, 32] * batch.SMOKE["repetitions"]) and all(m["status"] == "ok" for m in manifests)
     assert any(m["experiment"] == "time-budget-micro" for m in manifests)
     meta = json.loads((figs / "13-time-budget.meta.json").read_text())
     assert [v["id"] for v in meta["verdicts"]] == ["F18", "F19", "F20"]

@@ -13,7 +13,7 @@ RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
 
 def test_run_parameters_follow_the_profile():
     quick = batch.run_parameters("run", "quick")
-    assert quick == {"mode": "run", "campaign": "", "duration": 2, "warmup": 1, "repetitions": 2}
+    assert quick == {"mode": "run", "campaign": "", "duration": 3, "warmup": 1, "repetitions": 3}
     paper = batch.run_parameters("run", "paper", overrides={"repetitions": 7, "duration": None})
     assert paper["duration"] == 20 and paper["repetitions"] == 7 and paper["warmup"] == 5
     assert batch.run_parameters("replay", "paper") == {"mode": "replay"}  # replay ignores profiles
@@ -52,7 +52,7 @@ def test_sweep_plan_one_campaign_per_point(tmp_path):
     assert first["point"] == {"sizes_kb": [200], "config": "tsogro"}  # a scalar fits the list parameter
     p = first["parameters"]
     assert p["mode"] == "run" and p["campaign"] == first["campaign"] and p["repetitions"] == 1
-    assert p["duration"] == 2 and p["warmup"] == 1
+    assert p["duration"] == batch.QUICK["duration"] and p["warmup"] == 1
     assert p["runs_dir"] == str(tmp_path.resolve())
     assert p["figures_dir"] == str(tmp_path.resolve() / first["campaign"] / "figures")
     assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
