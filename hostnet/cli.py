@@ -13,6 +13,7 @@ from pathlib import Path
 from . import analysis, config as stackconfig, store, testbed
 from .testbed.capabilities import MissingCapability
 from .hosts import HostError, LocalHost
+from .knobs import KnobError
 from .runner import PreflightError
 
 # experiment name -> traffic pattern
@@ -427,7 +428,8 @@ def _live_commands(sub) -> None:
     w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
                                 "or a notebook (.ipynb)")
     w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
-    w.add_argument("--profile", choices=("quick", "paper", "smoke"), help="notebook sweeps: overrides params.yaml's profile")
+    w.add_argument("--profile", choices=("quick", "paper", "smoke"),
+                   help="notebook sweeps: overrides params.yaml's profile")
     w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print each point's campaign and "
                                                           "parameters, run nothing")
     w.add_argument("--campaign", help="resume this campaign (default: a new one)")
@@ -628,7 +630,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor a second error at exit's flush
         return 128 + signal.SIGPIPE  # what a tool killed by SIGPIPE returns (`cat big | head -1`)
     except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,
-            MissingCapability, HostError) as exc:
+            MissingCapability, HostError, KnobError) as exc:
         _die(str(exc))
     return 1
 

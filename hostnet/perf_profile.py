@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import platform
 import re
 import shutil
 import tempfile
@@ -72,9 +73,38 @@ def read_profile(path, host: Host | None = None) -> Profile:
     with opener(path, "rb") as f:
         perf_data = f.read(len(PERF_DATA_MAGIC)) == PERF_DATA_MAGIC
     if perf_data:
-        return _from_perf_data(path, gzipped, host or LocalHost())
-    with opener(path, "rb") as f:
-        return profile_from_text(f.read().decode(errors="replace"), str(path))
+        profile = _from_perf_data(path, gzipped, host or LocalHost())
+    else:
+        with opener(path, "rb") as f:
+            profile = profile_from_text(f.read().decode(errors="replace"), str(path))
+    check_symbolised(profile)
+    return profile
+
+
+# A kernel sample perf could not name (its symbols are not on this machine): a bare address in perf
+# report, "[unknown]" in perf script, which perf_default names after its DSO as stackcollapse does.
+_ADDRESS = re.compile(r"^((0x)?[0-9a-f]{8,16}|\[unknown\]|\[kernel\.kallsyms\])$")
+# Above this share of kernel samples without a name the breakdown would be mostly "unclassified"
+# for a reason that has nothing to do with the taxonomy: refused. Every run hostnet recorded has 0.
+MAX_UNNAMED_KERNEL_SHARE = 0.01
+
+
+def check_symbolised(profile: Profile) -> None:
+    """Refuse a profile whose kernel samples perf could not name (a perf.data recorded on another
+    kernel, read where that kernel's symbols are missing); a few unnamed samples are noted."""
+    kernel = sum(r.samples for r in profile.rows if r.kernel)
+    unnamed = sum(r.samples for r in profile.rows if r.kernel and _ADDRESS.match(r.symbol))
+    if not kernel or not unnamed:
+        return
+    share = unnamed / kernel
+    if share > MAX_UNNAMED_KERNEL_SHARE:
+        recorded = f"kernel {profile.release}" if profile.release else "the kernel that recorded it"
+        raise ParseError(profile.source, (
+            f"{100 * share:.1f} % of the kernel samples have no symbol, only an address: perf found no symbols for "
+            f"{recorded} here (running: {platform.release()}), and their breakdown would be a guess. "
+            f"Run `hostnet breakdown` (or perf script / perf report) on the machine that recorded it, or "
+            f"bring its symbols: `perf archive` there, then unpack the archive into ~/.debug here"))
+    profile.notes.append(f"{100 * share:.2f} % of the kernel samples have no symbol (counted as unclassified)")
 
 
 def profile_from_text(text: str, source: str) -> Profile:
@@ -90,8 +120,12 @@ def profile_from_text(text: str, source: str) -> Profile:
         p.event = rep.event
         p.notes.append("a perf report gives the leaf breakdown only: its call graphs are pruned (0.5 % by default), "
                        "so the call-chain attribution needs perf script text or the perf.data")
-        if not counted:
-            p.notes.append("no Samples column (perf report without -n): shares come from the printed 0.01 % overheads")
+        if not counted:  # each printed overhead is off by up to 0.005 % of all samples
+            total = sum(r.samples for r in rows)
+            bound = 100.0 * 0.005 * len(rep.rows) / total if total else float("nan")
+            p.notes.append(f"no Samples column (perf report without -n): shares come from the printed 0.01 % "
+                           f"overheads of {len(rep.rows)} rows, so a share may be off by up to {bound:.2g} "
+                           f"points; perf report -n gives exact counts")
         return p
     if kind == "hostnet perf script":
         return _from_stacks(source, kind, Counter(parse_perf_script(text.splitlines(), source)))
@@ -158,23 +192,34 @@ def _merge(rows: Iterable[SymbolSamples]) -> list[SymbolSamples]:
 def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
     """perf.data -> what hostnet's perf probe keeps of a run (probes.perf.report_files: perf report
     with hostnet's --sort cpu,comm,sym, perf script -F comm,tid,cpu,event,ip,sym folded, the header)."""
-    from .probes.perf import report_files
     if host.which("perf") is None:
         raise ParseError(str(path), "a perf.data file, and perf is not installed here (Debian: linux-perf)")
     if not gzipped:
-        files = report_files(host, str(path))
-    else:
-        with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
-            local = Path(tmp) / "perf.data"  # perf reads no .gz
-            with gzip.open(path, "rb") as src, local.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-            files = report_files(host, str(local))
+        return _profile_of_perf_data(path, path, host)
+    with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
+        local = Path(tmp) / "perf.data"  # perf reads no .gz
+        with gzip.open(path, "rb") as src, local.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return _profile_of_perf_data(path, local, host)
+
+
+def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
+    """path: the file as the user named it (for messages); local: a plain perf.data perf can read."""
+    from .probes.perf import report_files
+    files = report_files(host, str(local))
     report = files["perf_report.txt"]
     if not report.strip():
         why = " ".join(files["perf_report.stderr.txt"].split())[:300]
         raise ParseError(str(path), f"perf report printed nothing: {why}")
     rows = parse_perf_report(report, f"{path} (perf report)")
-    if "perf_folded.txt" in files:
+    if rows and all(r.cpu == NO_CPU for r in rows):
+        # perf record without -a or -C keeps no CPU: perf script refuses hostnet's -F cpu; its
+        # default fields leave the CPU out, and that text is read as a brought one would be
+        script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
+        sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
+        p = Profile(str(path), "perf.data", rows, sp.samples, notes=[
+            "recorded without CPUs (perf record without -a or -C): one CPU set, every sample"])
+    elif "perf_folded.txt" in files:
         stacks = Counter()
         for s, n in parse_folded(files["perf_folded.txt"], f"{path} (perf script)"):
             stacks[s] += n
@@ -289,7 +334,8 @@ def format_table(profile: Profile, results: list[dict], series: str, series_from
                  roles: dict[int, str] | None = None) -> str:
     """The text `hostnet breakdown` prints: what was read, the CPUs' roles where a run's manifest
     gives them, then a column pair per CPU set."""
-    head = [f"{project.shown(profile.source)}: {profile.format}" + (f", event {profile.event}" if profile.event else ""),
+    event = f", event {profile.event}" if profile.event else ""
+    head = [f"{project.shown(profile.source)}: {profile.format}{event}",
             f"taxonomy {series} ({series_from})"]
     if roles is None:
         head.append("CPU roles unknown (not a run's RUN/raw/MACHINE file): which CPU sent and which received is "

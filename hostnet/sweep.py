@@ -274,8 +274,9 @@ def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
                 f"{' and '.join(lost)} answer{'s' if len(lost) == 1 else ''} again, and running the sweep "
                 f"again resumes it")
         time.sleep(RECONNECT_POLL_S)
-    # the same Journal journals the next point's changes: it reads its file anew for every record()
-    return tb.journal.restore()
+    # the same Journal journals the next point's changes: it reads its file anew for every record(),
+    # and it keeps the lock, so no second controller takes the testbed between two points
+    return tb.journal.restore(keep_lock=True)
 
 
 def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True,

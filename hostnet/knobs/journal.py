@@ -85,8 +85,10 @@ class Journal:
         self.record(host, knob, key)
         knob.write(host, key, str(value))
 
-    def restore(self) -> list[str]:
-        return restore_journal(self.path, hosts=self._hosts.values())
+    def restore(self, *, keep_lock: bool = False) -> list[str]:
+        """keep_lock: a restore in the middle of a session (a sweep after a host came back) stays the
+        journal's controller, so no second controller can take the testbed before the next point."""
+        return restore_copies(self.path, self._hosts.values(), keep_lock=keep_lock)[0]
 
 
 def restore_journal(path: str | os.PathLike, hosts: Iterable[Host] = ()) -> list[str]:
@@ -94,12 +96,13 @@ def restore_journal(path: str | os.PathLike, hosts: Iterable[Host] = ()) -> list
     return restore_copies(path, hosts)[0]
 
 
-def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_copies: bool = False
-                   ) -> tuple[list[str], list[str]]:
+def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_copies: bool = False,
+                   keep_lock: bool = False) -> tuple[list[str], list[str]]:
     """Restore from the controller's journal and, with host_copies, each host's own copy (the union:
     either is enough). Returns (problems, the copies found). Hosts are the given ones, else rebuilt
     from their description. Settings that lived in a namespace that no longer exists went away
-    with it. The journal (and the hosts' copies) go only when everything was restored.
+    with it. The journal (and the hosts' copies) go only when everything was restored; so does the
+    lock, unless keep_lock (this process goes on controlling the testbed).
     Raises JournalBusy when a live controller holds the journal."""
     from . import KNOBS  # the registry imports this module
 
@@ -133,8 +136,9 @@ def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_
         problems += _delete_host_copies(path, merged, resolved)
     if not problems:
         path.unlink(missing_ok=True)
-        release(path, remove=True)
-    elif not held_before:
+        if not keep_lock:
+            release(path, remove=True)
+    elif not held_before and not keep_lock:
         release(path)
     return problems, sources
 

@@ -18,8 +18,11 @@ from .journal_lock import FILE_MODE, private_dir
 HOST_DIR = "/var/lib/hostnet/journal"
 FIELDS = ("host", "knob", "key", "prior")
 # A constant script; the directory, the file and the line arrive as arguments (never parsed by a shell).
-_APPEND = ('umask 077 && mkdir -p "$1" && chmod 700 "$1" && printf "%s\\n" "$3" >> "$2" && chmod 600 "$2" '
-           '&& sync "$2" "$1"')
+# As append_line does on the controller, a torn last line (the file does not end in a newline: a
+# crash or a full disk mid-append) is cut off first, so the new line is not glued onto it.
+_APPEND = ('umask 077 && mkdir -p "$1" && chmod 700 "$1" '
+           '&& { [ ! -s "$2" ] || [ -z "$(tail -c 1 "$2")" ] || sed -i \'$d\' "$2"; } '
+           '&& printf "%s\\n" "$3" >> "$2" && chmod 600 "$2" && sync "$2" "$1"')
 
 
 def parse_lines(text: str, where: str) -> tuple[list[dict], list[str]]:

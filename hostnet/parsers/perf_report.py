@@ -63,6 +63,9 @@ def parse_perf_report(text: str, source: str = "perf_report.txt") -> list[Symbol
     return rows
 
 
+_NO_CPU = ("-001", "-1")
+
+
 def _row(line: str, source: str, n: int) -> tuple[SymbolSamples, float]:
     parts = [p.strip() for p in line.split("\t")]
     if len(parts) < 5:
@@ -71,7 +74,11 @@ def _row(line: str, source: str, n: int) -> tuple[SymbolSamples, float]:
     marker, _, name = sym.partition("] ")
     if marker not in _MARKERS or not name.strip():
         raise ParseError(source, f"symbol column {sym!r} lacks a [k]/[.] marker and a name", n)
-    if not (re.fullmatch(r"\d+\.\d+%", pct) and is_count(samples) and is_count(cpu) and comm):
+    if cpu in _NO_CPU:  # perf's mark for a recording without CPUs (perf record without -a or -C)
+        cpu = "-1"
+    elif not is_count(cpu):
+        raise ParseError(source, f"bad CPU {cpu!r} in {line.strip()[:100]!r}", n)
+    if not (re.fullmatch(r"\d+\.\d+%", pct) and is_count(samples) and comm):
         raise ParseError(source, f"bad overhead, sample count, CPU or command in {line.strip()[:100]!r}", n)
     if int(samples) <= 0:
         raise ParseError(source, f"a row with {samples} samples", n)

@@ -3,8 +3,10 @@ writes gives one breakdown (equal within the rounding of perf report's printed s
 perf.data read through hostnet's own path (perf run with hostnet's fields) gives what perf's
 default text output of the same file gives."""
 import gzip
+import platform
 import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -136,39 +138,110 @@ def test_the_loopback_capture_s_default_texts_agree():
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed (Debian: linux-perf)")
 
 
-def _perf_text(tmp_path, *args) -> str:
-    data = tmp_path / "perf.data"
-    data.write_bytes(gzip.decompress(LOOPBACK_DATA.read_bytes()))
+def _perf_text(tmp_path, *args, data=None) -> str:
+    if data is None:
+        data = tmp_path / "perf.data"
+        data.write_bytes(gzip.decompress(LOOPBACK_DATA.read_bytes()))
     return LocalHost().run(["perf", *args, "-i", str(data)], timeout=120).stdout
 
 
-@needs_perf
-def test_perf_data_through_hostnet_s_own_path_equals_perf_s_default_text_of_it(tmp_path):
+def _recorded_on_this_kernel(tmp_path) -> bool:
+    recorded = _perf_text(tmp_path, "buildid-list")
+    running = LocalHost().run(["perf", "buildid-list", "-k"]).stdout.strip()
+    return [line.split()[0] for line in recorded.splitlines() if line.endswith("[kernel.kallsyms]")] == [running]
+
+
+def _record(directory, *scope) -> Path:
+    """A perf.data recorded now, on this kernel (cpu-clock with call graphs, as hostnet records):
+    a process copying from /dev/zero to /dev/null spends its time in the kernel."""
+    if shutil.which("perf") is None:
+        pytest.skip("perf is not installed (Debian: linux-perf)")
+    data = directory / "perf.data"
+    res = LocalHost().run(["perf", "record", *scope, "-e", "cpu-clock", "-F", "999", "-g", "-o", str(data), "--",
+                           "dd", "if=/dev/zero", "of=/dev/null", "bs=64k", "count=200000"], check=False, timeout=120)
+    if res.returncode != 0:
+        pytest.skip(f"perf record {' '.join(scope)} is not allowed here: {res.stderr.strip()[-200:]}")
+    return data
+
+
+@pytest.fixture(scope="module")
+def recorded_here(tmp_path_factory):
+    """System-wide (-a), as hostnet and the paper's artifact record: every sample has its CPU."""
+    return _record(tmp_path_factory.mktemp("perf"), "-a")
+
+
+def test_a_perf_data_recorded_without_cpus_gives_one_breakdown_of_every_sample(tmp_path):
+    """perf record -- CMD (no -a, no -C) keeps no CPU: perf report prints -001 and perf script
+    refuses hostnet's -F cpu. The breakdown is then one CPU set, leaf and call chain, and says why."""
+    data = _record(tmp_path)
+    p = perf_profile.read_profile(data)
+    assert p.cpus() == [NO_CPU] and p.stacks and p.rows
+    assert any("recorded without CPUs" in n for n in p.notes)
+    own = shares(p, [NO_CPU], embedded=False)
+    default = shares(perf_profile.profile_from_text(_perf_text(tmp_path, "script", data=data), "perf script"),
+                     [NO_CPU], embedded=False)
+    assert own["attributed_pct"] == pytest.approx(default["attributed_pct"], abs=1e-9)
+    assert own["busy_samples"] == default["busy_samples"] > 100
+
+
+def test_perf_data_through_hostnet_s_own_path_equals_perf_s_default_text_of_it(tmp_path, recorded_here):
     """perf.data -> hostnet's own perf report/script fields; perf's default script and report text
-    of the same file, made now, on this machine. Both sides resolve symbols the same way, so the
-    comparison holds whichever kernel runs here (another kernel's symbols would be wrong on both)."""
-    data = perf_profile.read_profile(LOOPBACK_DATA)
-    assert data.format == "perf.data" and data.release == "6.18.44-fc-v595" and data.event == "cpu-clock"
-    script = perf_profile.profile_from_text(_perf_text(tmp_path, "script"), "perf script")
-    report = perf_profile.profile_from_text(_perf_text(tmp_path, "report", "--stdio"), "perf report")
-    for cpus in ([0], [1], [0, 1]):
+    of the same file, made with the same symbols: the same breakdown (the report within rounding)."""
+    data = perf_profile.read_profile(recorded_here)
+    assert data.format == "perf.data" and data.release == platform.release() and data.event == "cpu-clock"
+    script = perf_profile.profile_from_text(_perf_text(tmp_path, "script", data=recorded_here), "perf script")
+    report = perf_profile.profile_from_text(_perf_text(tmp_path, "report", "--stdio", data=recorded_here),
+                                            "perf report")
+    for p in (data, script, report):
+        perf_profile.check_symbolised(p)
+    busy = 0
+    for cpus in [[c] for c in data.cpus()] + [data.cpus()]:
         own, default = shares(data, cpus, embedded=False), shares(script, cpus, embedded=False)
         assert own["leaf_pct"] == pytest.approx(default["leaf_pct"], abs=1e-9)
         assert own["attributed_pct"] == pytest.approx(default["attributed_pct"], abs=1e-9)
         assert own["busy_samples"] == default["busy_samples"]
-    assert_within_rounding(shares(report, [NO_CPU], embedded=False), shares(data, [0, 1], embedded=False),
+        busy = own["busy_samples"]
+    kernel = sum(v for k, v in own["leaf_pct"].items() if k not in ("user", "unclassified"))
+    assert busy > 100 and kernel > 10  # a profile with kernel work in it, named
+    assert_within_rounding(shares(report, [NO_CPU], embedded=False), shares(data, data.cpus(), embedded=False),
                            len(report.rows))
+
+
+@needs_perf
+def test_a_perf_data_from_a_kernel_whose_symbols_are_missing_is_refused(tmp_path):
+    """The stored loopback perf.data was recorded on 6.18.44-fc-v595. Where that kernel is not the
+    running one and its symbols are not here, perf prints bare addresses: refused, never guessed."""
+    if _recorded_on_this_kernel(tmp_path):
+        pytest.skip("the kernel that recorded the stored perf.data is the one running: its symbols are here")
+    with pytest.raises(ParseError, match=r"kernel samples have no symbol.*kernel 6\.18\.44-fc-v595.*perf archive"):
+        perf_profile.read_profile(LOOPBACK_DATA)
+
+
+def _rows(named: int, unnamed: int, symbol="0xffffffff8e2b1234"):
+    from hostnet.parsers.perf_report import SymbolSamples
+    return [SymbolSamples(0, "iperf3", "copy_user_generic", True, named),
+            SymbolSamples(0, "iperf3", symbol, True, unnamed), SymbolSamples(0, "iperf3", "memcpy_u", False, 500)]
+
+
+@pytest.mark.parametrize("symbol", ["0xffffffff8e2b1234", "ffffffff8e2b1234", "[unknown]", "[kernel.kallsyms]"])
+def test_kernel_samples_without_a_symbol_refuse_the_profile_above_one_percent(symbol):
+    p = perf_profile.Profile("their.data", "perf.data", _rows(980, 20, symbol), None, release="6.1.0-18-amd64")
+    with pytest.raises(ParseError, match=r"their.data: 2.0 % of the kernel samples have no symbol.*6.1.0-18-amd64"):
+        perf_profile.check_symbolised(p)
+    few = perf_profile.Profile("their.data", "perf.data", _rows(9990, 10, symbol), None)
+    perf_profile.check_symbolised(few)
+    assert few.notes == ["0.10 % of the kernel samples have no symbol (counted as unclassified)"]
+    named = perf_profile.Profile("their.data", "perf.data", _rows(1000, 0, symbol), None)
+    perf_profile.check_symbolised(named)
+    assert named.notes == []
 
 
 @needs_perf
 def test_perf_data_equals_the_stored_default_texts_where_this_kernel_recorded_it(tmp_path):
     """The stored texts were made on the kernel that recorded the file: on another kernel perf
     would resolve the kernel's addresses against that kernel's symbols, so this skips there."""
-    recorded = _perf_text(tmp_path, "buildid-list")
-    running = LocalHost().run(["perf", "buildid-list", "-k"]).stdout.strip()
-    kernel = [line.split()[0] for line in recorded.splitlines() if line.endswith("[kernel.kallsyms]")]
-    if kernel != [running]:
-        pytest.skip(f"recorded on kernel build-id {kernel}, this kernel is {running or 'unknown'}")
+    if not _recorded_on_this_kernel(tmp_path):
+        pytest.skip("recorded on another kernel (perf buildid-list): its symbols are not here")
     data = perf_profile.read_profile(LOOPBACK_DATA)
     script = profile(LOOPBACK_SCRIPT)
     assert unnamed_as_unknown(data.stacks) == unnamed_as_unknown(script.stacks)  # same stacks, same counts

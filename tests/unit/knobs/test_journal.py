@@ -1,6 +1,7 @@
 """The knob journal (hostnet.knobs.journal): the prior value is on disk before the first write,
 survives the process, is restored; values are validated before anything is written."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,89 @@ def test_restore_rebuilds_a_jump_host_and_only_hostnets_own_namespace_proxy(tmp_
     evil = {**desc, "proxy_jump": {**jump, "proxy_command": f"sh -c 'touch {tmp_path}/owned'"}}
     with pytest.raises(HostError, match="does not run commands taken from a journal"):
         host_from_description(evil)
+
+
+def test_a_hosts_own_copy_cuts_a_torn_line_before_the_next_append(tmp_path, monkeypatch):
+    """The script a server runs to keep its own copy, run here by a real sh: a fragment left by a crash
+    or a full disk on the server is cut off, not glued onto the next line (the same rule as the
+    controller's copy), earlier lines are kept, and the copy stays root-only."""
+    from hostnet.hosts import LocalHost
+    from hostnet.knobs import journal_file
+    monkeypatch.setattr(journal_file, "HOST_DIR", str(tmp_path / "hostdir"))
+    journal = tmp_path / "lab-100g.journal"
+    copy = Path(journal_file.host_copy(journal))
+    first = {"host": {"name": "alpha", "kind": "FakeHost"}, "knob": "sysctl", "key": RMEM, "prior": "1 2 3"}
+    second = {**first, "key": "net.core.rmem_max", "prior": "212992"}
+    host = LocalHost("controller")
+    journal_file.append_on_host(host, journal, first)
+    with open(copy, "a") as fh:
+        fh.write('{"host": {"name": "alpha", "kind": "FakeHost"}, "knob": "sysctl", "ke')  # torn
+    journal_file.append_on_host(host, journal, second)
+    entries, problems = journal_file.read_on_host(host, journal)
+    assert problems == [] and entries == [first, second]
+    assert copy.read_text().endswith("\n") and copy.read_text().count("\n") == 2
+    assert copy.parent.stat().st_mode & 0o777 == 0o700 and copy.stat().st_mode & 0o777 == 0o600
+    copy.write_text('{"torn')  # a copy that is nothing but a fragment
+    journal_file.append_on_host(host, journal, first)
+    assert journal_file.read_on_host(host, journal) == ([first], [])
+
+
+_TRY_LOCK = """
+import sys
+from hostnet.knobs import Journal, JournalBusy
+try:
+    Journal(sys.argv[1]).lock()
+except JournalBusy as exc:
+    print(exc)
+    sys.exit(3)
+"""
+
+
+def test_a_restore_in_the_middle_of_a_session_keeps_the_lock(tmp_path):
+    """A sweep restores after a host came back and goes on: no second controller may take the
+    testbed before its next point; the session's last restore lets the lock go."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from hostnet.knobs.journal_lock import generation, lock_path
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    path = tmp_path / "j"
+    j = Journal(path)
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert j.restore(keep_lock=True) == [] and not path.exists()
+    assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+    other = subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], capture_output=True, text=True, cwd=REPO)
+    assert other.returncode == 3 and f"in use by PID {os.getpid()}" in other.stdout
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 2097152")
+    assert j.restore() == [] and generation(path) is None and not lock_path(path).exists()
+    assert subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], cwd=REPO).returncode == 0
+
+
+def test_each_line_is_fsynced_and_a_new_journal_s_directory_too(tmp_path, monkeypatch):
+    """The line is on disk before the setting changes: the file is fsynced after every line, and
+    the directory once, when the file is new (its entry must survive a crash too)."""
+    import os
+
+    from hostnet.knobs import journal_file
+    synced = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd):
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), os.path.getsize(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+    monkeypatch.setattr(journal_file.os, "fsync", recording_fsync)
+    host = sysctl_host(**{RMEM: "4096 131072 6291456", "net.core.rmem_max": "212992"})
+    path = tmp_path / "state" / "j"
+    writes = []
+    monkeypatch.setattr(KNOBS["sysctl"].__class__, "write",
+                        lambda self, h, k, v: writes.append((k, list(synced))))
+    j = Journal(path)
+    j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    j.set(host, KNOBS["sysctl"], "net.core.rmem_max", "1048576")
+    first, second = writes
+    assert first[1][0][0] == str(path) and first[1][0][1] > 0  # the line, before the first write
+    assert first[1][1][0] == str(path.parent)  # then its new directory entry
+    assert [p for p, _ in second[1][2:]] == [str(path)]  # the second line: the file only
+    assert second[1][2][1] == path.stat().st_size  # synced with both lines in it

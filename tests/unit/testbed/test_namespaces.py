@@ -29,5 +29,9 @@ def test_stale_tells_dead_sessions_from_live_ones_by_owner_and_journal_lock(stat
     assert namespaces.stale() == ["gone"]  # kept: persistent, and nothing journaled
     (state_dir / "kept.journal").write_text("")
     assert namespaces.stale() == ["gone", "kept"]
+    # a server testbed's journal (no state file; its session may be live on another terminal) is
+    # never an embedded testbed's leftover: `testbed up` neither restores nor deletes it
+    (state_dir / "lab-100g.journal").write_text('{"host": {}, "knob": "sysctl", "key": "k", "prior": "1"}\n')
+    assert namespaces.stale() == ["gone", "kept"] and (state_dir / "lab-100g.journal").exists()
     with journal_held_elsewhere(state_dir / "gone.journal"), journal_held_elsewhere(state_dir / "kept.journal"):
         assert namespaces.stale() == []
