@@ -276,10 +276,11 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
     per side, and cache events where perf stat has them (recorded unsupported, never zero)."""
     for role, f in ep_raw.items():
         parsed = {
-            "snmp": deltas(parse_snmp(f["before.snmp.txt"]), parse_snmp(f["after.snmp.txt"])),
+            "snmp": deltas(parse_snmp(f["before.snmp.txt"]), parse_snmp(f["after.snmp.txt"]), f"{role}.snmp"),
             "netstat": deltas(parse_snmp(f["before.netstat.txt"], "netstat"),
-                              parse_snmp(f["after.netstat.txt"], "netstat")),
-            "link": deltas(parse_ip_link_stats(f["before.link.json"]), parse_ip_link_stats(f["after.link.json"])),
+                              parse_snmp(f["after.netstat.txt"], "netstat"), f"{role}.netstat"),
+            "link": deltas(parse_ip_link_stats(f["before.link.json"]), parse_ip_link_stats(f["after.link.json"]),
+                           f"{role}.link"),
         }
         for source, names in COUNTERS.items():
             for name in names:

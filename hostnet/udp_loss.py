@@ -89,7 +89,7 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
 
     def snap(role, name, parse):
         f = ep_raw[role]
-        return deltas(parse(f[f"before.{name}"]), parse(f[f"after.{name}"]))
+        return deltas(parse(f[f"before.{name}"]), parse(f[f"after.{name}"]), f"{role}.{name}")
 
     def snap_seconds(role):
         """Time between the role's two snmp reads; the counter deltas span it, not the window."""

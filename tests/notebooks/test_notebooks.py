@@ -48,6 +48,22 @@ def test_section_notebooks_follow_the_conventions(nb):
     assert batch.check_conventions(nb) == []
 
 
+def test_every_stored_chart_is_an_image_that_draws_without_scripts_or_network():
+    """What JupyterLab shows an untrusted notebook, and GitHub and nbconvert show anyone: a stored
+    image/png (or svg). altair's HTML output needs its scripts and the vega CDN; none is stored."""
+    images = {}
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+        images[path.name] = 0
+        for cell in json.loads(path.read_text())["cells"]:
+            for out in cell.get("outputs", []):
+                data = out.get("data", {})
+                assert not any("vegalite" in kind or "vega.v" in kind for kind in data), (path.name, list(data))
+                html = "".join(data.get("text/html", ""))
+                assert "vega" not in html and "<script" not in html, f"{path.name}: an HTML chart is stored"
+                images[path.name] += "image/png" in data or "image/svg+xml" in data
+    assert len(images) == 15 and all(images.values()), images  # every notebook stores its charts
+
+
 def test_notebooks_declare_the_profile_parameters_and_their_grids():
     from hostnet import batch
     common = {"mode", "campaign", "config", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",

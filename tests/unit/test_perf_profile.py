@@ -103,6 +103,19 @@ def test_commands_cpus_and_unclassified_symbols(ref_script):
     assert all(TAX.classify(sym) == "unclassified" for sym in top)
 
 
+def test_kthreads_adds_kernel_threads_that_serve_the_application(ref_script):
+    """--kthreads REGEX: kernel threads beyond hostnet's own pattern (here kdamond, the memory
+    monitor) count as the workload's instead of foreign; without --comm every command is already."""
+    plain = perf_profile.workload_comms(ref_script, ["iperf3"], None)
+    more = perf_profile.workload_comms(ref_script, ["iperf3"], r"kdamond")
+    assert "kdamond.0" not in plain and more == plain | {"kdamond.0"}
+    kdamond = sum(n for s, n in ref_script.stacks.items() if s.comm == "kdamond.0")
+    before = perf_profile.breakdown(ref_script, [0, 1], TAX, plain)["foreign_samples"]
+    after = perf_profile.breakdown(ref_script, [0, 1], TAX, more)["foreign_samples"]
+    assert kdamond > 0 and before - after == kdamond
+    assert perf_profile.workload_comms(ref_script, None, r"kdamond") == ref_script.comms()
+
+
 def test_kernel_series_from_the_file_else_the_running_kernel():
     p = profile(FIXTURES / "perf_script_default_loopback.txt.gz")
     running = FakeHost(files={"/proc/sys/kernel/osrelease": "5.4.43\n"})

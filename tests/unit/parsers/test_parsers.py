@@ -416,6 +416,19 @@ def window_invariants(maps) -> None:
             assert all(n >= 0 for _, _, n in v.buckets)
 
 
+def snmp_deltas(before: str, after: str, kind: str = "/proc/net/snmp") -> dict:
+    return counters.deltas(counters.parse_snmp(before, kind), counters.parse_snmp(after, kind), kind)
+
+
+def counters_went_up(d: dict) -> None:
+    """Every counter is >= 0 over the window; a gauge (Tcp.CurrEstab, ...) may go either way."""
+    assert all(v >= 0 for k, v in d.items() if k not in counters.GAUGES), "a counter went down"
+
+
+def softnet_window(before: str, after: str) -> dict:
+    return counters.softnet_deltas(counters.parse_softnet_stat(before), counters.parse_softnet_stat(after))
+
+
 class Pair:
     """Two snapshots of a machine and what takes the window between them."""
 
@@ -438,6 +451,12 @@ PAIRS = [
     Pair("pids", fixture_text("pids_before.txt"), fixture_text("pids_after.txt"), pid_ticks,
          lambda d: all(used >= 0 for _, used in d.values()) or pytest.fail("CPU time below 0")),
     Pair("rx_prof", rx_prof_phase("start"), rx_prof_phase("hist"), rx_prof_window, window_invariants),
+    Pair("snmp", fixture_text("proc_net_snmp_before.txt"), fixture_text("proc_net_snmp_after.txt"), snmp_deltas,
+         counters_went_up),
+    Pair("netstat", fixture_text("proc_net_netstat_before.txt"), fixture_text("proc_net_netstat_after.txt"),
+         lambda b, a: snmp_deltas(b, a, "/proc/net/netstat"), counters_went_up),
+    Pair("softnet", fixture_text("softnet_stat_before.txt"), fixture_text("softnet_stat_after.txt"), softnet_window,
+         lambda d: all(n >= 0 for row in d.values() for n in row.values()) or pytest.fail("a delta below 0")),
 ]
 
 
