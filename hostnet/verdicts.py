@@ -50,6 +50,7 @@ class Difference:
     lo: float
     hi: float
     paired: bool = False
+    df: float = math.inf  # the t test's degrees of freedom (inf: no test, e.g. an exact difference)
 
     @property
     def mean_a(self) -> float:
@@ -82,14 +83,29 @@ class Difference:
         return len(self.b) if len(self.a) == 1 and len(self.b) > 1 else min(len(self.a), len(self.b))
 
     def runs_to_decide(self) -> int | None:
-        """Clean runs per point at which the interval's half-width would shrink below |difference|
-        (the half-width falls as 1/sqrt(n)); None when n < 2 gives no spread to go by."""
+        """Clean runs per point at which the interval's half-width would shrink below |difference|;
+        None when n < 2 gives no spread to go by."""
         if self.n < 2 or not math.isfinite(self.hi - self.lo):
             return None
-        half = (self.hi - self.lo) / 2
-        if self.diff == 0:
+        return self.runs_for(abs(self.diff))
+
+    def runs_for(self, target: float) -> int:
+        """The fewest clean runs per point (above n) whose interval's half-width would be below
+        target, MAX_RUNS + 1 beyond MAX_RUNS. The half-width is t(df) x spread / sqrt(n), and both
+        factors shrink as runs are added: the t quantile too (4.30 at 3 paired runs, 2.09 at 20),
+        so keeping today's quantile would overstate the runs needed up to ~5x at n = 3. The degrees
+        of freedom grow in proportion to n - 1 (exactly so for paired and one-sample t; Welch's
+        with the sides' spreads as they are)."""
+        n, half = self.n, (self.hi - self.lo) / 2
+        if target <= 0 or n < 2:
             return MAX_RUNS + 1
-        return max(self.n + 1, math.ceil(self.n * (half / abs(self.diff)) ** 2))
+        quantile = (lambda df: stats.t.ppf(0.5 + CONFIDENCE / 2, df)) if math.isfinite(self.df) else (
+            lambda df: stats.norm.ppf(0.5 + CONFIDENCE / 2))
+        spread = half * math.sqrt(n) / quantile(self.df)
+        for m in range(n + 1, MAX_RUNS + 1):
+            if quantile(self.df * (m - 1) / (n - 1)) * spread / math.sqrt(m) < target:
+                return m
+        return MAX_RUNS + 1
 
     def text(self, fmt: str = ".1f", unit: str = "") -> str:
         u = f" {unit}" if unit else ""
@@ -117,7 +133,7 @@ def difference(a, b, paired: bool = False) -> Difference:
         return Difference(a, b, lo, hi, paired)
     test = stats.ttest_rel(b, a) if paired else stats.ttest_ind(b, a, equal_var=False)
     ci = test.confidence_interval(CONFIDENCE)
-    return Difference(a, b, float(ci.low), float(ci.high), paired)
+    return Difference(a, b, float(ci.low), float(ci.high), paired, float(test.df))
 
 
 def against_level(values, level: float) -> Difference:
@@ -128,8 +144,9 @@ def against_level(values, level: float) -> Difference:
         return Difference((float(level),), b, -math.inf, math.inf)
     if np.ptp(b) == 0:
         return Difference((float(level),), b, b[0] - level, b[0] - level)
-    ci = stats.ttest_1samp(b, level).confidence_interval(CONFIDENCE)
-    return Difference((float(level),), b, float(ci.low) - level, float(ci.high) - level)
+    test = stats.ttest_1samp(b, level)
+    ci = test.confidence_interval(CONFIDENCE)
+    return Difference((float(level),), b, float(ci.low) - level, float(ci.high) - level, df=float(test.df))
 
 
 @dataclass(frozen=True)
@@ -225,9 +242,8 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
         return Judgement(NOT_REPRODUCED, shows)
     if d.n < 2:
         return Judgement(INCONCLUSIVE, shows, "at least 2 clean runs per point", tuple(points))
-    half = (d.hi - d.lo) / 2
     room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
-    wanted = max(d.n + 1, math.ceil(d.n * (half / room) ** 2)) if room > 0 else MAX_RUNS + 1
+    wanted = d.runs_for(room)
     if wanted > MAX_RUNS:  # as _more_runs: no top-up where repetitions within reason would not decide
         return Judgement(INCONCLUSIVE, shows, f"more than {MAX_RUNS} clean runs per point: the change sits near "
                                               f"the ±{margin_pct:.0f} % margin")

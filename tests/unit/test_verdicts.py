@@ -164,3 +164,18 @@ def test_top_up_stops_when_no_run_can_be_made():
     c = FakeCampaign(needed=50)
     log = verdicts.top_up_until_decided(c.judge, lambda points: 0, budget_runs=100, budget_minutes=60)
     assert log.rounds == 1 and log.stopped == "no run could be made"
+
+
+def test_the_runs_asked_for_are_projected_with_the_t_quantile_they_would_have():
+    """Two sides of 3 runs, sd 5 each, 6 apart: Welch's interval is ±11.3 (t(4) = 2.78). With m runs
+    a side it is t(2m - 2) x 5 x sqrt(2/m): 6.43 at m = 6, 5.82 at m = 7, so 7 decide it. Keeping
+    today's t(4) would have asked for 11; a paired difference of 3 runs keeps t(2) = 4.30."""
+    d = verdicts.difference([30, 25, 35], [24, 19, 29])
+    assert d.df == pytest.approx(4.0) and (d.hi - d.lo) / 2 == pytest.approx(11.33, abs=0.01)
+    assert d.runs_to_decide() == 7
+    paired = verdicts.difference([10, 12, 14], [13, 13, 19], paired=True)  # differences 3, 1, 5
+    # mean 3, sd 2: t(3) x 2 / sqrt(4) = 3.18 > 3 at 4 runs, t(4) x 2 / sqrt(5) = 2.48 < 3 at 5
+    assert paired.df == 2 and paired.runs_to_decide() == 5
+    level = verdicts.against_level([1.5, 2.5, 2.0], 1.0)  # one-sample: df = n - 1
+    assert level.df == 2 and level.runs_to_decide() is not None
+    assert verdicts.difference([1, 1, 1], [2, 2, 2]).runs_to_decide() == 4  # exact: no spread, any n decides
