@@ -39,6 +39,9 @@ CONFIDENCE = 0.95
 METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
 # The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
 MAX_RUNS = 30
+# The fewest clean runs per point whose spread may rule a top-up out (a projection beyond MAX_RUNS):
+# a spread estimated from 3 runs is itself uncertain by about a factor of 2 either way.
+MIN_RUNS_TO_GIVE_UP = 5
 COLUMNS = ["id", "paper says", "this run shows", "verdict"]
 
 
@@ -173,12 +176,19 @@ def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str
     wanted = [d.runs_to_decide() for d in diffs]
     if any(w is None for w in wanted):
         need = "at least 2 clean runs per point"
+    elif max(wanted) > MAX_RUNS and min(d.n for d in diffs) < MIN_RUNS_TO_GIVE_UP:
+        need = _spread_first(min(d.n for d in diffs))
     elif max(wanted) > MAX_RUNS:  # no top-up: repetitions within reason would not decide it
         return (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
-                f"run-to-run spread): a longer window or a quieter host"), ()
+                f"run-to-run spread of {min(d.n for d in diffs)} runs): a longer window or a quieter host"), ()
     else:
         need = f"about {max(wanted)} clean runs per point (now {min(d.n for d in diffs)})"
     return need, tuple(p for p in points if p)
+
+
+def _spread_first(n: int) -> str:
+    return (f"{MIN_RUNS_TO_GIVE_UP} clean runs per point before the spread can rule repetitions out (now {n}; "
+            f"at today's spread more than {MAX_RUNS})")
 
 
 def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "", fmt: str = ".2f") -> Judgement:
@@ -244,6 +254,8 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
         return Judgement(INCONCLUSIVE, shows, "at least 2 clean runs per point", tuple(points))
     room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
     wanted = d.runs_for(room)
+    if wanted > MAX_RUNS and d.n < MIN_RUNS_TO_GIVE_UP:
+        return Judgement(INCONCLUSIVE, shows, _spread_first(d.n), tuple(points))
     if wanted > MAX_RUNS:  # as _more_runs: no top-up where repetitions within reason would not decide
         return Judgement(INCONCLUSIVE, shows, f"more than {MAX_RUNS} clean runs per point: the change sits near "
                                               f"the ±{margin_pct:.0f} % margin")

@@ -47,6 +47,23 @@ def test_undecided_says_how_many_runs_would_decide_and_which_points():
     assert tiny.decide.startswith("more than 30 clean runs per point") and tiny.points == ()  # no top-up
 
 
+def test_a_spread_from_fewer_than_5_runs_may_not_rule_a_top_up_out():
+    """At 3 runs a side the spread is too uncertain to say 'more than 30 runs': the points are
+    topped up to 5 first; from 5 runs on the same projection stops the loop (no points)."""
+    a, b = [10.0, 12.0, 14.0], [10.3, 12.4, 14.2]
+    three = verdicts.direction(verdicts.difference(a, b), want="<", what="x", points=[{"config": "a"}])
+    assert verdicts.difference(a, b).runs_to_decide() > verdicts.MAX_RUNS
+    assert three.verdict == verdicts.INCONCLUSIVE and three.points == ({"config": "a"},)
+    assert three.decide == "5 clean runs per point before the spread can rule repetitions out (now 3; at today's spread more than 30)"
+    five = verdicts.direction(verdicts.difference([*a, 11.0, 13.0], [*b, 11.2, 13.3]), want="<", what="x",
+                              points=[{"config": "a"}])
+    assert five.points == () and five.decide.startswith("more than 30 clean runs per point")
+    near = verdicts.similar(verdicts.difference([100.0, 110, 90], [112.0, 125, 100]), margin_pct=15, what="x",
+                            points=[{"config": "a"}])
+    assert near.verdict == verdicts.INCONCLUSIVE and near.points == ({"config": "a"},)
+    assert near.decide.startswith("5 clean runs per point before")
+
+
 def test_ordered_steps_reproduced_not_reproduced_and_undecided():
     up = verdicts.ordered([("a", UP, {}), ("b", HIGHER, {}), ("c", [x + 3 for x in HIGHER], {})])
     assert up.verdict == verdicts.REPRODUCED and "a 10.06 < b 12.08 < c 15.08" in up.shows

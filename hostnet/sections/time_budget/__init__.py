@@ -16,7 +16,7 @@ import pandas as pd
 from . import budget
 from .. import common
 from .run import BATCH_EXPERIMENT, BATCH_SIZES, MICRO_EXPERIMENT, collect  # noqa: F401
-from ... import verdicts
+from ... import store, verdicts
 from ...analysis import breakdown_metric
 from ...verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
@@ -259,6 +259,19 @@ def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
     micro, batch, _, flagged = load(runs_dir, campaign)
     return verdict_table(cost_table(micro), batch_table(batch), clock_mhz(micro)[0], reference_dir,
                          flagged=flagged, batch=batch)
+
+
+def in_situ_campaign(mode: str, runs_dir, named: str) -> str:
+    """The single-flow campaign F20 in situ reads: in replay the named one (empty: the newest); in
+    run mode the newest in runs_dir, so a batch (`hostnet figures --mode run`) judges F20 on the
+    campaign its own notebook 01 just recorded, not on a recorded one. "" when there is none
+    (mm_per_packet then says so)."""
+    if mode == "replay" and named:
+        return named
+    try:
+        return store.latest_campaign(runs_dir, "single-flow")
+    except FileNotFoundError:
+        return named
 
 
 def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFrame:

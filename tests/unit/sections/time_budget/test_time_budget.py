@@ -180,3 +180,18 @@ def test_f20_in_situ_names_a_missing_campaign(tmp_path):
     row = time_budget.verdict_table(pd.DataFrame({"cost": []}), pd.DataFrame(), 2600.0, REF, in_situ=m)
     row = row.set_index("id").loc["F20"]
     assert row.verdict == NOT_TESTABLE and "20990101-single-flow-embedded" in row["this run shows"]
+
+
+def test_f20_in_situ_reads_the_named_campaign_in_replay_and_the_newest_in_run_mode(tmp_path):
+    """A batch in run mode judges F20 on the single-flow campaign its notebook 01 just recorded."""
+    older, newer = "20261123-single-flow-embedded", "20261124-022841-single-flow-embedded"
+    assert time_budget.in_situ_campaign("replay", RUNS, older) == older
+    runs = tmp_path / "runs"
+    for campaign in (older, newer):  # the two recorded campaigns' manifests are what list_runs reads
+        for run in sorted((RUNS / campaign).iterdir())[:2]:
+            if run.is_dir():
+                shutil.copytree(run, runs / campaign / run.name)
+    assert time_budget.in_situ_campaign("run", runs, older) == newer
+    assert time_budget.in_situ_campaign("replay", runs, "") == newer
+    (tmp_path / "empty").mkdir()
+    assert time_budget.in_situ_campaign("run", tmp_path / "empty", older) == older  # mm_per_packet says what lacks
