@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from . import project, report
+from .testbed.session import is_file, kind_of
 
 
 def default_notebooks_dir() -> Path:
@@ -170,13 +171,17 @@ def batch_kernel_manager() -> type:
 
 
 def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | None = None,
-                   overrides: dict | None = None, runs_dir: Path | None = None) -> dict:
-    """What batch mode passes every section notebook: run mode gets a new campaign and the profile."""
+                   overrides: dict | None = None, runs_dir: Path | None = None, testbed: str | None = None) -> dict:
+    """What batch mode passes every section notebook: run mode gets a new campaign, the profile and
+    (when given) the testbed every notebook runs on, a testbed.yaml path made absolute (papermill
+    runs each notebook from notebooks/)."""
     params: dict = {"mode": mode}
     if mode == "run":
         params["campaign"] = ""  # a new campaign, not the recorded one
         params.update(profile(profile_name))
         params.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        if testbed:
+            params["testbed"] = str(Path(testbed).resolve()) if is_file(testbed) else testbed
     if figures_dir is not None:
         params["figures_dir"] = str(Path(figures_dir).resolve())
     if runs_dir is not None:
@@ -188,7 +193,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
                   quick: bool = False, notebooks_dir: Path | None = None,
                   output_dir: Path | None = None, figures_dir: Path | None = None,
                   profile_name: str | None = None, runs_dir: Path | None = None, progress=print,
-                  results_doc: Path | None = None) -> Path:
+                  results_doc: Path | None = None, testbed: str | None = None) -> Path:
     """Every section notebook in order (replay, or run with a profile), then figures/index.html and
     docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
     repository's docs/results.md for the default figures/).
@@ -198,7 +203,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     NotebookExecutionError names the failures at the end."""
     name = profile_name or "quick"
     overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
-    params = run_parameters(mode, name, figures_dir, overrides, runs_dir)
+    params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
     notebooks = section_notebooks(notebooks_dir)
     output_dir = output_dir or notebooks[0].parent / "executed"
     for nb in notebooks:  # all checked before the first one runs for minutes
@@ -256,9 +261,10 @@ def _fit_declared(point: dict, declared: dict) -> dict:
 
 
 def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-               profile_name: str = "quick", runs_dir: Path | None = None, testbed_kind: str = "embedded"
-               ) -> list[dict]:
-    """One entry per grid point: its campaign and the notebook parameters; checked, nothing run."""
+               profile_name: str = "quick", runs_dir: Path | None = None) -> list[dict]:
+    """One entry per grid point: its campaign and the notebook parameters; checked, nothing run.
+    A `testbed` parameter names what every point runs on (a testbed.yaml path is made absolute) and
+    the campaign's kind (…-embedded, …-servers)."""
     notebook = Path(notebook)
     runs_dir = Path(runs_dir or default_runs_dir())
     parameters = dict(parameters or {})
@@ -266,6 +272,9 @@ def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = 
     if clash:
         raise ValueError(f"{', '.join(clash)} both swept and fixed")
     fixed = {**profile(profile_name), **parameters}
+    if is_file(str(fixed.get("testbed", ""))):
+        fixed["testbed"] = str(Path(fixed["testbed"]).resolve())
+    testbed_kind = kind_of(str(fixed.get("testbed", "embedded")))
     declared = check_declared(notebook, {*grid, *fixed, "mode", "campaign", "runs_dir", "figures_dir"})
     stamp = time.strftime("%Y%m%d-%H%M%S")
     plan = []

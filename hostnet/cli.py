@@ -237,6 +237,8 @@ def _sweep_notebook(args) -> int:
         _die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
     spec = load_sweep_file(args.file)
     name = args.profile or spec["profile"]
+    if args.testbed:  # every point on it, as the notebook's own `testbed` parameter would say
+        spec["parameters"] = {**spec["parameters"], "testbed": _testbed_spec(args)}
     plan = sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, Path(args.runs_dir))
     if args.dry_run:
         for entry in plan:
@@ -353,13 +355,16 @@ def cmd_restore(args) -> int:
 
 def cmd_figures(args) -> int:
     from .batch import NotebookExecutionError, run_notebooks
+    if args.testbed and args.mode != "run":
+        _die("--testbed names what run mode measures on; replay reads recorded campaigns")
     if args.mode == "run":
         _require_live()
     try:
         out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
                             profile_name="quick" if args.quick else args.profile,
                             runs_dir=Path(args.runs_dir) if args.runs_dir else None,
-                            figures_dir=Path(args.figures_dir) if args.figures_dir else None)
+                            figures_dir=Path(args.figures_dir) if args.figures_dir else None,
+                            testbed=_testbed_spec(args) if args.testbed else None)
     except NotebookExecutionError as exc:
         _die(str(exc))
     print(f"figures written; report: {out}")
@@ -508,6 +513,8 @@ def _data_commands(sub) -> None:
     f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
                                       "(default: each notebook's own, data/runs)")
     f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
+    f.add_argument("--testbed", help="run mode: what every notebook runs on: embedded (a fresh one each, the "
+                                     "default), the name of an embedded testbed that is up, or a testbed.yaml path")
     f.add_argument("--top-up-runs", type=int, help="run mode: runs each notebook may add until its verdicts are "
                                                    "decided (default: $HOSTNET_TOP_UP_RUNS, else 30; docs/verdicts.md)")
     f.add_argument("--top-up-minutes", type=float, help="run mode: minutes each notebook's top-up may take "

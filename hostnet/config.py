@@ -7,9 +7,10 @@ hostnet touched it" (the journal's prior), which is still written explicitly.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 from .hosts import HostUnreachable
-from .knobs import KNOBS, KnobError
+from .knobs import KNOBS, KnobError, queue_irqs
 from .testbed import Testbed, steering
 
 RFS_ENTRIES = 32768
@@ -86,12 +87,14 @@ def validate(cfg: StackConfig) -> None:
             raise ConfigError(f"tcp_rmem {cfg.tcp_rmem!r}: three increasing byte counts, e.g. '4096 131072 6291456'")
 
 
-def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str | None]]:
+def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
+             ) -> list[tuple[str, object, str, str | None]]:
     """(role, "switch" or "machine:NAME"; knob; key; value) for every knob a point sets.
 
     Pure: no host touched. Every sender gets the sender-side settings, every receiver the
     receiver-side ones; a bridged embedded testbed's switch ports follow the MTU; the embedded
-    testbed's receive steering (testbed/steering.py) decides how TSO and GRO are realised.
+    testbed's receive steering (testbed/steering.py) decides how TSO and GRO are realised. `irqs`:
+    what irq_plan read of the servers' NIC interrupts, placed by irq_settings.
     """
     onoff = {True: "on", False: "off"}
     mode = tb.rx_steering
@@ -116,6 +119,7 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
                     (r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)),
                     ("machine:" + r.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
                      str(RFS_ENTRIES) if cfg.arfs else None)]
+        out += irq_settings(tb, cfg, irqs or IrqPlan({}))
     if tb.switch is not None:
         out += [("switch", KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":
@@ -123,10 +127,50 @@ def settings(tb: Testbed, cfg: StackConfig) -> list[tuple[str, object, str, str 
     return out
 
 
+class IrqPlan(NamedTuple):
+    """What irq_settings places: each server endpoint's NIC queue interrupts (for endpoints whose
+    testbed.yaml names irq_cpus), and the machines whose irqbalance must be stopped first."""
+    irqs: dict[str, list[int]]
+    irqbalance: frozenset[str] = frozenset()
+
+
+def irq_settings(tb: Testbed, cfg: StackConfig, plan: IrqPlan) -> list:
+    """Where a server's NIC interrupts go, for endpoints whose testbed.yaml names irq_cpus: without
+    aRFS every queue's IRQ on irq_cpus (the paper's no-aRFS runs put them on the NIC-remote node);
+    with aRFS queue i's IRQ on application CPU i mod n, so the queue aRFS picks for a flow is served
+    on its application's core. irqbalance is stopped on those machines: it would move them back."""
+    out = [("machine:" + m, KNOBS["irqbalance"], "service", "stopped") for m in sorted(plan.irqbalance)]
+    for e in tb.endpoints.values():
+        for i, irq in enumerate(plan.irqs.get(e.role, []) if e.irq_cpus else []):
+            cpus = [e.cpus[i % len(e.cpus)]] if cfg.arfs else e.irq_cpus
+            out.append((e.role, KNOBS["irq_affinity"], str(irq), ",".join(map(str, cpus))))
+    return out
+
+
+def irq_plan(tb: Testbed) -> IrqPlan:
+    """Read from the hosts what irq_settings needs: the NIC queue interrupts of each server endpoint
+    naming irq_cpus (/sys/class/net/IFACE/device/msi_irqs; none on a virtual device), and where an
+    irqbalance runs that hostnet must stop. One it cannot stop (no systemctl) is an error: the
+    interrupts would not stay where the testbed.yaml puts them."""
+    if tb.kind == "embedded":
+        return IrqPlan({})
+    irqs, balancers = {}, set()
+    for e in tb.endpoints.values():
+        if not e.irq_cpus:
+            continue
+        irqs[e.role] = queue_irqs(e.host, e.iface)
+        if irqs[e.role] and e.host.which("irqbalance"):
+            ok, why = KNOBS["irqbalance"].available(e.host)
+            if not ok:
+                raise KnobError(f"{e.role}: cpus.irq_cpus is set but {why}; irqbalance would move the interrupts")
+            balancers.add(e.machine)
+    return IrqPlan(irqs, frozenset(balancers))
+
+
 def apply(tb: Testbed, cfg: StackConfig) -> dict:
     """Apply the whole config through the journal; returns what was written, for the manifest."""
     validate(cfg)
-    return apply_settings(tb, settings(tb, cfg))
+    return apply_settings(tb, settings(tb, cfg, irq_plan(tb)))
 
 
 def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None]]) -> dict:

@@ -13,7 +13,8 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, config as stackconfig, plots, store, testbed, topup, verdicts
+from .. import analysis, config as stackconfig, plots, store, topup, verdicts
+from ..testbed.session import kind_of, using
 from . import common
 from ..testbed.capabilities import point_requirements
 from ..sweep import SweepSpec, run_sweep
@@ -28,11 +29,12 @@ SPREAD_LIMIT_PCT = 15.0
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts", algorithms=ALGORITHMS,
-            flows=FLOWS, repetitions: int = 3, duration: int = 5, warmup: int = 2, perf_freq_hz: int = 249) -> str:
+            flows=FLOWS, repetitions: int = 3, duration: int = 5, warmup: int = 2, perf_freq_hz: int = 249,
+            testbed: str = "embedded") -> str:
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id("congestion-control", "embedded")
-    with testbed.embedded(testbed.unique_name("cc")) as tb:
+    campaign = campaign or store.new_campaign_id("congestion-control", kind_of(testbed))
+    with using(testbed, prefix="cc") as tb:
         refused = {}
         for cc in algorithms:  # the capability check every sweep runs, asked per algorithm
             problems = point_requirements(tb, stackconfig.get_config(config, congestion_control=cc))

@@ -16,7 +16,8 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, testbed, verdicts
+from .. import store, verdicts
+from ..testbed.session import is_file, kind_of, using
 from ..analysis import breakdown_metric
 from ..testbed.capabilities import MissingCapability
 from ..knobs import DdioWays, Iommu
@@ -65,7 +66,7 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
         raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
     from ..sweep import run_configs
-    with testbed.using(testbed_file) as tb:
+    with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
         plan = ddio_plan(host)
         iommu = Iommu().read(host)
@@ -77,12 +78,14 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
     return plan
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed_file: str = "", duration: int = 5,
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", duration: int = 5,
             warmup: int = 2, repetitions: int = 3) -> tuple[str, str]:
     """(campaign, refusal), as numa.collect."""
     if common.is_replay(mode, campaign):
         return campaign, ""
-    campaign = campaign or store.new_campaign_id(EXPERIMENT, "yaml" if testbed_file else "embedded")
+    # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
+    testbed_file = testbed if is_file(testbed) else ""
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     capability_record.write(Path(runs_dir) / campaign, capability_record.detect(testbed_file))
     try:
         run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,

@@ -12,7 +12,8 @@ import altair as alt
 import pandas as pd
 
 from . import common
-from .. import store, testbed, topup
+from .. import store, topup
+from ..testbed.session import is_fresh, kind_of, using
 from ..sweep import SweepSpec, run_sweep
 from ..udp_loss import LOCATIONS
 from .. import verdicts
@@ -30,19 +31,23 @@ LOSSY_PCT = 1.0
 
 def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB,
             placements=PLACEMENTS, repetitions: int = 3, duration: int = 5, warmup: int = 2,
-            config: str = "no-opts", perf_freq_hz: int = 49) -> str:
+            config: str = "no-opts", perf_freq_hz: int = 49, testbed: str = "embedded") -> str:
     """Run (mode "run") or name (mode "replay") the UDP campaign. CPU placement comes from the
-    testbed's endpoint CPU sets (workloads.UdpRate.placement); perf samples lightly (loss is
-    read from counters, the profile is only a cross-check)."""
+    testbed's endpoint CPU sets (workloads.UdpRate.placement): a fresh embedded testbed's are
+    embedded_cpus(), a testbed that is up (or a testbed.yaml) brings its own; perf samples lightly
+    (loss is read from counters, the profile is only a cross-check)."""
     if common.is_replay(mode, campaign):
         return campaign
     spec = SweepSpec(experiment=EXPERIMENT, configs=[config],
                      grid={"udp_rate_gbps": list(rates_gbps), "socket_buffer_kb": list(buffers_kb),
                            "app_cpu": list(placements)},
                      repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
-    campaign = campaign or store.new_campaign_id("end-host-loss", "embedded")
-    snd, rcv = embedded_cpus(os.cpu_count() or 1)
-    with testbed.embedded(testbed.unique_name("el"), sender_cpus=snd, receiver_cpus=rcv) as tb:
+    campaign = campaign or store.new_campaign_id("end-host-loss", kind_of(testbed))
+    shape = {}
+    if is_fresh(testbed):
+        snd, rcv = embedded_cpus(os.cpu_count() or 1)
+        shape = {"sender_cpus": snd, "receiver_cpus": rcv}
+    with using(testbed, prefix="el", **shape) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
         topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign

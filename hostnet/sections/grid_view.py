@@ -11,7 +11,8 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, store, testbed, topup
+from .. import analysis, store, topup
+from ..testbed.session import kind_of, using
 from . import common
 from ..analysis import BREAKDOWN_ORDER
 from ..plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
@@ -23,16 +24,16 @@ from ..sweep import SweepSpec, run_sweep
 CLEAN_RUNS = 2
 
 
-def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, testbed_name: str = "",
+def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, testbed: str = "embedded",
             top_up_rounds: int = 2, judge=None) -> str:
-    """Replay: the campaign named. Run: the sweep on a fresh embedded testbed, into `campaign` or a
-    new <date>-<name>-embedded campaign, then top_up() so no point is left without a clean run,
+    """Replay: the campaign named. Run: the sweep on `testbed` (testbed.using's spec), into `campaign`
+    or a new <date>-<name>-<kind> campaign, then top_up() so no point is left without a clean run,
     then (given the section's judge) topup.decide until its verdicts are decided or the budget is
     spent; returns the campaign's name."""
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id(name, "embedded")
-    with testbed.embedded(testbed_name or testbed.unique_name("nb")) as tb:
+    campaign = campaign or store.new_campaign_id(name, kind_of(testbed))
+    with using(testbed) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
         top_up(tb, spec, runs_dir=runs_dir, campaign=campaign, rounds=top_up_rounds)
         if judge is not None:

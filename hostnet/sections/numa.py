@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, testbed, verdicts
+from .. import store, verdicts
+from ..testbed.session import is_file, kind_of, using
 from ..testbed.capabilities import MissingCapability
 
 PLACEMENTS = ("nic-local", "nic-remote")
@@ -64,7 +65,7 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
     from ..sweep import run_configs
-    with testbed.using(testbed_file) as tb:
+    with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
         for placement, cpus in plan.items():
             # Fig. 10's short flows: RPC incast into the one receiver core, stored per placement
@@ -74,12 +75,14 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     return plan
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed_file: str = "", duration: int = 5,
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", duration: int = 5,
             warmup: int = 2, repetitions: int = 3, rpc_size: int = 4096) -> tuple[str, str]:
     """(campaign, refusal): replay a campaign, or detect the testbed, record the check and run where it can."""
     if common.is_replay(mode, campaign):
         return campaign, ""
-    campaign = campaign or store.new_campaign_id(EXPERIMENT, "yaml" if testbed_file else "embedded")
+    # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
+    testbed_file = testbed if is_file(testbed) else ""
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     record = capability_record.detect(testbed_file)
     capability_record.write(Path(runs_dir) / campaign, record)
     try:

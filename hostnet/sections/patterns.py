@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from .. import analysis, plots, store, testbed, topup, verdicts
+from .. import analysis, plots, store, topup, verdicts
+from ..testbed.session import is_fresh, using
 from . import common
 from ..sweep import SweepSpec, run_sweep
 from ..taxonomy import CATEGORIES
@@ -53,13 +54,13 @@ def hosts_per_side(pattern: str, n: int) -> tuple[int, int]:
 
 def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: str = "all-opts", flows=None,
             repetitions: int = 3, duration: int = 3, warmup: int = 2, perf_freq_hz: int = 499,
-            testbed_name: str = "", separate_hosts: bool = False, progress: bool = True) -> str:
+            testbed: str = "embedded", separate_hosts: bool = False, progress: bool = True) -> str:
     """Return the campaign to analyse: replay a recorded one, or sweep the flow count live.
 
-    mode "run": a fresh embedded testbed (one sender and one receiver namespace, or with
-    separate_hosts one namespace per flow end over a bridge), or testbed_name: a testbed that is
-    up (`hostnet testbed up --name`) or a testbed.yaml of real servers, whose settings this
-    campaign changed are restored afterwards.
+    mode "run": on `testbed`: "embedded" builds a fresh one (one sender and one receiver namespace,
+    or with separate_hosts one namespace per flow end over a bridge); else a testbed that is up
+    (`hostnet testbed up --name`) or a testbed.yaml of real servers, whose settings this campaign
+    changed are restored afterwards.
     """
     p = _pattern(pattern)
     replay = common.replay_or_newest(mode, campaign, runs_dir, pattern)
@@ -69,10 +70,10 @@ def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: st
     spec = SweepSpec(experiment=pattern, configs=[config], grid={"flows": flows}, repetitions=repetitions,
                      duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
     shape = {}
-    if not testbed_name:
+    if is_fresh(testbed):
         senders, receivers = hosts_per_side(pattern, max(flows)) if separate_hosts else (1, 1)
         shape = {"n_senders": senders, "n_receivers": receivers}
-    with testbed.using(testbed_name, **shape) as tb:
+    with using(testbed, **shape) as tb:
         campaign = campaign or store.new_campaign_id(pattern, tb.kind)
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
         topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)

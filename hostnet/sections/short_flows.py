@@ -33,10 +33,10 @@ def size_bytes(kb) -> int:
     return min(int(kb) * 1024, SOCKPERF_MAX_BYTES)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed_name: str = "", top_up_rounds: int = 2,
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="short-flows",
-                             testbed_name=testbed_name, top_up_rounds=top_up_rounds, judge=judge)
+                             testbed=testbed, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, config as stackconfig, plots, store, testbed, topup, verdicts
+from .. import analysis, config as stackconfig, plots, store, topup, verdicts
+from ..testbed.session import kind_of, using
 from . import common
 from ..sweep import run_configs
 from ..taxonomy import CATEGORIES
@@ -19,11 +20,12 @@ LADDER = list(stackconfig.LADDER)
 
 def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration: int = 5,
             warmup: int = 2, repetitions: int = 3, perf_freq_hz: int = 999,
-            testbed_name: str = "") -> str:
+            testbed: str = "embedded") -> str:
     """Return the campaign to analyse: replay an existing one, or run a new one live.
 
     mode "replay": `campaign` (or the newest single-flow campaign under runs_dir).
-    mode "run": a fresh embedded testbed (or `testbed_name`, already up), every config x
+    mode "run": on `testbed` ("embedded": a fresh one; the name of an embedded testbed that is up;
+    or a testbed.yaml path: servers over SSH), every config x
     repetition in shuffled order, then topped up (topup.decide) until the verdicts are decided
     or topup's budget is spent; torn down afterwards.
     """
@@ -32,10 +34,10 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
         return replay
     for c in configs:
         stackconfig.get_config(c)
-    campaign = campaign or store.new_campaign_id(EXPERIMENT, "embedded")
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     kwargs = dict(duration_s=duration, warmup_s=warmup, repetitions=repetitions, runs_dir=runs_dir,
                   campaign=campaign, experiment=EXPERIMENT, perf_freq_hz=perf_freq_hz)
-    with testbed.using(testbed_name) as tb:
+    with using(testbed) as tb:
         run_configs(tb, list(configs), **kwargs)
         topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign

@@ -36,10 +36,13 @@ class Endpoint:
     ip: str
     cpus: list[int]
     machine: str  # which physical machine runs this role (probes run once per machine)
+    # where the NIC's interrupts go when no aRFS steers them (a testbed.yaml's cpus.irq_cpus, e.g.
+    # the NIC-remote node's cores, as the paper's no-aRFS setups); empty: left as the host has them
+    irq_cpus: list[int] = field(default_factory=list)
 
     def describe(self) -> dict:
         return {"role": self.role, "host": self.host.describe(), "iface": self.iface, "ip": self.ip,
-                "cpus": self.cpus, "machine": self.machine}
+                "cpus": self.cpus, "machine": self.machine, "irq_cpus": self.irq_cpus}
 
 
 @dataclass

@@ -173,7 +173,8 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
                 except HostError as exc:
                     raise TestbedFileError(f"{path}: hosts.{h}: {exc}") from exc
             endpoints[role] = Endpoint(role, machines[h], spec["data_iface"], spec["data_ip"],
-                                       list(spec["cpus"]["app_cpus"]), machine=h)
+                                       list(spec["cpus"]["app_cpus"]), machine=h,
+                                       irq_cpus=list(spec["cpus"].get("irq_cpus", [])))
     # Each host keeps its own lines too (knobs/journal_file.HOST_DIR): the controller's state
     # directory is often a tmpfs, gone after a reboot.
     return Testbed(doc["name"], "servers", endpoints, machines,

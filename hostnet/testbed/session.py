@@ -29,8 +29,14 @@ def is_file(spec: str) -> bool:
 
 
 def kind_of(spec: str) -> str:
-    """What the campaign id says of the testbed: "embedded" or "yaml"."""
-    return "yaml" if is_file(spec) else "embedded"
+    """What a new campaign's id says of the testbed `spec` names: "servers" for a testbed.yaml (as
+    its Testbed.kind), else "embedded"."""
+    return "servers" if is_file(spec) else "embedded"
+
+
+def is_fresh(spec: str) -> bool:
+    """Whether `spec` asks for a fresh embedded testbed, built and torn down by the campaign."""
+    return spec in FRESH
 
 
 @contextlib.contextmanager

@@ -1,8 +1,10 @@
 """The two-server path rehearsed on one machine: an embedded testbed with an sshd per namespace and a
 bastion namespace, written as a testbed.yaml + ssh_config (`hostnet testbed up --ssh --bastion
 --write-yaml`), then `hostnet run single-flow --testbed PATH` and `hostnet sweep SPEC --testbed PATH`
-driving both "servers" through the jump host, as a researcher's lab would be driven. Each checks the
-run directory and that the journal put every setting back (controller's copy and the hosts' own)."""
+driving both "servers" through the jump host, as a researcher's lab would be driven, and notebooks
+01, 02, 06, 07, 08, 11, 13 and 14 in mode="run" with `testbed` = that file, through papermill. Each
+checks the run directories and that the journal put every setting back (controller's copy and the
+hosts' own)."""
 import json
 import os
 import subprocess
@@ -11,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import live_ready
-from hostnet import cli, store, testbed
+from conftest import REPO, live_ready
+from hostnet import batch, cli, store, testbed
+from hostnet.sections import short_flows
 from hostnet.hosts import HostError
 from hostnet.knobs.journal_file import HOST_DIR
 from hostnet.testbed import as_servers, servers
@@ -120,3 +123,91 @@ def test_hostnet_sweep_spec_on_the_testbed_yaml(lab, tmp_path):
     assert cli.main(["sweep", str(spec), "--testbed", str(path), "--runs-dir", str(runs), "--quiet"]) == 0
     _one_run(runs, "-single-flow-servers")
     _restored(name, path, before)
+
+
+# Each notebook at its smallest: a point or two, one repetition, 2 s (the code path, not a verdict).
+NOTEBOOKS_ON_SERVERS = {
+    "01-single-flow": {"configs": ["no-opts", "tsogro"], "perf_freq_hz": 99},
+    "06-packet-loss": {"loss_rates": [0, 0.01]},
+    "08-mixed-flows": {"short_flows": [0, 1]},
+    "11-congestion-control": {"algorithms": ["cubic", "bbr"], "flows": [1]},
+    "13-time-budget": {"batch_sizes": [1, 32], "micro_scale": 0.05, "max_extra": 0, "duration": 1},
+    "14-end-host-loss": {"rates_gbps": [1], "buffers_kb": [1024], "placements": ["same"],
+                         "algorithms": ["cubic"], "flows": [1]},
+}
+
+
+@pytest.mark.parametrize("name", list(NOTEBOOKS_ON_SERVERS))
+def test_notebook_runs_live_on_the_testbed_yaml(lab, tmp_path, name):
+    """The notebook in mode="run" with testbed = the written testbed.yaml, through papermill: every
+    run it made went through SSH to the two "servers" and the journal put every setting back.
+    (Notebooks 02 and 07 run the same way in test_sweep_notebook_*_on_the_testbed_yaml.)"""
+    lab_name, path = lab
+    before = _data_state(lab_name)
+    runs, figs = tmp_path / "runs", tmp_path / "figures"
+    params = {"duration": 2, "warmup": 1, "repetitions": 1, **NOTEBOOKS_ON_SERVERS[name], "mode": "run",
+              "campaign": "", "testbed": str(path), "include_contaminated": True,
+              "runs_dir": str(runs), "figures_dir": str(figs)}
+    if name == "13-time-budget":  # its F20 reads a single-flow campaign: none in this runs_dir, it says so
+        params["single_flow_campaign"] = ""
+    figs.mkdir()
+    batch.execute(REPO / "notebooks" / f"{name}.ipynb", params, tmp_path)
+    manifests = store.load_manifests(runs)
+    assert manifests and all(m["status"] == "ok" for m in manifests), [m.get("error") for m in manifests]
+    assert {m["testbed"]["kind"] for m in manifests} == {"servers"}
+    assert all(c.name.endswith("-servers") for c in runs.iterdir() if c.is_dir())
+    _restored(lab_name, path, before)
+
+
+# Notebook sweeps (hostnet.batch.sweep_notebook): once per point, each into its own campaign.
+RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
+
+
+def test_sweep_notebook_02_on_the_testbed_yaml_over_two_rx_buffer_sizes(lab, tmp_path):
+    """Notebook 02 executed live on the testbed.yaml, once per Rx buffer size, each into its own
+    campaign (smoke profile)."""
+    lab_name, path = lab
+    before = _data_state(lab_name)
+    # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
+    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]},
+                                {"repetitions": 1, "include_contaminated": True, "testbed": str(path)},
+                                "smoke", tmp_path, progress=lambda line: None)
+    assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
+    for entry in done:
+        cdir = tmp_path / entry["campaign"]
+        executed = json.loads((cdir / RX.name).read_text())
+        assert executed["metadata"]["papermill"]["parameters"]["sizes_kb"] == entry["point"]["sizes_kb"]
+        manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
+        assert manifests and {m["point"]["rx_buffer_kb"] for m in manifests} == set(entry["point"]["sizes_kb"])
+        assert entry["campaign"].endswith("-servers") and {m["testbed"]["kind"] for m in manifests} == {"servers"}
+        assert all(m["workload"]["duration_s"] == 2 for m in manifests)
+        assert (cdir / "figures" / "rx-buffer-tpc.svg").stat().st_size > 1000
+        assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
+    assert not (REPO / "notebooks" / "executed" / "sweep").exists()
+    _restored(lab_name, path, before)
+
+
+def test_sweep_notebook_07_on_the_testbed_yaml_over_two_rpc_sizes(lab, tmp_path):
+    """Notebook 07 (short flows) executed live on the testbed.yaml by papermill, once per RPC size,
+    smoke profile."""
+    lab_name, path = lab
+    before = _data_state(lab_name)
+    nb = REPO / "notebooks" / "07-short-flows.ipynb"
+    done = batch.sweep_notebook(nb, {"rpc_sizes": [4, 64]},
+                                {"repetitions": 1, "flows": 2, "include_contaminated": True, "testbed": str(path)},
+                                "smoke", tmp_path, progress=lambda line: None)
+    assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
+    for entry in done:
+        cdir = tmp_path / entry["campaign"]
+        assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
+        executed = json.loads((cdir / nb.name).read_text())
+        assert executed["metadata"]["papermill"]["parameters"]["rpc_sizes"] == entry["point"]["rpc_sizes"]
+        manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
+        assert manifests and all(m["status"] == "ok" for m in manifests)
+        # the notebook's KB become the workload's bytes (64 KB is capped at sockperf's largest message,
+        # whichever tool runs, so points compare); every run is one 2 s smoke-profile point
+        kb = entry["point"]["rpc_sizes"][0]
+        assert {m["point"]["rpc_size"] for m in manifests} == {min(kb * 1024, 65506)} == {short_flows.size_bytes(kb)}
+        assert all(m["workload"]["duration_s"] == 2 and len(m["flows"]) == 2 for m in manifests)
+        assert (cdir / "figures" / "short-flows-tpc.svg").stat().st_size > 1000
+    _restored(lab_name, path, before)

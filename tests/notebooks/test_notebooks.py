@@ -67,7 +67,7 @@ def test_every_stored_chart_is_an_image_that_draws_without_scripts_or_network():
 def test_notebooks_declare_the_profile_parameters_and_their_grids():
     from hostnet import batch
     common = {"mode", "campaign", "config", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
-              "figures_dir", "include_contaminated", "testbed_name"}
+              "figures_dir", "include_contaminated", "testbed"}
     for name, grid in (("06-packet-loss", "loss_rates"), ("07-short-flows", "rpc_sizes"),
                        ("08-mixed-flows", "short_flows")):
         declared = batch.declared_parameters(REPO / "notebooks" / f"{name}.ipynb")

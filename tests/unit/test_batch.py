@@ -2,6 +2,7 @@
 outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
 themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -110,6 +111,21 @@ def test_batch_run_mode_passes_the_profile_to_every_section_notebook(tmp_path, m
                           "figures_dir": str((tmp_path / "figs").resolve()),
                           "runs_dir": str((tmp_path / "runs").resolve())}
     assert report == tmp_path / "figs" / "index.html"
+
+
+def test_batch_run_mode_passes_one_testbed_to_every_section_notebook(tmp_path, monkeypatch):
+    """`hostnet figures --mode run --testbed lab.yaml`: every section notebook declares `testbed` and
+    gets the file's absolute path (papermill runs each from notebooks/); a name passes as it is."""
+    calls = []
+    monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
+    (tmp_path / "figs").mkdir()
+    batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", testbed="lab.yaml",
+                        results_doc=tmp_path / "results.md")
+    assert len(calls) == 14 and {p["testbed"] for _, p in calls} == {str(Path("lab.yaml").resolve())}
+    assert batch.run_parameters("run", testbed="lab1")["testbed"] == "lab1"
+    assert "testbed" not in batch.run_parameters("run") and "testbed" not in batch.run_parameters("replay", testbed="x")
+    for nb in batch.section_notebooks():
+        assert batch.declared_parameters(nb)["testbed"]["default"] == '"embedded"', nb.name
 
 
 def test_batch_mode_checks_every_notebook_before_running_any(tmp_path, monkeypatch):

@@ -104,6 +104,17 @@ def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environm
     assert topup.budget() == (12, 4.5)
 
 
+def test_figures_testbed_is_for_run_mode_and_a_missing_yaml_is_named(capsys, monkeypatch, tmp_path):
+    from hostnet import cli
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["figures", "--testbed", "lab.yaml"])
+    assert exc.value.code == 2 and "--testbed names what run mode measures on" in capsys.readouterr().err
+    monkeypatch.setattr(cli, "_require_live", lambda: None)  # as root: the file is checked before any notebook
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["figures", "--mode", "run", "--testbed", str(tmp_path / "lab.yaml")])
+    assert exc.value.code == 2 and "lab.yaml: no such testbed.yaml" in capsys.readouterr().err
+
+
 def test_top_up_refuses_a_campaign_that_is_not_a_sweep_before_touching_the_host(capsys):
     """Notebook 13's batching runs have no sweep.json: its notebook tops them up live, the CLI says so."""
     from hostnet import cli

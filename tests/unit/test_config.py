@@ -134,3 +134,41 @@ def test_an_unreachable_host_is_not_taken_for_a_missing_setting(state_dir, tmp_p
     with pytest.raises(KnobError, match="unreachable") as exc:  # as before: never skipped as absent
         sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None)])
     assert isinstance(exc.value.__cause__, HostUnreachable) and tb.journal.entries() == []
+
+
+def _irq_servers(irq_cpus, handlers=None):
+    from conftest import FakeHost
+    from hostnet.testbed import Endpoint, Testbed
+    rx = FakeHost("rx", handlers=handlers or {})
+    eps = {"sender": Endpoint("sender", FakeHost("tx"), "enp1", "198.18.0.1", [0], "tx"),
+           "receiver": Endpoint("receiver", rx, "enp37s0f1", "198.18.0.2", [12, 13], "rx", irq_cpus=irq_cpus)}
+    return Testbed("lab", "servers", eps, {"tx": eps["sender"].host, "rx": rx}, None)
+
+
+def test_a_servers_nic_interrupts_go_to_irq_cpus_without_arfs_and_to_the_app_cores_with_it():
+    """The paper's placements from the testbed.yaml: no aRFS, IRQs on cpus.irq_cpus (the NIC-remote
+    node); aRFS, queue i's IRQ on application core i mod n; irqbalance stopped where it runs."""
+    tb = _irq_servers([24, 25])
+    plan = sc.IrqPlan({"receiver": [101, 102, 103]}, frozenset({"rx"}))
+    def placed(name):
+        return {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config(name), plan)
+                if k.name in ("irq_affinity", "irqbalance")}
+    assert placed("tsogro") == {("machine:rx", "irqbalance", "service"): "stopped",
+                                **{("receiver", "irq_affinity", str(i)): "24,25" for i in (101, 102, 103)}}
+    assert placed("all-opts") == {("machine:rx", "irqbalance", "service"): "stopped",
+                                  ("receiver", "irq_affinity", "101"): "12", ("receiver", "irq_affinity", "102"): "13",
+                                  ("receiver", "irq_affinity", "103"): "12"}
+    no_irq_cpus = _irq_servers([])
+    assert not [k for _w, k, _key, _v in sc.settings(no_irq_cpus, sc.get_config("tsogro"), plan)
+                if k.name == "irq_affinity"]  # the host's own placement stays
+
+
+def test_irq_plan_reads_the_nics_interrupts_and_refuses_an_irqbalance_it_cannot_stop():
+    ls = {"ls": lambda argv, h: (0, "101\n102\n", "")}
+    tool = {"irqbalance": lambda argv, h: (0, "", "")}  # FakeHost.which finds the tools it has handlers for
+    assert sc.irq_plan(_irq_servers([24], ls)) == sc.IrqPlan({"receiver": [101, 102]})  # no irqbalance to stop
+    with pytest.raises(sc.KnobError, match="irq_cpus is set but rx: no systemctl to stop/start irqbalance"):
+        sc.irq_plan(_irq_servers([24], {**ls, **tool}))
+    with_systemd = _irq_servers([24], {**ls, **tool, "systemctl": lambda argv, h: (0, "active\n", "")})
+    assert sc.irq_plan(with_systemd) == sc.IrqPlan({"receiver": [101, 102]}, frozenset({"rx"}))
+    assert sc.irq_plan(_irq_servers([])) == sc.IrqPlan({})

@@ -54,7 +54,8 @@ def test_a_spread_from_fewer_than_5_runs_may_not_rule_a_top_up_out():
     three = verdicts.direction(verdicts.difference(a, b), want="<", what="x", points=[{"config": "a"}])
     assert verdicts.difference(a, b).runs_to_decide() > verdicts.MAX_RUNS
     assert three.verdict == verdicts.INCONCLUSIVE and three.points == ({"config": "a"},)
-    assert three.decide == "5 clean runs per point before the spread can rule repetitions out (now 3; at today's spread more than 30)"
+    assert three.decide == ("5 clean runs per point before the spread can rule repetitions out "
+                            "(now 3; at today's spread more than 30)")
     five = verdicts.direction(verdicts.difference([*a, 11.0, 13.0], [*b, 11.2, 13.3]), want="<", what="x",
                               points=[{"config": "a"}])
     assert five.points == () and five.decide.startswith("more than 30 clean runs per point")

@@ -7,6 +7,7 @@ lives in run.py, the arithmetic in budget.py.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import altair as alt
@@ -264,14 +265,17 @@ def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
 def in_situ_campaign(mode: str, runs_dir, named: str) -> str:
     """The single-flow campaign F20 in situ reads: in replay the named one (empty: the newest); in
     run mode the newest in runs_dir, so a batch (`hostnet figures --mode run`) judges F20 on the
-    campaign its own notebook 01 just recorded, not on a recorded one. "" when there is none
-    (mm_per_packet then says so)."""
+    campaign its own notebook 01 just recorded, not on a recorded one. A single-flow campaign is
+    one named <stamp>-single-flow-<kind> (notebook 01's): packet-loss and Rx-buffer campaigns run
+    single-flow points too, at other settings. "" when there is none (mm_per_packet says so)."""
     if mode == "replay" and named:
         return named
     try:
-        return store.latest_campaign(runs_dir, "single-flow")
+        campaigns = {r.parent.name for r in store.list_runs(runs_dir, experiment="single-flow")}
     except FileNotFoundError:
-        return named
+        campaigns = set()
+    ours = sorted(c for c in campaigns if re.search(r"-single-flow-[a-z]+$", c))
+    return ours[-1] if ours else named
 
 
 def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFrame:
@@ -281,6 +285,8 @@ def mm_per_packet(runs_dir, campaign: str, config: str = "no-opts") -> pd.DataFr
     TCP segments (snmp Tcp.InSegs). At no-opts (no TSO/GSO/GRO) a segment is one skb."""
     columns = ["run_id", "campaign", "config", "packets", "sender_mm_ns", "receiver_mm_ns", "mm_ns_per_pkt", "metric"]
     try:
+        if not campaign:  # in_situ_campaign found none to name
+            raise FileNotFoundError(f"no single-flow campaign under {runs_dir}")
         tidy, manifests = common.load(runs_dir, campaign, "single-flow")
     except FileNotFoundError as exc:  # e.g. a live run into a fresh runs_dir: F20 says what it lacked
         out = pd.DataFrame(columns=columns)

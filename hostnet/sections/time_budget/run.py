@@ -4,9 +4,10 @@ between the embedded testbed's namespaces, each repetition one run directory.
 Microbenchmark runs (experiment "time-budget-micro"): perf bench syscall basic, perf bench mem
 memcpy at three buffer sizes, and hostnet's microbench (atomic, cmpxchg, spinlock, malloc,
 an skb-like allocation, getppid), pinned to one CPU; the CPU clock from /proc/cpuinfo.
-Batching runs (experiment "udp-batch"): udpbatch recv in the receiver namespace and udpbatch
-send in the sender namespace, each pinned to its side's CPU, with RPS keeping each side's
-receive processing on its own CPU (the no-opts config). A failed tool leaves a failed run.
+Batching runs (experiment "udp-batch"): udpbatch recv on the receiver and udpbatch send on the
+sender (the embedded testbed's namespaces, or a testbed.yaml's servers, where the tools are built
+on each machine), each pinned to its side's first application CPU, no-opts config. The
+microbenchmarks run on the receiver's machine. A failed tool leaves a failed run.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import time
 from pathlib import Path
 
 
-from ... import config as stackconfig, native, store, testbed, topup, verdicts
+from ... import config as stackconfig, native, store, topup, verdicts
+from ...testbed.session import is_file, kind_of, using
 from ...runner import finish_failed, record_window
 from ...store import Rows
 from ...tidy import note_foreign_load
@@ -47,24 +49,32 @@ TOP_UPS_FILE = "top_ups.json"  # what the decisive top-up did (the batching camp
 
 def collect(mode: str, *, runs_dir, campaign: str = "", batch_sizes=BATCH_SIZES, payload_bytes: int = PAYLOAD_BYTES,
             repetitions: int = 3, duration: float = 2, warmup: float = 1, micro_scale: float = 1.0,
-            micro_cpu: int = 1, min_clean: int = 1, max_extra: int = 3) -> str:
+            micro_cpu: int | None = None, min_clean: int = 1, max_extra: int = 3, testbed: str = "embedded") -> str:
+    """Replay the campaign named, or measure on `testbed` (testbed.using's spec): the
+    microbenchmarks on the receiver's machine, pinned to micro_cpu (None: the receiver's first
+    application CPU, 1 on the embedded testbed), then the batching points."""
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id("time-budget", "embedded")
-    tools = {t: native.ensure(t) for t in native.TOOLS}  # fails before any namespace exists
-    with testbed.embedded(testbed.unique_name("tb")) as tb:
-        machine = tb.machines["local"]
+    campaign = campaign or store.new_campaign_id("time-budget", kind_of(testbed))
+    # built (or failing) before any namespace exists; servers build their own (tools_on)
+    local = {} if is_file(testbed) else {t: native.ensure(t) for t in native.TOOLS}
+    with using(testbed, prefix="tb") as tb:
+        tools = tools_on(tb, local)
+        machine = tb.machines[tb.receiver.machine]
+        micro_cpu = tb.receiver.cpus[0] if micro_cpu is None else micro_cpu
 
         def micro(rep):
-            return micro_run(machine, tb, tools["microbench"], runs_dir=runs_dir, campaign=campaign,
-                             repetition=rep, scale=micro_scale, cpu=micro_cpu)
+            return micro_run(machine, tb, tools[tb.receiver.machine]["microbench"], runs_dir=runs_dir,
+                             campaign=campaign, repetition=rep, scale=micro_scale, cpu=micro_cpu,
+                             machine=tb.receiver.machine)
 
         clean = {"micro": sum(_clean(micro(rep)) for rep in range(repetitions))}
         cfg = stackconfig.get_config("no-opts")
         applied = stackconfig.apply(tb, cfg)
 
         def point(b, rep):
-            return batch_run(tb, tools["udpbatch"], b, runs_dir=runs_dir, campaign=campaign, repetition=rep,
+            udpbatch = {m: t["udpbatch"] for m, t in tools.items()}
+            return batch_run(tb, udpbatch, b, runs_dir=runs_dir, campaign=campaign, repetition=rep,
                              payload_bytes=payload_bytes, duration=duration, warmup=warmup, applied=applied)
 
         rng = random.Random(SHUFFLE_SEED)
@@ -83,6 +93,14 @@ def collect(mode: str, *, runs_dir, campaign: str = "", batch_sizes=BATCH_SIZES,
                 clean[k] += _clean(micro(repetitions + extra) if k == "micro" else point(k, repetitions + extra))
         top_up(runs_dir, campaign, point, first_repetition=repetitions + max_extra)
     return campaign
+
+
+def tools_on(tb, local: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Each machine's path of every native tool: this machine's build where the machine shares its
+    files (the embedded testbed), else one built on the machine itself (native.ensure over SSH)."""
+    if tb.kind == "embedded":
+        return {m: dict(local) for m in tb.machines}
+    return {m: {t: native.ensure(t, host) for t in native.TOOLS} for m, host in tb.machines.items()}
 
 
 def top_up(runs_dir, campaign: str, point, *, first_repetition: int) -> verdicts.TopUpLog:
@@ -143,13 +161,24 @@ def cpu_clock_mhz(cpuinfo: str) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def _close_window(rd, out: Rows, load: LoadProbe, host: Host, t0: float, our_pids: list[int]) -> None:
-    """The window the flow points use too: its span, and other processes' CPU during it (a row)."""
-    files = load.stop(host)
-    for name, text in files.items():
-        rd.write_raw(name, text)
+def _start_load(machines: dict[str, Host]) -> dict[str, tuple[LoadProbe, Host]]:
+    probes = {}
+    for name, host in machines.items():
+        probes[name] = (LoadProbe(), host)
+        probes[name][0].start(host)
+    return probes
+
+
+def _close_window(rd, out: Rows, probes: dict[str, tuple[LoadProbe, Host]], t0: float, our_pids: list[int]) -> None:
+    """The window the flow points use too: its span, and other processes' CPU during it on each
+    machine (a row each; one machine's files keep their plain names, as the embedded testbed's)."""
+    raw = {}
+    for machine, (load, host) in probes.items():
+        raw[machine] = load.stop(host)
+        for name, text in raw[machine].items():
+            rd.write_raw(name if len(probes) == 1 else f"{machine}.{name}", text)
     record_window(rd, t0, time.time())
-    note_foreign_load(out, rd.manifest, {"local": files}, our_pids)
+    note_foreign_load(out, rd.manifest, raw, our_pids)
 
 
 def _failed(rd, exc: BaseException, procs=()) -> None:
@@ -162,7 +191,7 @@ def _failed(rd, exc: BaseException, procs=()) -> None:
 
 
 def micro_run(host: Host, tb, microbench: str, *, runs_dir, campaign: str, repetition: int, scale: float = 1.0,
-              cpu: int = 1):
+              cpu: int = 1, machine: str = "local"):
     """One repetition of every microbenchmark, pinned to `cpu`; what cannot run is recorded unsupported."""
     rd = store.RunDir(runs_dir, campaign, f"micro-r{repetition}-{os.urandom(3).hex()}")
     rd.manifest.update(experiment=MICRO_EXPERIMENT, repetition=repetition, point={"cpu": cpu, "scale": scale},
@@ -177,8 +206,7 @@ def micro_run(host: Host, tb, microbench: str, *, runs_dir, campaign: str, repet
             out.add("machine", "cpu_clock_mhz", mhz, "proc_cpuinfo")
         else:
             unsupported["cpu_clock"] = "/proc/cpuinfo shows no 'cpu MHz'"
-        load = LoadProbe()
-        load.start(host)
+        load = _start_load({machine: host})
         t0 = time.time()
         pin = ["taskset", "-c", str(cpu)]
         no_perf = None if host.which("perf") else "perf is not installed"  # hostnet's own benches still run
@@ -213,7 +241,7 @@ def micro_run(host: Host, tb, microbench: str, *, runs_dir, campaign: str, repet
                 out.add("machine", "cost_ns", parse_microbench(res.stdout).ns_per_op, bench)
             except ParseError as exc:
                 unsupported[bench] = str(exc)
-        _close_window(rd, out, load, host, t0, [os.getpid()])
+        _close_window(rd, out, load, t0, [os.getpid()])
         rd.manifest["unsupported"] = unsupported
         return rd.finish("ok", out.frame())
     except BaseException as exc:
@@ -242,32 +270,34 @@ def _wait_udp_bound(host: Host, ip: str, port: int, proc, timeout: float = 5.0) 
         time.sleep(0.02)
 
 
-def batch_run(tb, tool: str, batch: int, *, runs_dir, campaign: str, repetition: int, payload_bytes: int,
+def batch_run(tb, tool: dict[str, str], batch: int, *, runs_dir, campaign: str, repetition: int, payload_bytes: int,
               duration: float, warmup: float, applied: dict | None = None):
+    """One batching point: udpbatch recv on the receiver, send on the sender; `tool` is udpbatch's
+    path per machine (tools_on)."""
     snd, rcv = tb.sender, tb.receiver
     rd = store.RunDir(runs_dir, campaign, f"batch{batch}-r{repetition}-{os.urandom(3).hex()}")
     rd.manifest.update(experiment=BATCH_EXPERIMENT, repetition=repetition, config={"name": "no-opts"},
                        point={"batch": batch, "payload_bytes": payload_bytes, "frame_bytes": payload_bytes + 46},
-                       testbed=tb.describe(), applied=applied or {}, versions=tool_versions(tb.machines["local"]),
-                       native_tool=os.path.basename(tool),
+                       testbed=tb.describe(), applied=applied or {},
+                       versions=tool_versions(tb.machines[rcv.machine]),
+                       native_tool=os.path.basename(tool[rcv.machine]),
                        controller=platform.node(), workload={"kind": "udp_batch", "tool": "udpbatch",
                                                              "duration_s": duration, "warmup_s": warmup})
-    machine = tb.machines["local"]
+    machines = {m: tb.machines[m] for m in dict.fromkeys((snd.machine, rcv.machine))}
     procs = []
     try:
         snmp_before = rcv.host.read_text("/proc/net/snmp")
-        recv = rcv.host.start(recv_argv(tool, rcv.ip, batch, duration, warmup, rcv.cpus[0]))
+        recv = rcv.host.start(recv_argv(tool[rcv.machine], rcv.ip, batch, duration, warmup, rcv.cpus[0]))
         procs.append(recv)
         _wait_udp_bound(rcv.host, rcv.ip, PORT, recv)
-        load = LoadProbe()
-        load.start(machine)
+        load = _start_load(machines)
         t0 = time.time()
-        send = snd.host.start(send_argv(tool, rcv.ip, batch, payload_bytes, duration, warmup, snd.cpus[0]))
+        send = snd.host.start(send_argv(tool[snd.machine], rcv.ip, batch, payload_bytes, duration, warmup, snd.cpus[0]))
         procs.append(send)
         rc_send = send.wait(timeout=duration + warmup + 30)
         rc_recv = recv.wait(timeout=15)
         window = Rows(rd.manifest, config="no-opts")  # its foreign-load row goes last
-        _close_window(rd, window, load, machine, t0, [os.getpid(), send.pid, recv.pid])
+        _close_window(rd, window, load, t0, [os.getpid(), send.pid, recv.pid])
         snmp_after = rcv.host.read_text("/proc/net/snmp")
         for name, text in (("udpbatch_send.txt", send.stdout() + send.stderr()),
                            ("udpbatch_recv.txt", recv.stdout() + recv.stderr()),

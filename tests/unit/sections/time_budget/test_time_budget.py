@@ -192,6 +192,13 @@ def test_f20_in_situ_reads_the_named_campaign_in_replay_and_the_newest_in_run_mo
             if run.is_dir():
                 shutil.copytree(run, runs / campaign / run.name)
     assert time_budget.in_situ_campaign("run", runs, older) == newer
+    loss = "20261124-025729-packet-loss-embedded"  # newer still, single-flow points at other settings
+    for run in sorted((RUNS / loss).iterdir())[:2]:
+        if run.is_dir():
+            shutil.copytree(run, runs / "20991231-packet-loss-embedded" / run.name)
+    assert time_budget.in_situ_campaign("run", runs, older) == newer
     assert time_budget.in_situ_campaign("replay", runs, "") == newer
     (tmp_path / "empty").mkdir()
     assert time_budget.in_situ_campaign("run", tmp_path / "empty", older) == older  # mm_per_packet says what lacks
+    assert time_budget.in_situ_campaign("run", tmp_path / "empty", "") == ""
+    assert "no single-flow campaign under" in time_budget.mm_per_packet(tmp_path / "empty", "").attrs["why"]
