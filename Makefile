@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install venv system netperf native test test-unit test-floors reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test
+.PHONY: install venv system netperf native test test-servers test-unit test-floors reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test
 
 install: system netperf $(STAMP) native
 
@@ -33,8 +33,13 @@ $(STAMP): pyproject.toml
 # The whole suite: unit tests, live tests on an embedded testbed (root; --live asks for them),
 # nbval on the notebooks; then the unit tests again at the dependency floors.
 test: install
-	$(PY) -m pytest --live
+	$(PY) -m pytest --live -m 'not rehearsal' --durations=15
 	$(MAKE) test-floors
+
+# The notebooks on the two-server rehearsal (embedded namespaces behind sshds and a bastion, driven
+# through a testbed.yaml): about 13 minutes, as each point pays SSH's harness time (issue 18).
+test-servers: install
+	$(PY) -m pytest --live -m rehearsal --durations=15
 
 # The lowest versions pyproject.toml allows, in .venv-floors (scripts/test-floors.sh; no root).
 test-floors:
@@ -44,8 +49,9 @@ test-unit: install
 	$(PY) -m pytest -m 'not live'
 
 # Build the embedded testbed, run every notebook live through papermill, write figures/.
-# The quick profile (3 s points, 3 repetitions, then top-ups until the verdicts decide) takes about
-# an hour on 2 cores (docs/verdicts.md); reproduce-paper uses the paper's 20 s points and 5 repetitions (hours).
+# The quick profile (3 s points, 3 repetitions, then top-ups until the verdicts decide) took 29 min
+# on 2 cores on 2026-11-25 (docs/verdicts.md); reproduce-paper uses the paper's 20 s points and 5
+# repetitions (hours).
 reproduce: install
 	$(VENV)/bin/hostnet figures --mode run --profile quick
 

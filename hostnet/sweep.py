@@ -43,7 +43,7 @@ from pathlib import Path
 import yaml
 from tqdm.auto import tqdm
 
-from . import __version__, config as stackconfig, schema
+from . import __version__, config as stackconfig, schema, udp_loss
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
@@ -294,6 +294,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     versions = preflight(tb, ("iperf3", tool) if mixed else (tool,))
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in spec.points() for p in point_requirements(tb, point_config(pt))]
+    if any("udp_rate_gbps" in p for p in spec.points()):
+        problems += udp_loss.requirements(tb)
     if problems:  # refused before any host setting changes
         raise PreflightError("; ".join(dict.fromkeys(problems)))
     fp = fingerprint(tb, versions)

@@ -65,6 +65,18 @@ def settings(tb: Testbed, workload: UdpRate) -> list[tuple[str, object, str, str
             ("machine:" + rcv.machine, KNOBS["sysctl"], "net.core.rmem_max", str(workload.socket_buffer_kb * 1024))]
 
 
+def requirements(tb: Testbed) -> list[str]:
+    """What a UDP loss point needs that a host may lack, asked before any setting changes: the
+    receiver's machine must let hostnet raise net.core.rmem_max (the socket buffer asked for). A
+    network namespace cannot (the rehearsal of servers over SSH: init_net's sysctl, read-only there)."""
+    rcv = tb.receivers[0]
+    host = tb.machines[rcv.machine]
+    if host.run(["test", "-w", "/proc/sys/net/core/rmem_max"], check=False).returncode != 0:
+        return [f"{rcv.machine}: net.core.rmem_max is read-only here (a network namespace?); UDP loss points "
+                f"size the receive buffer through it"]
+    return []
+
+
 def loss_locations(snd_snmp: dict, rcv_snmp: dict, snd_link: dict, rcv_link: dict, softnet_dropped: int,
                    veth: bool) -> dict[str, int]:
     """Datagrams lost at each location, from counter deltas over the window."""

@@ -158,13 +158,26 @@ def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict) -> lis
     if knob is None:
         return [f"unknown knob {entry['knob']!r} in the journal"]
     try:
-        knob.write(_host(desc, known, resolved), entry["key"], entry["prior"])
+        host = _host(desc, known, resolved)
+        if _already(knob, host, entry["key"], entry["prior"]):
+            return []  # nothing to put back (a write that failed, or one undone by hand)
+        knob.write(host, entry["key"], entry["prior"])
     except SettingGone:  # e.g. NAPI threads gone with threaded NAPI (restored by an earlier pass)
         return []
     except (KnobError, HostError) as exc:
         return [f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
                 f"{entry['prior']!r}: {exc}"]
     return []
+
+
+def _already(knob, host, key: str, prior: str) -> bool:
+    """Whether the setting already holds its prior value. A setting that cannot be read is written
+    (and its write reports what is wrong). Read-only settings stay restorable when a write to them
+    failed: e.g. a global sysctl seen from a network namespace rehearsing a server."""
+    try:
+        return knob.normalize(knob.read(host, key)) == knob.normalize(prior)
+    except (KnobError, HostError):
+        return False
 
 
 def _delete_host_copies(path: Path, entries: list[dict], resolved: dict) -> list[str]:

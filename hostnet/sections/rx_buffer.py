@@ -70,10 +70,14 @@ def charts(summary: pd.DataFrame, label: str) -> dict:
     lat = summary.melt(id_vars=["rx_buffer_kb"], value_vars=["latency_avg_usec", "latency_p99_usec"],
                        var_name="statistic", value_name="usec")
     lat["statistic"] = lat.statistic.map({"latency_avg_usec": "average", "latency_p99_usec": "99th percentile"})
-    latency = alt.Chart(lat.dropna()).mark_line(point=True).encode(
-        x=x, y=alt.Y("usec:Q", scale=alt.Scale(type="log"), title="receive → copy latency (µs)"),
-        color=alt.Color("statistic:N", title=""), tooltip=["rx_buffer_kb", "statistic", "usec"],
-    ).properties(width=380, height=260, title=alt.Title(
+    if lat.dropna().empty:  # no run measured it (e.g. no bpftrace samples in the window): say so, draw no axes
+        latency = alt.Chart(pd.DataFrame({"text": ["no receive → copy latency was measured in these runs"]})
+                            ).mark_text(size=14).encode(text="text:N")
+    else:
+        latency = alt.Chart(lat.dropna()).mark_line(point=True).encode(
+            x=x, y=alt.Y("usec:Q", scale=alt.Scale(type="log"), title="receive → copy latency (µs)"),
+            color=alt.Color("statistic:N", title=""), tooltip=["rx_buffer_kb", "statistic", "usec"])
+    latency = latency.properties(width=380, height=260, title=alt.Title(
         "Fig. 3(f) analogue: receive → start of copy latency",
         subtitle=[*label.split("\n"), "bpftrace: net:netif_receive_skb → skb:skb_copy_datagram_iovec"]))
     return {"rx-buffer-tpc": tpc, "rx-buffer-latency": latency}

@@ -85,3 +85,17 @@ def test_window_rows_from_counter_snapshots():
                                                                              raw["local"]["softnet_before.txt"])
     with pytest.raises(ParseError, match=r"local.softnet_stat: cpu1.processed, cpu1.time_squeeze went down"):
         udp_loss.window_rows(m, raw, ep)
+
+
+def test_a_receiver_that_cannot_raise_rmem_max_is_refused_before_any_setting():
+    """A network namespace (the rehearsal of servers) sees init_net's net.core.rmem_max read-only."""
+    from conftest import FakeHost, servers_testbed
+    from hostnet import udp_loss
+    asked = []
+    def test_w(code):
+        return lambda argv, h: (asked.append(argv) or code, "", "")
+    assert udp_loss.requirements(servers_testbed(FakeHost("rx", handlers={"test": test_w(0)}))) == []
+    problems = udp_loss.requirements(servers_testbed(FakeHost("rx", handlers={"test": test_w(1)})))
+    assert problems == ["rx: net.core.rmem_max is read-only here (a network namespace?); UDP loss points size "
+                        "the receive buffer through it"]
+    assert asked == [["test", "-w", "/proc/sys/net/core/rmem_max"]] * 2

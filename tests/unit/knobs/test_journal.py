@@ -308,3 +308,24 @@ def test_each_line_is_fsynced_and_a_new_journal_s_directory_too(tmp_path, monkey
     assert first[1][1][0] == str(path.parent)  # then its new directory entry
     assert [p for p, _ in second[1][2:]] == [str(path)]  # the second line: the file only
     assert second[1][2][1] == path.stat().st_size  # synced with both lines in it
+
+
+def test_a_setting_already_at_its_prior_is_not_written_again(tmp_path, monkeypatch):
+    """A write that failed (a global sysctl, read-only from a namespace rehearsing a server) leaves
+    the setting at its prior: restoring it must not try the write again and fail."""
+    import hostnet.knobs.journal as journal_mod
+    key = "net.core.rmem_max"
+    host = sysctl_host(**{key: "212992"})
+    real_write = type(host).write_text
+    def read_only(self, path, text):
+        if path == sysctl_path(key):
+            from hostnet.hosts import HostError
+            raise HostError(f"cannot create {path}: Permission denied")
+        return real_write(self, path, text)
+    monkeypatch.setattr(type(host), "write_text", read_only)
+    j = Journal(tmp_path / "j")
+    with pytest.raises(KnobError, match="Permission denied"):
+        j.set(host, KNOBS["sysctl"], key, "4194304")
+    assert j.entries()[0]["prior"] == "212992"
+    monkeypatch.setattr(journal_mod, "host_from_description", lambda desc: host)
+    assert restore_journal(tmp_path / "j") == [] and not (tmp_path / "j").exists()

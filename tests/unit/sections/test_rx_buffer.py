@@ -74,3 +74,16 @@ def test_recorded_sweep_table_has_every_size():
     assert list(v.id) == ["F07", "F08"] and v.verdict.isin(VOCABULARY).all()
     assert "avg receive → copy latency 100 KB → 12800 KB" in v.set_index("id").loc["F07", "this run shows"]
     assert all(p["rx_buffer_kb"] in rx_buffer.SIZES_KB for pts in v.attrs["top_up"].values() for p in pts)
+
+
+def test_a_sweep_without_latency_samples_still_draws_both_figures(tmp_path):
+    """Runs whose latency probe caught no sample (e.g. over SSH, tidy rx_to_copy_samples_count 0)
+    give a latency figure that says so instead of a chart with no data, which cannot be drawn."""
+    from hostnet import plots
+    tidy, _ = rx_buffer.load(RUNS, "20261123-rx-buffer-embedded")
+    no_latency = tidy[~tidy.metric.str.startswith("rx_to_copy_latency")]
+    charts = rx_buffer.charts(rx_buffer.table(no_latency), "a label")
+    saved = [p for stem, ch in charts.items() for p in plots.save(ch, tmp_path / stem)]
+    assert {p.name for p in saved} == {"rx-buffer-tpc.svg", "rx-buffer-tpc.png", "rx-buffer-latency.svg",
+                                       "rx-buffer-latency.png"}
+    assert "no receive → copy latency was measured" in (tmp_path / "rx-buffer-latency.svg").read_text()
