@@ -1,5 +1,6 @@
 """Notebook sweeps executed live by papermill (hostnet.batch.sweep_notebook), once per point,
-each into its own campaign, smoke profile."""
+each into its own campaign, smoke profile. sweep_02 / sweep_07 are shared with the servers
+rehearsal (test_live_servers.py), which runs them on its testbed.yaml."""
 import json
 
 import pytest
@@ -10,17 +11,15 @@ from hostnet.sections import short_flows
 
 pytestmark = pytest.mark.live
 RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
+SHORT = REPO / "notebooks" / "07-short-flows.ipynb"
 
 
-def test_sweep_notebook_02_over_two_rx_buffer_sizes(tmp_path, state_dir):
-    """Notebook 02 executed live, once per Rx buffer size, each into its own campaign (smoke profile)."""
-    why = live_ready()
-    if why:
-        pytest.skip(why)
+def sweep_02(tmp_path, kind: str, **fixed) -> None:
+    """Notebook 02 once per Rx buffer size, each into its own …-<kind> campaign; checks what it left."""
     # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
-    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True},
-                                    "smoke", tmp_path,
-                                    progress=lambda line: None)
+    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True,
+                                                                 **fixed},
+                                "smoke", tmp_path, progress=lambda line: None)
     assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]
@@ -28,32 +27,46 @@ def test_sweep_notebook_02_over_two_rx_buffer_sizes(tmp_path, state_dir):
         assert executed["metadata"]["papermill"]["parameters"]["sizes_kb"] == entry["point"]["sizes_kb"]
         manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
         assert manifests and {m["point"]["rx_buffer_kb"] for m in manifests} == set(entry["point"]["sizes_kb"])
+        assert entry["campaign"].endswith(f"-{kind}") and {m["testbed"]["kind"] for m in manifests} == {kind}
         assert all(m["workload"]["duration_s"] == 2 for m in manifests)
         assert (cdir / "figures" / "rx-buffer-tpc.svg").stat().st_size > 1000
         assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
     assert not (REPO / "notebooks" / "executed" / "sweep").exists()
 
 
-def test_sweep_notebook_07_over_two_rpc_sizes(tmp_path, state_dir):
-    """Notebook 07 (short flows) executed live by papermill, once per RPC size, smoke profile."""
-    why = live_ready()
-    if why:
-        pytest.skip(why)
-    nb = REPO / "notebooks" / "07-short-flows.ipynb"
-    done = batch.sweep_notebook(nb, {"rpc_sizes": [4, 64]},
-                                    {"repetitions": 1, "flows": 2, "include_contaminated": True},
-                                    "smoke", tmp_path, progress=lambda line: None)
+def sweep_07(tmp_path, kind: str, **fixed) -> None:
+    """Notebook 07 (short flows) once per RPC size, each into its own …-<kind> campaign."""
+    done = batch.sweep_notebook(SHORT, {"rpc_sizes": [4, 64]},
+                                {"repetitions": 1, "flows": 2, "include_contaminated": True, **fixed},
+                                "smoke", tmp_path, progress=lambda line: None)
     assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]
         assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
-        executed = json.loads((cdir / nb.name).read_text())
+        executed = json.loads((cdir / SHORT.name).read_text())
         assert executed["metadata"]["papermill"]["parameters"]["rpc_sizes"] == entry["point"]["rpc_sizes"]
         manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
         assert manifests and all(m["status"] == "ok" for m in manifests)
+        assert entry["campaign"].endswith(f"-{kind}") and {m["testbed"]["kind"] for m in manifests} == {kind}
         # the notebook's KB become the workload's bytes (64 KB is capped at sockperf's largest message,
         # whichever tool runs, so points compare); every run is one 2 s smoke-profile point
         kb = entry["point"]["rpc_sizes"][0]
         assert {m["point"]["rpc_size"] for m in manifests} == {min(kb * 1024, 65506)} == {short_flows.size_bytes(kb)}
         assert all(m["workload"]["duration_s"] == 2 and len(m["flows"]) == 2 for m in manifests)
         assert (cdir / "figures" / "short-flows-tpc.svg").stat().st_size > 1000
+
+
+def test_sweep_notebook_02_over_two_rx_buffer_sizes(tmp_path, state_dir):
+    """Notebook 02 executed live on fresh embedded testbeds, once per Rx buffer size."""
+    why = live_ready()
+    if why:
+        pytest.skip(why)
+    sweep_02(tmp_path, "embedded")
+
+
+def test_sweep_notebook_07_over_two_rpc_sizes(tmp_path, state_dir):
+    """Notebook 07 (short flows) executed live on fresh embedded testbeds, once per RPC size."""
+    why = live_ready()
+    if why:
+        pytest.skip(why)
+    sweep_07(tmp_path, "embedded")

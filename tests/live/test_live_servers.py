@@ -16,7 +16,6 @@ import yaml
 
 from conftest import REPO, live_ready
 from hostnet import batch, cli, store, testbed
-from hostnet.sections import short_flows
 from hostnet.hosts import HostError
 from hostnet.knobs.journal_file import HOST_DIR
 from hostnet.testbed import as_servers, servers
@@ -189,58 +188,20 @@ def test_notebook_14_is_refused_on_namespace_servers_before_any_setting(lab, tmp
     _restored(lab_name, path, before)
 
 
-# Notebook sweeps (hostnet.batch.sweep_notebook): once per point, each into its own campaign.
-RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
-
-
+# Notebook sweeps (hostnet.batch.sweep_notebook), as test_live_batch runs them on embedded testbeds.
 @REHEARSAL
 def test_sweep_notebook_02_on_the_testbed_yaml_over_two_rx_buffer_sizes(lab, tmp_path):
-    """Notebook 02 executed live on the testbed.yaml, once per Rx buffer size, each into its own
-    campaign (smoke profile)."""
+    from test_live_batch import sweep_02
     lab_name, path = lab
     before = _data_state(lab_name)
-    # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
-    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]},
-                                {"repetitions": 1, "include_contaminated": True, "testbed": str(path)},
-                                "smoke", tmp_path, progress=lambda line: None)
-    assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
-    for entry in done:
-        cdir = tmp_path / entry["campaign"]
-        executed = json.loads((cdir / RX.name).read_text())
-        assert executed["metadata"]["papermill"]["parameters"]["sizes_kb"] == entry["point"]["sizes_kb"]
-        manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
-        assert manifests and {m["point"]["rx_buffer_kb"] for m in manifests} == set(entry["point"]["sizes_kb"])
-        assert entry["campaign"].endswith("-servers") and {m["testbed"]["kind"] for m in manifests} == {"servers"}
-        assert all(m["workload"]["duration_s"] == 2 for m in manifests)
-        assert (cdir / "figures" / "rx-buffer-tpc.svg").stat().st_size > 1000
-        assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
-    assert not (REPO / "notebooks" / "executed" / "sweep").exists()
+    sweep_02(tmp_path, "servers", testbed=str(path))
     _restored(lab_name, path, before)
 
 
 @REHEARSAL
 def test_sweep_notebook_07_on_the_testbed_yaml_over_two_rpc_sizes(lab, tmp_path):
-    """Notebook 07 (short flows) executed live on the testbed.yaml by papermill, once per RPC size,
-    smoke profile."""
+    from test_live_batch import sweep_07
     lab_name, path = lab
     before = _data_state(lab_name)
-    nb = REPO / "notebooks" / "07-short-flows.ipynb"
-    done = batch.sweep_notebook(nb, {"rpc_sizes": [4, 64]},
-                                {"repetitions": 1, "flows": 2, "include_contaminated": True, "testbed": str(path),
-                                 "config": "tsogro"},  # all-opts' aRFS needs ntuple filters
-                                "smoke", tmp_path, progress=lambda line: None)
-    assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
-    for entry in done:
-        cdir = tmp_path / entry["campaign"]
-        assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
-        executed = json.loads((cdir / nb.name).read_text())
-        assert executed["metadata"]["papermill"]["parameters"]["rpc_sizes"] == entry["point"]["rpc_sizes"]
-        manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
-        assert manifests and all(m["status"] == "ok" for m in manifests)
-        # the notebook's KB become the workload's bytes (64 KB is capped at sockperf's largest message,
-        # whichever tool runs, so points compare); every run is one 2 s smoke-profile point
-        kb = entry["point"]["rpc_sizes"][0]
-        assert {m["point"]["rpc_size"] for m in manifests} == {min(kb * 1024, 65506)} == {short_flows.size_bytes(kb)}
-        assert all(m["workload"]["duration_s"] == 2 and len(m["flows"]) == 2 for m in manifests)
-        assert (cdir / "figures" / "short-flows-tpc.svg").stat().st_size > 1000
+    sweep_07(tmp_path, "servers", testbed=str(path), config="tsogro")  # all-opts' aRFS needs ntuple filters
     _restored(lab_name, path, before)
