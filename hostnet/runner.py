@@ -24,8 +24,9 @@ from .testbed import Testbed
 from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
 
 REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own tool
-# Time between stopping the probes and the end of iperf3's run, and after its warm-up,
-# so the window lies inside the steady state of the flows.
+# Time between closing the window and the end of the flows' run, so the window's closing
+# snapshots are taken while every flow still sends. The window opens when the warm-up ends: the
+# warm-up is the opening margin, and the slow starters (perf, bpftrace) are running by then.
 EDGE_S = 0.25
 READY_TIMEOUT_S = 10.0
 
@@ -136,13 +137,15 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                         if profile else "off"))
     flow_procs = FlowProcs()
     early: dict[str, LatencyProbe | RxProfProbe] = {}
+    probes: dict[str, list] = {}
     try:
         _apply(tb, cfg, workload, rd)
         _start_servers(tb, workload, flows, flow_procs)
         early = _prepare_latency(tb, workload, flows, rd, latency_sample_every)
+        probes, ep_probes = _window_probes(tb, flows, early, profile, perf_freq_hz, extra_probes)
+        _arm(tb, probes)
         t0 = time.time()
         _start_clients(tb, workload, flows, flow_procs)
-        probes, ep_probes = _window_probes(tb, flows, early, profile, perf_freq_hz, extra_probes)
         raw, ep_raw, start, end = _measure(tb, workload, t0, probes, ep_probes)
         _stop_flows(workload, flows, flow_procs)
         record_window(rd, start, end, clients_started=t0)
@@ -172,6 +175,13 @@ def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | R
                 lat.abort()
             except HostUnreachable:  # the run directory says so; `hostnet restore` stops it later
                 pass
+        for m, ps in probes.items():  # armed probes (perf) of a point that failed: stopped, not left running
+            for p in ps:
+                if hasattr(p, "abort") and p not in early.values():
+                    try:
+                        p.abort(tb.machines[m])
+                    except HostUnreachable:
+                        pass
 
 
 class FlowProcs:
@@ -261,7 +271,7 @@ def _start_clients(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -
 def _window_probes(tb: Testbed, flows: list[Flow], early: dict, profile: bool, perf_freq_hz: int, extra_probes):
     """({machine: probes}, {role: counter probe}). Started in this order and stopped in reverse:
     the slow starters (perf, bpftrace) are running before the /proc snapshots open the CPU
-    window, which closes first."""
+    window, which closes first. Probes with arm() are started before the clients (_arm)."""
     probes = {m: [CacheProbe(), PerfProbe(perf_freq_hz)] if profile else [] for m in tb.machines}
     used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
     ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
@@ -273,10 +283,20 @@ def _window_probes(tb: Testbed, flows: list[Flow], early: dict, profile: bool, p
     return probes, ep_probes
 
 
+def _arm(tb: Testbed, probes: dict) -> None:
+    """Probes that take long to start (perf opening its events on every CPU) start now, idle,
+    so their start-up overlaps the warm-up instead of delaying the window."""
+    for m, ps in probes.items():
+        for p in ps:
+            if hasattr(p, "arm"):
+                p.arm(tb.machines[m])
+
+
 def _measure(tb: Testbed, workload, t0: float, probes: dict, ep_probes: dict):
-    """Open the window after the warm-up, close it EDGE_S before the flows end; (raw files per
-    machine, raw files per endpoint, window start, window end)."""
-    time.sleep(max(0.0, t0 + workload.warmup_s + EDGE_S - time.time()))
+    """Open the window when the warm-up ends, close it EDGE_S before the flows end; (raw files
+    per machine, raw files per endpoint, window start, window end). At the close, the probes
+    with close() (perf's events off) close before any probe's slower stop()."""
+    time.sleep(max(0.0, t0 + workload.warmup_s - time.time()))
     for m, ps in probes.items():
         for p in ps:
             p.start(tb.machines[m])
@@ -285,6 +305,10 @@ def _measure(tb: Testbed, workload, t0: float, probes: dict, ep_probes: dict):
     start = time.time()
     time.sleep(max(0.0, t0 + workload.total_s() - EDGE_S - time.time()))
     end = time.time()
+    for m, ps in probes.items():
+        for p in reversed(ps):
+            if hasattr(p, "close"):
+                p.close(tb.machines[m])
     ep_raw = {role: p.stop(tb.endpoints[role].host) for role, p in ep_probes.items()}
     raw: dict[str, dict[str, str]] = {}
     for m, ps in probes.items():

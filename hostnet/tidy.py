@@ -137,16 +137,25 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
     coverage_rows(out, m, side, machines, raw, bd["busy_samples"] + bd["foreign_samples"])
 
 
+def perf_span_s(files: dict[str, str], machine: str) -> float | None:
+    """The seconds perf sampled on a machine: its header's first-to-last sample span, or, where perf
+    ran without build-ids (-B: it then writes no sample times), how long its events were on
+    (enable to disable acknowledged, perf_enabled_s.txt). None for runs that kept neither."""
+    if "perf_enabled_s.txt" in files:
+        return float(files["perf_enabled_s.txt"])
+    header = files.get("perf_header.txt", "")
+    return parse_perf_header(header, f"{machine}.perf_header.txt")["duration_s"] if header else None
+
+
 def coverage_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, samples: int) -> None:
     """Sampling coverage: the side's non-idle perf samples / (its busy CPU-seconds x perf's rate),
     busy from /proc/stat over perf's own span. Below COVERAGE_MIN the side's breakdown rests on
     too few samples (a halted vCPU takes no cpu-clock samples): flagged in the manifest and in
-    the figures. Runs without perf's header (recorded before it was kept) get no row."""
-    headers = [raw[machine].get("perf_header.txt", "") for machine in machines]
-    if not all(headers):
+    the figures. Runs without perf's span (recorded before it was kept) get no row."""
+    spans = [perf_span_s(raw[machine], machine) for machine in machines]
+    if None in spans:
         return
-    span = max(parse_perf_header(h, f"{machine}.perf_header.txt")["duration_s"]
-               for h, machine in zip(headers, machines, strict=True))
+    span = max(spans)
     busy_pct = next(r["value"] for r in out.rows if r["side"] == side and r["metric"] == "cpu_util_pct")
     expected = busy_pct / 100.0 * span * m["probes"]["perf"]["freq_hz"]
     ratio = samples / expected if expected > 0 else float("nan")
@@ -178,7 +187,7 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
         return False
     before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy")}
     raw = {machine: {name: (run / "raw" / f"{machine}.{name}").read_text()
-                     for name in ("perf_report.txt", "perf_folded.txt", "perf_header.txt")
+                     for name in ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
                      if (run / "raw" / f"{machine}.{name}").exists()}
            for machine in {mm for side in m["side_cpus"].values() for mm in side}}
     comms = workload_comms(from_description(m["workload"]))

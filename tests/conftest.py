@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from hostnet.hosts import Host, HostError, Result
+from hostnet.probes.perf import CONTROL_SH as _PERF_CONTROL_SH
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
@@ -94,8 +95,8 @@ def fake_host():
 
 class FakeRemote:
     """One server behind SshHost without a network: fabric.Connection replaced by a fake whose
-    commands this object answers (files for `cat` and `printf >`, a PID for every background
-    start, running for lifetime_s or until killed, a listening socket for `ss`).
+    commands this object answers (files for `cat` and `printf >`, "ack" to perf's control
+    commands, a PID for every background start, running for lifetime_s or until killed, a listening socket for `ss`).
     drop_after(seconds, when=pred): `seconds` after the first command matching pred the link
     drops: the command then running fails as paramiko's does (SSHException), open connections
     die, and reconnecting fails (OSError: no route) for the next `down_for` attempts (None: for
@@ -192,6 +193,8 @@ class FakeRemote:
             rc = 0 if self.running.get(int(argv[4]), 0) > now else 1
         elif argv[0] == "kill" and argv[-1].startswith("-"):  # a process group
             self.running.pop(int(argv[-1][1:]), None)
+        elif argv[:2] == ["sh", "-c"] and argv[2] == _PERF_CONTROL_SH:  # perf record --control
+            out = "ack\n"
         elif argv[:2] == ["sh", "-c"] and argv[2].startswith("printf"):
             self.files[argv[5]] = argv[4]
         elif argv[0] == "cat":

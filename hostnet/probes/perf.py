@@ -1,5 +1,8 @@
 """perf record -a -g over the window, reported per CPU, command and symbol.
 
+perf runs from before the clients start, its events switched on and off at the window's edges
+through its control FIFO (perf record --control, -D -1).
+
 Without a hardware PMU (as in most VMs) perf samples on cpu-clock, a timer; the
 sampling event is recorded so analysis can state that caveat.
 """
@@ -14,13 +17,34 @@ from ..parsers import ParseError
 from ..parsers.perf_script import fold, fold_chunks, fold_text_lines, parse_perf_script, write_folded
 
 DEFAULT_FREQ_HZ = 999
+# A perf control command's round trip waits at most this long for perf's "ack" (perf that died
+# leaves its control FIFO without a reader, and the write would block for ever).
+CONTROL_TIMEOUT_S = 10.0
+# Sends one command to perf's control FIFO and prints perf's acknowledgement. A fixed script: the
+# command and both FIFO paths arrive as positional arguments, never spliced into the text.
+CONTROL_SH = 'printf "%s\\n" "$1" > "$2" && head -n 1 "$3"'
 
 
 def record_argv(output: str, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-clock") -> list[str]:
     return ["perf", "record", "-a", "-g", "-e", event, "-F", str(int(freq_hz)), "-o", output, "--quiet"]
 
 
+def controlled_record_argv(output: str, ctl: str, ack: str, freq_hz: int = DEFAULT_FREQ_HZ,
+                           event: str = "cpu-clock", build_ids: bool = False) -> list[str]:
+    """perf record armed with its events off (-D -1) until "enable" arrives on the control FIFO.
+    Without build_ids (-B) perf does not read the whole file again at exit to collect build-ids
+    (~1 s per 10 s point here); the report and folded stacks are made on the recording machine,
+    whose symbols they use, so only a perf.data kept for elsewhere needs them."""
+    return [*record_argv(output, freq_hz, event), "-D", "-1", "--control", f"fifo:{ctl},{ack}",
+            *([] if build_ids else ["-B"])]
+
+
 class PerfProbe:
+    """perf record over the window. arm() starts perf with its events off, before the clients (its
+    start-up, ~0.3 s of opening events on every CPU, falls in the warm-up); start() and close()
+    switch the events on and off through perf's control FIFO (one round trip each), so the window
+    opens and closes on time; stop() ends perf and makes the run's files."""
+
     name = "perf"
     pids: list[int] = []  # processes this probe started: not foreign load
 
@@ -28,25 +52,61 @@ class PerfProbe:
         if not 1 <= int(freq_hz) <= 10000:
             raise ValueError(f"perf frequency {freq_hz} Hz is out of 1..10000")
         self.freq_hz, self.event, self.keep_data = int(freq_hz), event, keep_data
+        self._proc = None
+        self._enabled: tuple[float, float] | None = None
+
+    def arm(self, host: Host) -> None:
+        self._dir = host.run(["mktemp", "-d", "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
+        self._data, self._ctl, self._ack = (f"{self._dir}/{n}" for n in ("perf.data", "ctl.fifo", "ack.fifo"))
+        host.run(["mkfifo", "-m", "600", self._ctl, self._ack])
+        self._proc = host.start(controlled_record_argv(self._data, self._ctl, self._ack, self.freq_hz, self.event,
+                                                       build_ids=self.keep_data))
+        self.pids = [self._proc.pid]
+
+    def _control(self, host: Host, command: str) -> float:
+        """Send a command, wait for perf's ack; returns when it was acknowledged (time.time())."""
+        if self._proc.poll() is not None:
+            raise HostError(f"{host.name}: perf record exited before '{command}': "
+                            f"{self._proc.stderr().strip()[-300:]}")
+        res = host.run(["sh", "-c", CONTROL_SH, "sh", command, self._ctl, self._ack], check=False,
+                       timeout=CONTROL_TIMEOUT_S)
+        if res.stdout.strip() != "ack":
+            raise HostError(f"{host.name}: perf record did not acknowledge '{command}' "
+                            f"(rc {res.returncode}): {(res.stderr or self._proc.stderr()).strip()[-300:]}")
+        return time.time()
 
     def start(self, host: Host) -> None:
-        self._dir = host.run(["mktemp", "-d", "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
-        self._data = f"{self._dir}/perf.data"
-        self._proc = host.start(record_argv(self._data, self.freq_hz, self.event))
-        self.pids = [self._proc.pid]
-        time.sleep(0.3)  # perf needs a moment to open its events on every CPU
-        if self._proc.poll() is not None:
-            raise HostError(f"{host.name}: perf record exited at start: {self._proc.stderr().strip()[-300:]}")
+        if self._proc is None:
+            self.arm(host)
+        self._enabled = (self._control(host, "enable"), float("nan"))
+
+    def close(self, host: Host) -> None:
+        """Events off: the window's end for perf (the slow part, stop(), comes after)."""
+        if self._enabled is not None and self._enabled[1] != self._enabled[1]:
+            self._enabled = (self._enabled[0], self._control(host, "disable"))
 
     def stop(self, host: Host) -> dict[str, str]:
         try:
+            self.close(host)
             self._proc.stop(signal.SIGINT, grace=30)
-            files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr()}
+            files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr(),
+                     "perf_enabled_s.txt": f"{self._enabled[1] - self._enabled[0]:.6f}\n"}
             if self.keep_data:
                 files["perf.data.path"] = self._data
             return files
         finally:
+            self.abort(host)
+
+    def abort(self, host: Host) -> None:
+        """perf stopped and its files removed, whatever state the probe is in (a failed point)."""
+        if self._proc is None:
+            return
+        try:
+            if self._proc.poll() is None:
+                self._proc.stop(signal.SIGINT, grace=5)
+        finally:
             self._proc.close()
+            self._proc = None
             if not self.keep_data:
                 host.run(["rm", "-rf", "--", self._dir], check=False)
 

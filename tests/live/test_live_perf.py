@@ -23,3 +23,28 @@ def test_report_files_equal_the_sequential_path_on_a_fresh_recording(tmp_path):
                      "--", "sleep", "1"], timeout=60)
     new, old = report_files(LocalHost(), data), report_files_sequential(LocalHost(), data)
     assert _mask_tip(new) == _mask_tip(old) and new["perf_folded.txt"]
+
+
+@pytest.mark.skipif(not shutil.which("perf") or subprocess.run(["id", "-u"], capture_output=True, text=True)
+                    .stdout.strip() != "0", reason="needs perf and root")
+def test_perf_samples_only_between_enable_and_disable():
+    """PerfProbe armed for 1 s with its events off, on for 0.5 s, off for 1 s: the samples and
+    perf_enabled_s.txt cover the half second only. A halted vCPU takes fewer cpu-clock samples,
+    so the bound below is loose; sampling the 2.5 s perf ran would give over twice the upper one."""
+    import os
+    import time
+
+    from hostnet.parsers.perf_script import parse_folded
+    from hostnet.probes.perf import PerfProbe
+    host, probe = LocalHost(), PerfProbe(999)
+    probe.arm(host)
+    time.sleep(1.0)
+    probe.start(host)
+    time.sleep(0.5)
+    probe.close(host)
+    time.sleep(1.0)
+    files = probe.stop(host)
+    enabled = float(files["perf_enabled_s.txt"])
+    samples = sum(n for _, n in parse_folded(files["perf_folded.txt"]))
+    assert 0.5 <= enabled < 0.7
+    assert 0.3 * enabled * 999 <= samples <= 1.2 * enabled * 999 * os.cpu_count()

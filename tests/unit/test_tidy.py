@@ -103,3 +103,13 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     att = after_t[(after_t.metric == "breakdown_attributed_pct") & (after_t.side == "receiver")]
     assert att.set_index("category").value["testbed"] > 0 and att.value.sum() == pytest.approx(100.0)
     assert not rederive_breakdowns(run)  # already current: nothing to do
+
+
+def test_perf_span_is_how_long_perf_sampled_from_its_enabled_time_else_its_header():
+    from conftest import FIXTURES
+    from hostnet.tidy import perf_span_s
+    header = (FIXTURES / "perf_header_1s.txt").read_text()
+    # perf -B writes no sample times: the enable-to-disable time the probe measured is the span
+    assert perf_span_s({"perf_enabled_s.txt": "8.912000\n", "perf_header.txt": header}, "m") == 8.912
+    assert perf_span_s({"perf_header.txt": header}, "m") == pytest.approx(1.000145)  # runs recorded before it
+    assert perf_span_s({}, "m") is None
