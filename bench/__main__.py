@@ -1,5 +1,5 @@
 """python -m bench [--quick] [--only NAMES]: run the benchmarks, write bench/results/, update
-docs/performance.md (only when all six ran). Each benchmark prints its figure last."""
+docs/performance.md (only when all of them ran). Each benchmark prints its figure last."""
 from __future__ import annotations
 
 import argparse
@@ -14,19 +14,20 @@ from pathlib import Path
 from hostnet.runner import preflight
 from hostnet.testbed import embedded
 
-from . import analysis_speed, live, replay_speed, results, sweep_overhead
+from . import analysis_speed, flow_start, live, replay_speed, results, sweep_overhead
 
-NAMES = ("fidelity", "profiler_cost", "cpu_accounting", "sweep_overhead", "analysis_speed", "replay_speed")
+NAMES = ("fidelity", "profiler_cost", "cpu_accounting", "sweep_overhead", "analysis_speed", "replay_speed",
+         "flow_start")
 FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), "default", *live.CPU_VARIANTS,
                      *live.SPIN_VARIANTS],
         "repetitions": 4, "duration": 4, "warmup": 2, "sweep_points": 3, "sweep_duration": 10, "sweep_warmup": 2,
-        "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**5, 10**6], "analysis_reps": 2,
-        "replay_reps": 2}
+        "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**4, 10**5, 10**6], "analysis_reps": 2,
+        "replay_reps": 2, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2}
 QUICK = {"variants": ["hand", "harness", "perf999", "default", *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
          "repetitions": 1,
          "duration": 2, "warmup": 1, "sweep_points": 2, "sweep_duration": 2, "sweep_warmup": 1,
          "sweep_repetitions": 1, "sweep_profile": True, "analysis_sizes": [2 * 10**4], "analysis_reps": 1,
-         "replay_reps": 1}
+         "replay_reps": 1, "flow_reps": 1, "flow_duration": 2, "flow_warmup": 1}
 
 
 def log(msg: str) -> None:
@@ -40,7 +41,7 @@ def report(out: Path, res: dict, done: list) -> None:
 
 
 def update_doc_if_complete(done: list[dict], text: str, out: Path) -> bool:
-    """The generated block of docs/performance.md holds one run of all six benchmarks; a partial
+    """The generated block of docs/performance.md holds one run of every benchmark; a partial
     run (--only, or a benchmark that produced nothing) leaves it alone and says where it went."""
     missing = [n for n in NAMES if n not in {r["name"] for r in done}]
     if missing:
@@ -99,7 +100,7 @@ def cpu_rows_stored(out: Path, live_rows: list[dict]) -> list[dict]:
 
 def resummarize(src: Path, update_doc: bool = True, out: Path | None = None) -> int:
     """Judge a results directory again from its stored rows and rewrite its summary (and the doc's
-    generated block, when all six are there and it is not a quick run). With out, src is copied
+    generated block, when all of them are there and it is not a quick run). With out, src is copied
     there first and left untouched (e.g. a committed results directory)."""
     import shutil
     if out and out.resolve() != src.resolve():
@@ -175,6 +176,14 @@ def main(argv=None) -> int:
         if "replay_speed" in only:
             log("== replay_speed")
             report(out, replay_speed.result(replay_speed.measure(p["replay_reps"], log)), done)
+        if "flow_start" in only:
+            log(f"== flow_start: n = {', '.join(map(str, flow_start.FLOWS))} through SSH, x {p['flow_reps']}")
+            with embedded(f"f{os.getpid() % 10**7}", ssh=True) as tb:
+                res = flow_start.result(flow_start.measure(tb, p["flow_reps"], tmp / "runs", p["flow_duration"],
+                                                           p["flow_warmup"], log))
+            report(out, res, done)
+            from hostnet import plots
+            plots.save(flow_start.chart(res), out / "flow_start")
     loads = [r["loadavg_1m"] for r in load.rows] or [float("nan")]
     results.write_result(out, {"name": "load", "rows": load.rows})
     flagged = [r for r in live_rows if live.is_true(r.get("contaminated"))]

@@ -29,7 +29,7 @@ from hostnet import config as stackconfig, native, taxonomy
 from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
-from hostnet.probes.perf import DEFAULT_FREQ_HZ
+from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
 from hostnet.runner import plan_flows, run_point, wait_listening
 from hostnet.workloads import Flow, LongFlows
 
@@ -130,10 +130,26 @@ def by_hand(tb, cfg, wl: LongFlows) -> float:
         server.close()
 
 
+# Where the profiler's cost goes (issue 18): each part of the profiling alone, against the harness.
+# perf<F> is perf record + perf stat at F Hz, as run_point records by default.
+COST_PARTS = {
+    "perf-nostat": ("perf record alone (no perf stat of cache events)", {"cache_counters": False}),
+    "perf-nograph": ("perf record without call chains (leaf symbols only)", {"perf_options": PerfOptions("none")}),
+    "perf-m8": ("perf's ring buffer 8 pages per CPU (32 KiB)", {"perf_options": PerfOptions(mmap_pages=8)}),
+    "perf-m2048": ("perf's ring buffer 2048 pages per CPU (8 MiB)", {"perf_options": PerfOptions(mmap_pages=2048)}),
+    "perf-shm": ("perf.data written to tmpfs (/dev/shm)", {"perf_options": PerfOptions(data_dir="/dev/shm")}),
+    "perf-cexp": ("perf -C with the experiment's CPUs only", {"perf_options": PerfOptions(cpus="experiment")}),
+    "latency": ("the eBPF latency probe alone (every received skb)",
+                {"profile": False, "latency_sample_every": DEFAULT_LATENCY_SAMPLE_EVERY}),
+}
+
+
 def variant_kwargs(variant: str) -> dict:
     default = {"perf_freq_hz": DEFAULT_FREQ_HZ, "latency_sample_every": DEFAULT_LATENCY_SAMPLE_EVERY}
     if variant == "harness":
         return {"profile": False}
+    if variant in COST_PARTS:
+        return {"perf_freq_hz": DEFAULT_FREQ_HZ, **COST_PARTS[variant][1]}
     if variant.startswith("perf"):
         return {"perf_freq_hz": int(variant[4:])}
     if variant == "default":
@@ -201,7 +217,7 @@ def variants_for(names, variants: list[str]) -> list[str]:
     if "fidelity" in names:
         need |= {"hand", "harness"}
     if "profiler_cost" in names:
-        need |= {"harness", "default", *(v for v in variants if v.startswith("perf"))}
+        need |= {"harness", "default", *COST_PARTS, *(v for v in variants if v.startswith("perf"))}
     if "cpu_accounting" in names:
         need |= set(CPU_VARIANTS) | set(SPIN_VARIANTS)
     return [v for v in variants if v in need]

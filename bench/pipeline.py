@@ -8,13 +8,20 @@ python -m bench.pipeline MODE PERF_DATA KERNEL  -> one JSON line on stdout.
                    perf script held whole and folded line by line), for comparison
   perf-report      `perf report` alone, with hostnet's arguments
   perf-script      `perf script` alone, with hostnet's arguments, its output counted and dropped
+  script-collapse  what a user would otherwise run: `perf script | stackcollapse-perf.pl`
+                   (FlameGraph's script, or inferno-collapse-perf, its Rust port with the same
+                   output, where that is what is installed: collapser()), folded stacks to
+                   /dev/null
 """
 from __future__ import annotations
 
 import json
+import os
 import resource
+import shutil
 import sys
 import time
+from pathlib import Path
 
 from hostnet import analysis, taxonomy
 from hostnet.attribution import breakdown_from_stacks
@@ -89,10 +96,39 @@ def perf_script(data: str) -> dict:
     return {"wall_s": time.monotonic() - t0, "script_bytes": size}
 
 
+# A fixed script: the perf.data and the collapser arrive as positional arguments. pipefail: a
+# failing perf script fails the pipeline instead of timing an empty one.
+_PIPELINE_SH = 'set -o pipefail; perf script -i "$1" | "$2" > /dev/null'
+
+
+def collapser() -> tuple[str, str] | None:
+    """(name, path) of the stack collapser a user would pipe perf script into: FlameGraph's
+    stackcollapse-perf.pl ($FLAMEGRAPH_DIR or PATH), else inferno-collapse-perf (PATH or
+    ~/.cargo/bin); None when neither is installed."""
+    flamegraph = os.environ.get("FLAMEGRAPH_DIR")
+    candidates = [("stackcollapse-perf.pl", str(Path(flamegraph) / "stackcollapse-perf.pl") if flamegraph else None),
+                  ("stackcollapse-perf.pl", shutil.which("stackcollapse-perf.pl")),
+                  ("inferno-collapse-perf", shutil.which("inferno-collapse-perf")),
+                  ("inferno-collapse-perf", str(Path.home() / ".cargo" / "bin" / "inferno-collapse-perf"))]
+    return next(((name, path) for name, path in candidates if path and os.access(path, os.X_OK)), None)
+
+
+def script_collapse(data: str) -> dict:
+    found = collapser()
+    if found is None:
+        return {"unsupported": "neither stackcollapse-perf.pl (FlameGraph; set FLAMEGRAPH_DIR) nor "
+                               "inferno-collapse-perf (cargo install inferno) is installed"}
+    bash = shutil.which("bash") or "bash"
+    t0 = time.monotonic()
+    LocalHost("bench").run([bash, "-c", _PIPELINE_SH, "bash", data, found[1]], timeout=1800)
+    return {"wall_s": time.monotonic() - t0, "collapser": found[0]}
+
+
 def main(argv: list[str]) -> int:
     mode, data, kernel = argv
     out = {"ours": lambda: ours(data, kernel), "ours-sequential": lambda: ours(data, kernel, sequential=True),
-           "perf-report": lambda: perf_report(data), "perf-script": lambda: perf_script(data)}[mode]()
+           "perf-report": lambda: perf_report(data), "perf-script": lambda: perf_script(data),
+           "script-collapse": lambda: script_collapse(data)}[mode]()
     out["maxrss_python_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["maxrss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps(out))

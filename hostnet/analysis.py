@@ -63,6 +63,27 @@ def throughput_per_core(throughput_gbps: float, busy_pct: dict[str, float]) -> t
     return side, (throughput_gbps / used if used > 0 else float("nan"))
 
 
+def profiler_metric(metric: str) -> bool:
+    """Metrics only the profiler gives (the breakdowns, perf's sample counts, cache events)."""
+    return metric.startswith(("breakdown", "perf_")) or metric == "cache_events_count"
+
+
+def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+    """Where a sweep point has runs without the profiler (SweepSpec.unprofiled_repetitions), its
+    throughput, CPU and every other measured number come from those, and only the profiler's own
+    metrics (breakdowns) from its profiled runs: profiling may cost a few % of throughput, and
+    the two kinds of run of the same campaign are then not mixed in one number."""
+    unprofiled = {m["run_id"] for m in manifests if m.get("probes", {}).get("perf") == "off"}
+    points_with = {m["point"].get("id") for m in manifests if m["run_id"] in unprofiled and m.get("point")}
+    points_with.discard(None)
+    if tidy.empty or not points_with:
+        return tidy
+    shadowed = {m["run_id"] for m in manifests if m["run_id"] not in unprofiled
+                and m.get("point", {}).get("id") in points_with}
+    keep = ~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)
+    return tidy[keep]
+
+
 def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
     """Throughput per core from each side, and one bottleneck side per point.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import re
 import tempfile
 import time
@@ -189,14 +190,24 @@ def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | N
     return params
 
 
+def replay_jobs(n_notebooks: int) -> int:
+    """How many notebooks a replay executes side by side: one per core (each is a kernel of its own,
+    mostly busy drawing charts), at most one per notebook."""
+    return max(1, min(os.cpu_count() or 1, n_notebooks))
+
+
 def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
                   quick: bool = False, notebooks_dir: Path | None = None,
                   output_dir: Path | None = None, figures_dir: Path | None = None,
                   profile_name: str | None = None, runs_dir: Path | None = None, progress=print,
-                  results_doc: Path | None = None, testbed: str | None = None) -> Path:
-    """Every section notebook in order (replay, or run with a profile), then figures/index.html and
+                  results_doc: Path | None = None, testbed: str | None = None, jobs: int | None = None) -> Path:
+    """Every section notebook (replay, or run with a profile), then figures/index.html and
     docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
     repository's docs/results.md for the default figures/).
+
+    Replay executes `jobs` notebooks side by side (default: one per core; each writes only its own
+    figures and meta file, and the report is built once all have ended). Run mode executes them one
+    after another, in order: two live notebooks at once would load each other's measurements.
 
     A notebook that fails is reported and the others still run (a live batch takes most of an
     hour: one section's failure should not cost the rest); the report is built from what ran, and
@@ -206,24 +217,46 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
     notebooks = section_notebooks(notebooks_dir)
     output_dir = output_dir or notebooks[0].parent / "executed"
+    if mode == "run" and jobs not in (None, 1):
+        raise ValueError(f"jobs={jobs}: live notebooks run one at a time (side by side they would load each "
+                         f"other's measurements)")
+    jobs = 1 if mode == "run" else (jobs or replay_jobs(len(notebooks)))
     for nb in notebooks:  # all checked before the first one runs for minutes
         check_declared(nb, params)
     failures, start = [], time.time()
-    for i, nb in enumerate(notebooks, 1):
-        progress(f"[{i}/{len(notebooks)}] {nb.name} ({mode}{', ' + name + ' profile' if mode == 'run' else ''})")
-        status, seconds = _execute_recorded(nb, params, output_dir)
-        progress(f"    {status} in {seconds:.0f} s")
+    what = f"{mode}{', ' + name + ' profile' if mode == 'run' else ''}"
+    for i, (nb, status, seconds) in enumerate(_execute_all(notebooks, params, output_dir, jobs, progress, what), 1):
+        progress(f"[{i}/{len(notebooks)}] {nb.name}: {status} in {seconds:.0f} s")
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
     figures = Path(figures_dir or project.root() / "figures")
     out = report.build(figures)
     doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
     progress(f"results: {doc}")
-    progress(f"{len(notebooks) - len(failures)} of {len(notebooks)} notebooks ran in {time.time() - start:.0f} s")
+    progress(f"{len(notebooks) - len(failures)} of {len(notebooks)} notebooks ran in {time.time() - start:.0f} s"
+             + (f" ({jobs} side by side)" if jobs > 1 else ""))
     if failures:
         raise NotebookExecutionError(f"{len(failures)} of {len(notebooks)} notebooks failed (executed copies in "
                                      f"{output_dir}; report built from the others): " + "; ".join(failures))
     return out
+
+
+def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: int, progress, what: str):
+    """(notebook, status, seconds) for each notebook as it ends. jobs > 1: worker processes, started
+    fresh (spawn: papermill changes the working directory and holds ZeroMQ sockets, neither of
+    which threads or a forked copy of this process may share)."""
+    if jobs == 1:
+        for nb in notebooks:
+            progress(f"{nb.name} ({what})")
+            yield (nb, *_execute_recorded(nb, params, output_dir))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    progress(f"{len(notebooks)} notebooks ({what}), {jobs} side by side")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_execute_recorded, nb, params, output_dir): nb for nb in notebooks}
+        for future in as_completed(futures):
+            yield (futures[future], *future.result())
 
 
 def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path) -> tuple[str, float]:

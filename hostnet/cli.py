@@ -357,6 +357,9 @@ def cmd_figures(args) -> int:
     from .batch import NotebookExecutionError, run_notebooks
     if args.testbed and args.mode != "run":
         _die("--testbed names what run mode measures on; replay reads recorded campaigns")
+    if args.jobs is not None and (args.jobs < 1 or (args.mode == "run" and args.jobs != 1)):
+        _die(f"--jobs {args.jobs}: replay takes 1 or more; run mode executes one notebook at a time "
+             f"(side by side they would load each other's measurements)")
     if args.mode == "run":
         _require_live()
     try:
@@ -364,7 +367,7 @@ def cmd_figures(args) -> int:
                             profile_name="quick" if args.quick else args.profile,
                             runs_dir=Path(args.runs_dir) if args.runs_dir else None,
                             figures_dir=Path(args.figures_dir) if args.figures_dir else None,
-                            testbed=_testbed_spec(args) if args.testbed else None)
+                            testbed=_testbed_spec(args) if args.testbed else None, jobs=args.jobs)
     except NotebookExecutionError as exc:
         _die(str(exc))
     print(f"figures written; report: {out}")
@@ -513,6 +516,8 @@ def _data_commands(sub) -> None:
     f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
                                       "(default: each notebook's own, data/runs)")
     f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
+    f.add_argument("--jobs", type=int, help="replay: notebooks executed side by side (default: one per core); "
+                                            "run mode executes them one at a time")
     f.add_argument("--testbed", help="run mode: what every notebook runs on: embedded (a fresh one each, the "
                                      "default), the name of an embedded testbed that is up, or a testbed.yaml path")
     f.add_argument("--top-up-runs", type=int, help="run mode: runs each notebook may add until its verdicts are "

@@ -17,6 +17,7 @@ import pandas as pd
 import vl_convert as vlc
 from PIL import Image
 
+from . import chart_cache
 from .analysis import BREAKDOWN_ORDER, COVERAGE_MIN, summarize
 
 CATEGORY_COLORS = {
@@ -162,10 +163,26 @@ def png(spec: dict, scale: float = PNG_SCALE) -> tuple[bytes, tuple[int, int]]:
     vl-convert draws it offline; Pillow re-encodes it as a 256-colour palette PNG, because
     vl-convert's PNG is barely compressed (a chart is 4-10x smaller re-encoded) and a chart has few
     colours (the palette keeps its colours and anti-aliasing close enough to read)."""
-    drawn = Image.open(io.BytesIO(vlc.vegalite_to_png(spec, vl_version=_vl_version(), scale=scale)))
-    out = io.BytesIO()
-    drawn.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG", optimize=True)
-    return out.getvalue(), (round(drawn.width / scale), round(drawn.height / scale))
+    def render() -> bytes:
+        drawn = Image.open(io.BytesIO(vlc.vegalite_to_png(spec, vl_version=_vl_version(), scale=scale)))
+        out = io.BytesIO()
+        drawn.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG", optimize=True)
+        return out.getvalue()
+
+    data = chart_cache.rendered("png", spec, render, scale=scale, vl_version=_vl_version())
+    width, height = Image.open(io.BytesIO(data)).size  # the header only
+    return data, (round(width / scale), round(height / scale))
+
+
+def svg(chart: alt.Chart, spec: dict | None = None) -> bytes:
+    """The chart as altair's own chart.save writes SVG (through vl-convert), from the chart cache
+    when the same spec was drawn before. spec: chart.to_dict(), when the caller has it."""
+    def render() -> bytes:
+        out = io.StringIO()
+        chart.save(out, format="svg")
+        return out.getvalue().encode()
+
+    return chart_cache.rendered("svg", spec if spec is not None else chart.to_dict(), render)
 
 
 def _title(spec: dict) -> str:
@@ -198,10 +215,12 @@ alt.renderers.enable(STATIC_RENDERER)
 
 
 def save(chart: alt.Chart, stem: str | Path) -> list[Path]:
-    """Write stem.svg and stem.png (offline, vl-convert; the PNG as in notebooks)."""
+    """Write stem.svg and stem.png (offline, vl-convert; the PNG as in notebooks; both through the
+    chart cache, hostnet.chart_cache)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    svg, png_path = stem.with_suffix(".svg"), stem.with_suffix(".png")
-    chart.save(str(svg))
-    png_path.write_bytes(png(chart.to_dict())[0])
-    return [svg, png_path]
+    svg_path, png_path = stem.with_suffix(".svg"), stem.with_suffix(".png")
+    spec = chart.to_dict()
+    svg_path.write_bytes(svg(chart, spec))
+    png_path.write_bytes(png(spec)[0])
+    return [svg_path, png_path]

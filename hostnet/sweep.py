@@ -14,8 +14,11 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
     warmup: 2
     seed: 1
     latency_sample_every: 1          # 0: no latency probe
+    unprofiled_repetitions: 0        # N: per point, N more runs without perf, shuffled in with the
+                                     # others: throughput and CPU from those, breakdowns from the rest
 
-Each (point, repetition) is one run directory named <point id>-r<k>, where the point id hashes
+Each (point, repetition) is one run directory named <point id>-r<k> (<point id>-u<k> unprofiled),
+where the point id hashes
 the point's parameters, the testbed's fingerprint and hostnet's version. Re-running a sweep skips
 runs that completed, re-runs failed, partial or incomplete ones (an empty or unreadable manifest;
 the attempt is kept, renamed), and never duplicates a point: an interrupted sweep (Ctrl-C, kill)
@@ -46,7 +49,7 @@ from tqdm.auto import tqdm
 from . import __version__, config as stackconfig, schema, udp_loss
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
-from .runner import PreflightError, RunFailed, preflight, rpc_tool, run_point
+from .runner import PreflightError, RunFailed, preflight, rpc_tool, start_point
 from .store import INCOMPLETE, run_status
 from .testbed import Testbed
 from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
@@ -99,6 +102,7 @@ SCHEMA = {
         "warmup": {**_NATURAL, "description": "a whole number of seconds, at least 0"},
         "seed": {"type": "integer", "description": "an integer"},
         "latency_sample_every": _NATURAL,
+        "unprofiled_repetitions": _NATURAL,
         "perf_freq_hz": {"type": "integer", "minimum": 1, "maximum": 100000,
                          "description": "a sampling rate in Hz (1-100000)"},
         "rpc_tool": {"enum": ["auto", "netperf", "sockperf"], "description": "auto, netperf or sockperf"},
@@ -128,6 +132,10 @@ class SweepSpec:
     seed: int = 0
     latency_sample_every: int = 0
     perf_freq_hz: int = 999
+    # per point, runs without the profiler (no perf record or perf stat), interleaved with the
+    # profiled ones: where a 5 % effect matters, throughput and CPU come from these and the
+    # breakdowns from the profiled runs of the same campaign (sections.common.load)
+    unprofiled_repetitions: int = 0
     rpc_tool: str = "auto"
     # what the runs are stored as (their manifests' experiment) when a section runs a known
     # experiment under a name of its own, e.g. numa-nic-local = incast with the receiver moved
@@ -308,57 +316,115 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
 
 def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dict, fp: dict, cdir: Path, *,
               runs_dir, campaign: str, progress: bool, reconnect_wait_s: float) -> dict:
-    order = [(p, rep) for rep in range(spec.repetitions) for p in spec.points()]
-    random.Random(spec.seed).shuffle(order)
+    order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in spec.points()]
+    order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in spec.points()]
+    random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     (cdir / "sweep.json").write_text(json.dumps(
         {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
-         "order": [f"{pid}-r{rep}" for pid, _, rep in plan]}, indent=2))
+         "order": [f"{pid}-{rep}" for pid, _, rep in plan]}, indent=2))
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
     started = time.monotonic()
-    for i, (pid, point, rep) in enumerate(plan):
-        run = cdir / f"{pid}-r{rep}"
-        shutil.rmtree(run.with_name(run.name + ".partial"), ignore_errors=True)  # died mid-way: redo
-        status = _status(run)
-        if status == "ok":
-            done["skipped"] += 1
+    with _Finisher(overlapping(tb), done) as finisher:
+        for i, (pid, point, tag) in enumerate(plan):
+            run, rep, profiled = cdir / f"{pid}-{tag}", int(tag[1:]), tag.startswith("r")
+            shutil.rmtree(run.with_name(run.name + ".partial"), ignore_errors=True)  # died mid-way: redo
+            status = _status(run)
+            if status == "ok":
+                done["skipped"] += 1
+                bar.update(1)
+                continue
+            if status is not None:  # keep the failed (or incomplete) attempt for the record, out of the way
+                kept = "incomplete" if status == INCOMPLETE else "failed"
+                run.rename(run.with_name(f"{run.name}.{kept}-{int(time.time())}"))
+            try:
+                pending = start_point(
+                    tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
+                    point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
+                    experiment=spec.stored_as, perf_freq_hz=spec.perf_freq_hz, versions=versions,
+                    latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
+                    run_id=run.name, point={"id": pid, **point}, before_window=finisher.settle, profile=profiled)
+                finisher.add(pending, point, rep)
+            except RunFailed as exc:
+                finisher.settle()
+                done["failed"] += 1
+                tqdm.write(f"point {point} rep {rep} failed: {exc}")
+                if isinstance(exc.__cause__, HostUnreachable) or unreachable(tb):
+                    tqdm.write(f"a host stopped answering: waiting up to {reconnect_wait_s:g} s for it, "
+                               "then restoring the settings")
+                    try:
+                        restore_problems = wait_and_restore(tb, reconnect_wait_s)
+                    except HostUnreachable as lost:
+                        bar.close()
+                        raise HostUnreachable(f"sweep {campaign} stopped at run {i + 1} of {len(plan)} "
+                                              f"({done['ran']} ran, {done['skipped']} already done, "
+                                              f"{done['failed']} failed): {lost}") from exc
+                    done["restore_problems"] += restore_problems
+                    for problem in restore_problems:
+                        tqdm.write(f"could not restore: {problem}")
             bar.update(1)
-            continue
-        if status is not None:  # keep the failed (or incomplete) attempt for the record, out of the way
-            kept = "incomplete" if status == INCOMPLETE else "failed"
-            run.rename(run.with_name(f"{run.name}.{kept}-{int(time.time())}"))
-        try:
-            run_point(tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
-                      point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
-                      experiment=spec.stored_as, perf_freq_hz=spec.perf_freq_hz, versions=versions,
-                      latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
-                      run_id=run.name,
-                      point={"id": pid, **point})
-            done["ran"] += 1
-        except RunFailed as exc:
-            done["failed"] += 1
-            tqdm.write(f"point {point} rep {rep} failed: {exc}")
-            if isinstance(exc.__cause__, HostUnreachable) or unreachable(tb):
-                tqdm.write(f"a host stopped answering: waiting up to {reconnect_wait_s:g} s for it, "
-                           "then restoring the settings")
-                try:
-                    restore_problems = wait_and_restore(tb, reconnect_wait_s)
-                except HostUnreachable as lost:
-                    bar.close()
-                    raise HostUnreachable(f"sweep {campaign} stopped at run {i + 1} of {len(plan)} "
-                                          f"({done['ran']} ran, {done['skipped']} already done, "
-                                          f"{done['failed']} failed): {lost}") from exc
-                done["restore_problems"] += restore_problems
-                for problem in restore_problems:
-                    tqdm.write(f"could not restore: {problem}")
-        bar.update(1)
-        if bar.disable and progress:  # not a terminal: plain progress lines with an ETA
-            per = (time.monotonic() - started) / max(1, done["ran"] + done["failed"])
-            eta = per * (len(plan) - i - 1)
-            print(f"[{i + 1}/{len(plan)}] {point} rep {rep}: ETA {eta:.0f} s", file=sys.stderr, flush=True)
+            if bar.disable and progress:  # not a terminal: plain progress lines with an ETA
+                per = (time.monotonic() - started) / max(1, i + 1 - done["skipped"])
+                eta = per * (len(plan) - i - 1)
+                print(f"[{i + 1}/{len(plan)}] {point} rep {rep}: ETA {eta:.0f} s", file=sys.stderr, flush=True)
     bar.close()
     return done
+
+
+def overlapping(tb: Testbed) -> bool:
+    """Whether a point's finish (perf's report, the tidy rows, the run directory) may overlap the
+    next point's setup and warm-up: on local hosts (the embedded testbed). Over SSH each point
+    finishes before the next starts: commands from two threads on one SSH connection are not
+    something hostnet has tested."""
+    from .hosts import LocalHost
+    hosts = [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]
+    return all(isinstance(h, LocalHost) for h in hosts)
+
+
+class _Finisher:
+    """At most one point finishing in the background while the next one sets up and warms up;
+    settle() waits for it (the next point calls it before its window opens, so the finishing work
+    never falls in a window) and counts it ran or failed. Without overlap, add() finishes at once."""
+
+    def __init__(self, overlap: bool, done: dict):
+        self.overlap, self.done = overlap, done
+        self._pool = None
+        self._pending = None
+
+    def __enter__(self):
+        if self.overlap:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hostnet-finish")
+        return self
+
+    def add(self, run, point: dict, rep: int) -> None:
+        self.settle()
+        if self._pool is None:
+            self._record(run.finish, point, rep)
+        else:
+            self._pending = (self._pool.submit(run.finish), point, rep)
+
+    def settle(self) -> None:
+        if self._pending is not None:
+            future, point, rep = self._pending
+            self._pending = None
+            self._record(future.result, point, rep)
+
+    def _record(self, result, point: dict, rep: int) -> None:
+        try:
+            result()
+            self.done["ran"] += 1
+        except RunFailed as exc:
+            self.done["failed"] += 1
+            tqdm.write(f"point {point} rep {rep} failed: {exc}")
+
+    def __exit__(self, *exc):
+        try:
+            self.settle()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
 
 
 def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetitions: int, runs_dir,

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from hostnet.hosts import Host, HostError, Result
+from hostnet.probes.counters import _SNAPSHOT_SH as _COUNTERS_SH
 from hostnet.probes.perf import CONTROL_SH as _PERF_CONTROL_SH
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -96,7 +97,8 @@ def fake_host():
 class FakeRemote:
     """One server behind SshHost without a network: fabric.Connection replaced by a fake whose
     commands this object answers (files for `cat` and `printf >`, "ack" to perf's control
-    commands, a PID for every background start, running for lifetime_s or until killed, a listening socket for `ss`).
+    commands, counter snapshots from its files, a PID for every background start (and a start
+    time for start_many's), running for lifetime_s or until killed, a listening socket for `ss`).
     drop_after(seconds, when=pred): `seconds` after the first command matching pred the link
     drops: the command then running fails as paramiko's does (SSHException), open connections
     die, and reconnecting fails (OSError: no route) for the next `down_for` attempts (None: for
@@ -189,12 +191,22 @@ class FakeRemote:
             self._pid += 1
             self.running[self._pid] = now + self.lifetime_s
             out = f"{self._pid}\n"
+        elif argv[:2] == ["bash", "-c"] and argv[2].startswith("sep=$1"):  # many background starts
+            for _ in range(1 + argv[5:].count(argv[4])):
+                self._pid += 1
+                self.running[self._pid] = now + self.lifetime_s
+                out += f"{self._pid} {time.time():.6f}\n"
         elif argv[:2] == ["sh", "-c"] and argv[2].startswith("test -d"):  # running?
             rc = 0 if self.running.get(int(argv[4]), 0) > now else 1
         elif argv[0] == "kill" and argv[-1].startswith("-"):  # a process group
             self.running.pop(int(argv[-1][1:]), None)
         elif argv[:2] == ["sh", "-c"] and argv[2] == _PERF_CONTROL_SH:  # perf record --control
             out = "ack\n"
+        elif argv[:2] == ["sh", "-c"] and argv[2] == _COUNTERS_SH:  # an endpoint's counter snapshot
+            marker = argv[5]
+            out = "".join(f"{marker} {name}\n{text}" for name, text in (
+                ("ethtool_S", ""), ("snmp", self.files.get("/proc/net/snmp", "")),
+                ("netstat", self.files.get("/proc/net/netstat", "")), ("link", "[]\n")))
         elif argv[:2] == ["sh", "-c"] and argv[2].startswith("printf"):
             self.files[argv[5]] = argv[4]
         elif argv[0] == "cat":

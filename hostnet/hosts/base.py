@@ -129,6 +129,16 @@ class Host:
     def start(self, argv: Sequence[str]) -> Proc:
         raise NotImplementedError
 
+    def start_many(self, argvs: Sequence[Sequence[str]]) -> list[tuple[Proc, float]]:
+        """Start several background commands as close together as the host allows; each with when
+        it started (time.time() on this host's clock). This default starts them one by one;
+        SshHost starts them all in one round trip."""
+        out = []
+        for argv in argvs:
+            proc = self.start(argv)
+            out.append((proc, time.time()))
+        return out
+
     def stream(self, argv: Sequence[str], sink: Callable[[Iterable[bytes]], T], *, check: bool = True,
                timeout: float | None = 300) -> tuple[Result, T]:
         """Run a command whose stdout is too big to hold: `sink` consumes it as byte chunks while it

@@ -2,18 +2,29 @@
 
 Per endpoint (its network namespace): /proc/net/snmp, /proc/net/netstat, `ip -s -j link` and
 `ethtool -S` of its data interface. Per machine: /proc/net/softnet_stat (global).
-Each endpoint snapshot also records when /proc/net/snmp was read (snmp_monotonic_s.txt, the
-controller's monotonic clock): the snapshots bracket the window, so rates divide by this interval.
+Each endpoint snapshot is one command (_SNAPSHOT_SH) and records when it ran (snmp_monotonic_s.txt,
+the controller's monotonic clock at the command's midpoint): the snapshots bracket the window, so
+rates divide by this interval.
 """
 from __future__ import annotations
 
 import time
+import uuid
 
-from ..hosts import Host
+from ..hosts import Host, HostError
 from .background import BackgroundCommandProbe
 from .cpu import FileSnapshotProbe
 
 CACHE_EVENTS = ("cache-references", "cache-misses", "LLC-loads", "LLC-load-misses")
+
+
+# One endpoint snapshot in one command (one SSH round trip instead of four): each section is
+# preceded by "<marker> <name>"; $1 the interface, $2 the marker. A failing ethtool leaves its
+# section empty (veth and some drivers have no statistics); a failing ip fails the snapshot.
+_SNAPSHOT_SH = ('printf "%s ethtool_S\\n" "$2"; ethtool -S "$1" 2>/dev/null || printf "%s failed\\n" "$2"; '
+                'printf "%s snmp\\n" "$2"; cat /proc/net/snmp || exit $?; '
+                'printf "%s netstat\\n" "$2"; cat /proc/net/netstat || exit $?; '
+                'printf "%s link\\n" "$2"; ip -s -j link show dev "$1" || exit $?')
 
 
 class EndpointCounterProbe:
@@ -23,14 +34,19 @@ class EndpointCounterProbe:
         self.iface = iface
 
     def _snap(self, host: Host) -> dict[str, str]:
-        eth = host.run(["ethtool", "-S", self.iface], check=False)
+        marker = f"--hostnet-{uuid.uuid4().hex}--"
         t0 = time.monotonic()
-        snmp = host.read_text("/proc/net/snmp")
-        t = (t0 + time.monotonic()) / 2  # the read's midpoint: when the counters were taken, at best
-        return {"snmp.txt": snmp, "snmp_monotonic_s.txt": f"{t:.6f}\n",
-                "netstat.txt": host.read_text("/proc/net/netstat"),
-                "link.json": host.run(["ip", "-s", "-j", "link", "show", "dev", self.iface]).stdout,
-                "ethtool_S.txt": eth.stdout if eth.returncode == 0 else ""}
+        out = host.run(["sh", "-c", _SNAPSHOT_SH, "sh", self.iface, marker]).stdout
+        t = (t0 + time.monotonic()) / 2  # the command's midpoint: when the counters were taken, at best
+        sections = split_sections(out, marker)
+        missing = [n for n in ("snmp", "netstat", "link") if n not in sections]
+        if missing:
+            raise HostError(f"{host.name}: the counter snapshot of {self.iface} printed no {', '.join(missing)}: "
+                            f"{out.strip()[-200:]!r}")
+        eth = sections.get("ethtool_S", "")
+        return {"snmp.txt": sections["snmp"], "snmp_monotonic_s.txt": f"{t:.6f}\n",
+                "netstat.txt": sections["netstat"], "link.json": sections["link"],
+                "ethtool_S.txt": "" if f"{marker} failed" in eth else eth}
 
     def start(self, host: Host) -> None:
         self._before = self._snap(host)
@@ -38,6 +54,20 @@ class EndpointCounterProbe:
     def stop(self, host: Host) -> dict[str, str]:
         after = self._snap(host)
         return {**{f"before.{k}": v for k, v in self._before.items()}, **{f"after.{k}": v for k, v in after.items()}}
+
+
+def split_sections(text: str, marker: str) -> dict[str, str]:
+    """The sections of _SNAPSHOT_SH's output by name; a marker line inside one stays in it."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in text.splitlines(keepends=True):
+        head = line.rstrip("\n").split(" ", 1)
+        if head[0] == marker and len(head) == 2 and head[1] in ("ethtool_S", "snmp", "netstat", "link"):
+            name = head[1]
+            out[name] = []
+        elif name is not None:
+            out[name].append(line)
+    return {k: "".join(v) for k, v in out.items()}
 
 
 class SoftnetProbe(FileSnapshotProbe):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import time
+from dataclasses import asdict, dataclass
 
 from ..hosts import Host, HostError
 from ..parsers.perf_report import PERF_HEADER_ARGS, PERF_REPORT_ARGS
@@ -29,14 +30,51 @@ def record_argv(output: str, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-c
     return ["perf", "record", "-a", "-g", "-e", event, "-F", str(int(freq_hz)), "-o", output, "--quiet"]
 
 
+@dataclass(frozen=True)
+class PerfOptions:
+    """How perf records, beyond its rate: the levers of its cost that bench/ measures (issue 18).
+    call_graph: "fp" (-g, frame pointers: the attributed breakdown needs the chains) or "none"
+    (leaf symbols only); mmap_pages: perf's ring buffer per CPU (-m, a power of two; None: perf's
+    default, 516 KiB of perf_event_mlock_kb here); data_dir: where perf.data is written (None: the
+    host's temporary directory; e.g. /dev/shm for tmpfs); cpus: "all" (-a) or "experiment" (-C with
+    the CPUs the point's applications and receive processing use on that machine)."""
+
+    call_graph: str = "fp"
+    mmap_pages: int | None = None
+    data_dir: str | None = None
+    cpus: str = "all"
+
+    def __post_init__(self):
+        if self.call_graph not in ("fp", "none"):
+            raise ValueError(f"perf call_graph {self.call_graph!r}: fp or none")
+        if self.mmap_pages is not None and (self.mmap_pages < 1 or self.mmap_pages & (self.mmap_pages - 1)):
+            raise ValueError(f"perf mmap_pages {self.mmap_pages}: a power of two")
+        if self.cpus not in ("all", "experiment"):
+            raise ValueError(f"perf cpus {self.cpus!r}: all or experiment")
+
+    def describe(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v != getattr(PerfOptions, k)}
+
+
 def controlled_record_argv(output: str, ctl: str, ack: str, freq_hz: int = DEFAULT_FREQ_HZ,
-                           event: str = "cpu-clock", build_ids: bool = False) -> list[str]:
+                           event: str = "cpu-clock", build_ids: bool = False, options: PerfOptions = PerfOptions(),
+                           cpus: list[int] | None = None) -> list[str]:
     """perf record armed with its events off (-D -1) until "enable" arrives on the control FIFO.
     Without build_ids (-B) perf does not read the whole file again at exit to collect build-ids
     (~1 s per 10 s point here); the report and folded stacks are made on the recording machine,
-    whose symbols they use, so only a perf.data kept for elsewhere needs them."""
-    return [*record_argv(output, freq_hz, event), "-D", "-1", "--control", f"fifo:{ctl},{ack}",
-            *([] if build_ids else ["-B"])]
+    whose symbols they use, so only a perf.data kept for elsewhere needs them. options change the
+    rest (cpus: the -C list for options.cpus == "experiment")."""
+    argv = record_argv(output, freq_hz, event)
+    if options.call_graph == "none":
+        argv.remove("-g")
+    if options.mmap_pages is not None:
+        argv += ["-m", str(options.mmap_pages)]
+    if options.cpus == "experiment":  # -C and -a are exclusive: the CPU list replaces system-wide
+        if not cpus:
+            raise ValueError("perf cpus=experiment needs the experiment's CPUs")
+        argv.remove("-a")
+        argv += ["-C", ",".join(str(c) for c in sorted(cpus))]
+    return [*argv, "-D", "-1", "--control", f"fifo:{ctl},{ack}", *([] if build_ids else ["-B"])]
 
 
 class PerfProbe:
@@ -48,19 +86,22 @@ class PerfProbe:
     name = "perf"
     pids: list[int] = []  # processes this probe started: not foreign load
 
-    def __init__(self, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-clock", keep_data: bool = False):
+    def __init__(self, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-clock", keep_data: bool = False,
+                 options: PerfOptions = PerfOptions(), cpus: list[int] | None = None):
         if not 1 <= int(freq_hz) <= 10000:
             raise ValueError(f"perf frequency {freq_hz} Hz is out of 1..10000")
         self.freq_hz, self.event, self.keep_data = int(freq_hz), event, keep_data
+        self.options, self.cpus = options, cpus
         self._proc = None
         self._enabled: tuple[float, float] | None = None
 
     def arm(self, host: Host) -> None:
-        self._dir = host.run(["mktemp", "-d", "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
+        where = ["-p", self.options.data_dir] if self.options.data_dir else []
+        self._dir = host.run(["mktemp", "-d", *where, "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
         self._data, self._ctl, self._ack = (f"{self._dir}/{n}" for n in ("perf.data", "ctl.fifo", "ack.fifo"))
         host.run(["mkfifo", "-m", "600", self._ctl, self._ack])
         self._proc = host.start(controlled_record_argv(self._data, self._ctl, self._ack, self.freq_hz, self.event,
-                                                       build_ids=self.keep_data))
+                                                       build_ids=self.keep_data, options=self.options, cpus=self.cpus))
         self.pids = [self._proc.pid]
 
     def _control(self, host: Host, command: str) -> float:

@@ -29,7 +29,8 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     """Tidy data of a campaign's successful runs, and every run's manifest.
 
     Runs flagged for foreign load (another workload used the machine during the window)
-    are left out of the tidy data unless include_contaminated; run_quality() counts them.
+    are left out of the tidy data unless include_contaminated; run_quality() counts them. Points
+    with unprofiled runs take their throughput and CPU from those (analysis.prefer_unprofiled).
     Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """
     tidy = store.load_tidy(runs_dir, campaign, experiment)
@@ -42,7 +43,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
-    return analysis.with_side_tpc(tidy, manifests), manifests
+    return analysis.with_side_tpc(analysis.prefer_unprofiled(tidy, manifests), manifests), manifests
 
 
 def flag_detail(manifest: dict) -> str:

@@ -57,6 +57,9 @@ class Testbed:
     switch: Host | None = None          # the bridge's namespace on a bridged embedded testbed
     switch_ports: list[str] = field(default_factory=list)
     rx_steering: str = "nic"  # where receive processing runs (steering.py); embedded: napi-thread, rps, none
+    # how long the last point's window took to close (its closing snapshots), which sets how early
+    # the next window closes on remote hosts (runner.edge_s)
+    closing_s: float | None = None
 
     @property
     def senders(self) -> list[Endpoint]:

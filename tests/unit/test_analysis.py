@@ -123,3 +123,21 @@ def test_side_tpc_leaves_data_without_cpu_rows_alone():
     tidy, ms = _runs([("a", "x", 20.0, 80.0, 95.0)])
     part = tidy[tidy.metric != "cpu_util_pct"]
     assert analysis.with_side_tpc(part, ms).equals(part)
+
+
+def test_unprofiled_runs_give_a_points_throughput_and_cpu_and_profiled_ones_its_breakdown():
+    import pandas as pd
+    from hostnet.analysis import prefer_unprofiled
+    manifests = [{"run_id": "p-r0", "point": {"id": "p"}, "probes": {"perf": {"freq_hz": 999}}},
+                 {"run_id": "p-u0", "point": {"id": "p"}, "probes": {"perf": "off"}},
+                 {"run_id": "q-r0", "point": {"id": "q"}, "probes": {"perf": {"freq_hz": 999}}}]
+    rows = [("p-r0", "throughput_gbps", 24.0), ("p-r0", "cpu_util_pct", 99.0), ("p-r0", "breakdown_pct", 30.0),
+            ("p-r0", "perf_busy_samples_count", 9000.0), ("p-u0", "throughput_gbps", 26.0),
+            ("p-u0", "cpu_util_pct", 97.0), ("q-r0", "throughput_gbps", 20.0), ("q-r0", "breakdown_pct", 31.0)]
+    tidy = pd.DataFrame(rows, columns=["run_id", "metric", "value"])
+    kept = set(map(tuple, prefer_unprofiled(tidy, manifests)[["run_id", "metric"]].values))
+    assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"), ("p-u0", "throughput_gbps"),
+                    ("p-u0", "cpu_util_pct"), ("q-r0", "throughput_gbps"), ("q-r0", "breakdown_pct")}
+    # a campaign without unprofiled runs is left as it is
+    assert prefer_unprofiled(tidy[tidy.run_id != "p-u0"], manifests[:1] + manifests[2:]).equals(
+        tidy[tidy.run_id != "p-u0"])

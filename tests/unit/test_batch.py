@@ -1,6 +1,7 @@
 """hostnet.batch: profiles, the conventions checker, notebook sweeps planned (not run), stored
 outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
 themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
+import os
 import json
 from pathlib import Path
 
@@ -157,10 +158,17 @@ def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatc
     with pytest.raises(batch.NotebookExecutionError,
                        match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"):
         batch.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
-                                progress=lines.append)
+                            progress=lines.append, jobs=1)  # in this process, where execute is replaced
     assert ran == [p.name for p in batch.section_notebooks()]  # the ones after 04 still ran
     assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
-    assert lines[0].startswith(f"[1/{len(ran)}] ") and "    failed: RuntimeError: testbed vanished in 0 s" in lines
+    assert lines[0] == "01-single-flow.ipynb (replay)" and lines[1] == f"[1/{len(ran)}] 01-single-flow.ipynb: ok in 0 s"
+    assert f"[4/{len(ran)}] 04-incast.ipynb: failed: RuntimeError: testbed vanished in 0 s" in lines
+
+
+def test_a_live_batch_runs_one_notebook_at_a_time(tmp_path):
+    with pytest.raises(ValueError, match="live notebooks run one at a time"):
+        batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", jobs=2)
+    assert batch.replay_jobs(14) == min(14, os.cpu_count()) and batch.replay_jobs(1) == 1
 
 
 def test_undeclared_parameter_is_an_error(tmp_path):

@@ -296,17 +296,20 @@ def test_sweep_overhead_is_judged_on_measurement_windows_over_repeated_sweeps():
     m = {"sweeps": [sweep(39.0), sweep(42.0), sweep(40.5),
                     {"wall_s": 5.0, "points": [], "failed": 3, "error": "PreflightError: x"}]}
     res = sweep_overhead.result(m, 10, 2)
-    assert res["summary"] == {"median": pytest.approx(1.5), "min": pytest.approx(39 / 27),
-                              "max": pytest.approx(42 / 27), "n": 3}
-    assert res["verdict"] == "below target"  # 1.5 > 1.15, though wall / iperf3 time is 1.125
+    # per point: (wall - 3 warm-ups of 2 s - 3 windows of 9 s) / 3
+    assert res["summary"] == {"median": pytest.approx(2.5), "min": pytest.approx(2.0), "max": pytest.approx(3.0),
+                              "n": 3}
+    assert res["verdict"] == "below target" and res["unit"] == "s"  # 2.5 s > 0.5 s
+    assert res["ratio_windows"]["median"] == pytest.approx(1.5)
     assert res["ratio_iperf3"]["median"] == pytest.approx(40.5 / 36)
     assert res["floor_windows"]["median"] == pytest.approx(36 / 27)
     assert "sweep 3: PreflightError: x" in res["figure"] and "ASSUMPTION" not in res["figure"]
     assert "an assumption" in res["figure"]
     # the earlier stored format: one sweep, its points as rows
     old = {"wall_s": 44.5, "rows": sweep(0)["points"], "failed": 0}
-    assert sweep_overhead.result(sweep_overhead.stored_sweeps(old), 10, 2)["value"] == pytest.approx(44.5 / 27)
-    assert sweep_overhead.spec(3, 10, 2).latency_sample_every == 1
+    assert sweep_overhead.result(sweep_overhead.stored_sweeps(old), 10, 2)["value"] == pytest.approx((44.5 - 33) / 3)
+    # hostnet's default profiling: perf (and perf stat); the latency probe is the Rx-buffer study's own
+    assert sweep_overhead.spec(3, 10, 2).latency_sample_every == 0
     assert sweep_overhead.spec(3, 10, 2).perf_freq_hz == DEFAULT_FREQ_HZ
 
 
@@ -334,12 +337,12 @@ def test_summary_table_and_doc_block_keep_the_prose(tmp_path):
     assert "old" not in text and "new table" in text and text.endswith("## Why\nprose\n")
 
 
-def test_doc_block_is_rewritten_only_when_all_six_ran(monkeypatch, tmp_path, capsys):
+def test_doc_block_is_rewritten_only_when_every_benchmark_ran(monkeypatch, tmp_path, capsys):
     written = []
     monkeypatch.setattr(results, "update_doc", lambda text: written.append(text))
     some = [{"name": n} for n in bench_main.NAMES[:4]]
     assert not bench_main.update_doc_if_complete(some, "partial", tmp_path)
-    assert written == [] and "analysis_speed, replay_speed did not run" in capsys.readouterr().out
+    assert written == [] and "analysis_speed, replay_speed, flow_start did not run" in capsys.readouterr().out
     assert bench_main.update_doc_if_complete([{"name": n} for n in bench_main.NAMES], "full", tmp_path)
     assert written == ["full"]
 
@@ -363,7 +366,9 @@ def test_rejudge_reads_the_earlier_stored_format(tmp_path):
     # the foreign-load flag of the earlier cpu rows comes from the default runs of profiler_cost
     assert done["cpu_accounting"]["verdict"] == (
         "inconclusive: 2 of 2 runs under foreign load; no partly loaded run (met as measured)")
-    assert done["sweep_overhead"]["value"] == pytest.approx(1.5) and "perf only" in done["sweep_overhead"]["metric"]
+    # (30 s - 2 warm-ups of 2 s - 2 windows of 10 s) / 2 points; the earlier judged ratio stays beside it
+    assert done["sweep_overhead"]["value"] == pytest.approx(3.0) and "perf only" in done["sweep_overhead"]["metric"]
+    assert done["sweep_overhead"]["ratio_windows"]["median"] == pytest.approx(1.5)
 
 
 def test_throughput_ratios_under_foreign_load_are_inconclusive():
@@ -373,3 +378,52 @@ def test_throughput_ratios_under_foreign_load_are_inconclusive():
     assert live.fidelity(rows)["verdict"].startswith("inconclusive: 2 of 2 runs under foreign load (met")
     rows[-1]["contaminated"] = False
     assert live.fidelity(rows)["verdict"] == "met"  # one of two flagged: not most
+
+
+def test_analysis_speed_is_judged_against_perf_script_and_the_users_pipeline_at_every_size():
+    from bench import analysis_speed
+
+    def rows(size, ours, script, pipe, report=0.1):
+        out = []
+        for rep in range(2):
+            out += [{"size": size, "repetition": rep, "mode": "ours", "wall_s": ours, "samples": size,
+                     "maxrss_python_mb": 80.0, "maxrss_children_mb": 30.0, "stages": {"classify_s": 0.01}},
+                    {"size": size, "repetition": rep, "mode": "perf-script", "wall_s": script,
+                     "maxrss_python_mb": 20.0, "maxrss_children_mb": 30.0},
+                    {"size": size, "repetition": rep, "mode": "perf-report", "wall_s": report,
+                     "maxrss_python_mb": 20.0, "maxrss_children_mb": 30.0},
+                    {"size": size, "repetition": rep, "mode": "script-collapse",
+                     **({"wall_s": pipe, "collapser": "inferno-collapse-perf"} if pipe else
+                        {"unsupported": "neither is installed"}), "maxrss_python_mb": 20.0,
+                     "maxrss_children_mb": 9.0}]
+        return out
+    res = analysis_speed.result(rows(10**4, 0.105, 0.1, 0.6) + rows(10**5, 1.0, 1.0, 6.0))
+    assert res["value"] == pytest.approx(1.05) and res["verdict"] == "met"  # worst size 1.05 <= 1.1, 6x >= 5x
+    assert res["pipeline_speedup_min"] == pytest.approx(5.71, abs=0.01)
+    assert "perf script | inferno-collapse-perf 0.60 s = 5.7x slower than ours" in res["figure"]
+    slow = analysis_speed.result(rows(10**4, 0.1, 0.1, 0.3))  # ours only 3x faster than the pipeline
+    assert slow["verdict"] == "below target"
+    missing = analysis_speed.result(rows(10**4, 0.1, 0.1, None))  # no collapser installed: said, not invented
+    assert missing["verdict"] == "met; pipeline not measured" and "pipeline unsupported (neither" in missing["figure"]
+
+
+def test_flow_start_is_judged_at_24_flows_and_fails_on_an_uncovered_window():
+    from bench import flow_start
+    rows = [{"repetition": 0, "n": n, "method": m, "spread_s": s}
+            for n, m, s in ((2, "one-by-one", 0.06), (24, "one-by-one", 0.72), (2, "start_many", 0.001),
+                            (24, "start_many", 0.004), (2, "run_point", 0.002), (24, "run_point", 0.006))]
+    res = flow_start.result(rows)
+    assert res["value"] == pytest.approx(0.006) and res["verdict"] == "met"
+    assert "n=24: one-by-one 720.0 ms, start_many 4.0 ms, run_point 6.0 ms" in res["figure"]
+    rows.append({"repetition": 1, "n": 24, "method": "run_point", "spread_s": float("nan"), "failed": True,
+                 "covered": False, "error": "flow 3 started up to 0.2 s after ... not covered by every flow"})
+    assert flow_start.result(rows)["verdict"] == "below target"
+
+
+def test_each_part_of_the_profiling_is_a_variant_of_its_own():
+    from hostnet.probes.perf import PerfOptions
+    assert live.variant_kwargs("perf-nostat") == {"perf_freq_hz": DEFAULT_FREQ_HZ, "cache_counters": False}
+    assert live.variant_kwargs("perf-m2048")["perf_options"] == PerfOptions(mmap_pages=2048)
+    assert live.variant_kwargs("latency") == {"perf_freq_hz": DEFAULT_FREQ_HZ, "profile": False,
+                                              "latency_sample_every": 1}
+    assert set(live.COST_PARTS) <= set(live.variants_for(["profiler_cost"], ["harness", *live.COST_PARTS]))

@@ -67,3 +67,32 @@ def test_save_writes_svg_and_the_compressed_png(tmp_path):
 def test_vl_convert_version_name(monkeypatch, version, expected):
     monkeypatch.setattr(alt, "SCHEMA_VERSION", version)
     assert plots._vl_version() == expected
+
+
+def test_a_cached_chart_is_byte_for_byte_a_fresh_render_and_a_changed_one_is_drawn_again(tmp_path, monkeypatch):
+    from hostnet import chart_cache
+    monkeypatch.setenv(chart_cache.ENV, "off")
+    fresh = [p.read_bytes() for p in plots.save(BARS, tmp_path / "off" / "bars")]
+    monkeypatch.setenv(chart_cache.ENV, str(tmp_path / "cache"))
+    first = [p.read_bytes() for p in plots.save(BARS, tmp_path / "a" / "bars")]
+    assert first == fresh and len(list((tmp_path / "cache").glob("??/*"))) == 2  # an SVG and a PNG kept
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(vlc, "vegalite_to_png", no_drawing)
+    monkeypatch.setattr(vlc, "vegalite_to_svg", no_drawing)
+    assert [p.read_bytes() for p in plots.save(BARS, tmp_path / "b" / "bars")] == fresh  # from the cache
+    with pytest.raises(AssertionError, match="drawn again"):  # another spec is another key
+        plots.save(BARS.properties(title="four bars"), tmp_path / "c" / "bars")
+
+
+def test_the_chart_cache_keeps_its_most_recently_used_entries(tmp_path):
+    import os
+    from hostnet import chart_cache
+    for i in range(5):
+        p = tmp_path / "ab" / f"{i}.png"
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"x")
+        os.utime(p, (1000 + i, 1000 + i))
+    assert chart_cache.prune(tmp_path, keep=2) == 3
+    assert sorted(p.name for p in (tmp_path / "ab").iterdir()) == ["3.png", "4.png"]

@@ -1,6 +1,9 @@
 """hostnet.sweep: specs, their points and validation, point configs (Rx buffer, loss rate), point
 ids, the workloads points build, labels, and the sweep files of the notebook sections."""
+import json
+
 import pytest
+from types import SimpleNamespace
 
 from hostnet import config as sc
 from hostnet import store, sweep
@@ -189,11 +192,11 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
     assert [store.run_status(cdir / i) for i in ids] == [store.INCOMPLETE, store.INCOMPLETE]
     assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them
 
-    def run_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
+    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
         rd = store.RunDir(runs_dir, campaign, run_id)
         rd.manifest.update(experiment="single-flow", repetition=repetition)
-        return rd.finish("ok")
-    monkeypatch.setattr(sweep, "run_point", run_point)
+        return SimpleNamespace(finish=lambda: rd.finish("ok"))
+    monkeypatch.setattr(sweep, "start_point", start_point)
     out = sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
     assert (out["ran"], out["failed"]) == (2, 0)
     assert [r.name for r in store.list_runs(tmp_path / "runs", "c")] == ids
@@ -241,3 +244,63 @@ def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
     path.write_text("experiment: incast\nconfigs: [tsogro\n")
     with pytest.raises(sweep.SweepError, match=f'in "{path}", line 2'):
         sweep.SweepSpec.from_yaml(path)
+
+
+def test_a_points_finish_overlaps_the_next_points_setup_and_ends_before_its_window():
+    """sweep._Finisher: point k finishes in the background while point k+1 sets up and warms up;
+    the next point's before_window waits for it, so no finishing work falls in a window. A finish
+    that fails counts as a failed point; without overlap (SSH) each finishes at once."""
+    import threading
+    from hostnet.runner import RunFailed
+    events = []
+
+    class Run:
+        def __init__(self, k, fail=False):
+            self.k, self.fail = k, fail
+
+        def finish(self):
+            events.append((f"finish {self.k}", threading.current_thread().name.startswith("hostnet-finish")))
+            if self.fail:
+                raise RunFailed("perf report printed nothing")
+
+    done = {"ran": 0, "failed": 0}
+    with sweep._Finisher(True, done) as fin:
+        fin.add(Run(0), {"config": "tsogro"}, 0)
+        fin.settle()  # what point 1 calls as its window is about to open
+        events.append(("window 1", False))
+        fin.add(Run(1, fail=True), {"config": "tsogro"}, 1)
+    assert events == [("finish 0", True), ("window 1", False), ("finish 1", True)]
+    assert done == {"ran": 1, "failed": 1}
+    events.clear()
+    done = {"ran": 0, "failed": 0}
+    with sweep._Finisher(False, done) as fin:
+        fin.add(Run(0), {}, 0)
+        events.append(("next point", False))
+    assert events == [("finish 0", False), ("next point", False)] and done["ran"] == 1
+
+
+def test_only_local_testbeds_overlap_a_points_finish(tmp_path, ssh_sweep):
+    tb, _ = ssh_sweep
+    assert not sweep.overlapping(tb)
+    assert sweep.overlapping(from_layout(EmbeddedLayout("unit")))
+
+
+def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profiled(tmp_path, ssh_sweep,
+                                                                                    monkeypatch):
+    tb, _ = ssh_sweep
+    calls = []
+
+    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, profile=True, **kw):
+        calls.append((run_id.rsplit("-", 1)[1], profile))
+        rd = store.RunDir(runs_dir, campaign, run_id)
+        rd.manifest.update(experiment="single-flow", repetition=repetition)
+        return SimpleNamespace(finish=lambda: rd.finish("ok"))
+    monkeypatch.setattr(sweep, "start_point", start_point)
+    spec = SweepSpec(configs=["tsogro"], repetitions=2, unprofiled_repetitions=2, duration=1, warmup=0, seed=3)
+    out = sweep.run_sweep(tb, spec, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    assert out["ran"] == 4
+    assert sorted(calls) == [("r0", True), ("r1", True), ("u0", False), ("u1", False)]
+    order = json.loads((tmp_path / "runs" / "c" / "sweep.json").read_text())["order"]
+    assert [o.rsplit("-", 1)[1] for o in order] == [c for c, _ in calls]
+    # a spec without them keeps the order (and run names) it always had
+    assert SweepSpec(repetitions=2).unprofiled_repetitions == 0
