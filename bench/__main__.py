@@ -18,8 +18,8 @@ from . import analysis_speed, flow_start, live, replay_speed, results, sweep_ove
 
 NAMES = ("fidelity", "profiler_cost", "cpu_accounting", "sweep_overhead", "analysis_speed", "replay_speed",
          "flow_start")
-FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), "default", *live.CPU_VARIANTS,
-                     *live.SPIN_VARIANTS],
+FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), *live.COST_PARTS, "default",
+                     *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
         "repetitions": 4, "duration": 4, "warmup": 2, "sweep_points": 3, "sweep_duration": 10, "sweep_warmup": 2,
         "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**4, 10**5, 10**6], "analysis_reps": 2,
         "replay_reps": 2, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2}

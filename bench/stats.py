@@ -68,3 +68,22 @@ def linear_fit(xs: list[float], ys: list[float]) -> dict:
     pairs = sorted(zip(xs, ys, strict=True))
     growth = (pairs[-1][1] / pairs[-1][0]) / (pairs[0][1] / pairs[0][0]) if pairs[0][1] else float("nan")
     return {"slope": slope, "intercept": my - slope * mx, "per_item_growth": growth}
+
+
+def ratio_interval(ratios: list[float], confidence: float = 0.95) -> dict:
+    """The geometric mean of paired ratios with its t-interval (on log ratios), and how many pairs
+    would put the interval's half-width at 2 % at this spread (the resolution issue 18 asks for)."""
+    import math
+
+    from scipy import stats as st
+    logs = [math.log(r) for r in ratios if r > 0]
+    n = len(logs)
+    if n < 2:
+        return {"geomean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": n,
+                "sd_log": float("nan"), "pairs_for_2pct": None}
+    mean = sum(logs) / n
+    sd = statistics.stdev(logs)
+    half = st.t.ppf(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
+    need = math.ceil((st.norm.ppf(0.5 + confidence / 2) * sd / math.log(1.02)) ** 2)
+    return {"geomean": math.exp(mean), "lo": math.exp(mean - half), "hi": math.exp(mean + half), "n": n,
+            "sd_log": sd, "pairs_for_2pct": need}

@@ -36,6 +36,7 @@ EDGE_S = 0.15
 # EDGE_REMOTE_S, and EDGE_REMOTE_FIRST_S before any point has closed.
 EDGE_REMOTE_S = 0.6
 EDGE_REMOTE_FIRST_S = 2.0
+# (Opening the window takes the same round trips: 1.5x it, when more, bounds this point's edge.)
 # A run whose flows did not all run over its whole window fails (WindowNotCovered): a flow that
 # started late or ended early would leave seconds of the window with fewer flows than the point
 # claims.
@@ -467,7 +468,7 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
             p.start(tb.machines[m])
     _each_endpoint(tb, ep_probes, "start")
     start = time.time()
-    time.sleep(max(0.0, starts.first_sent + workload.total_s() - edge_s(tb) - time.time()))
+    time.sleep(max(0.0, starts.first_sent + workload.total_s() - edge_s(tb, start - opened) - time.time()))
     end = time.time()
     finishers = {m: [p for p in reversed(ps) if hasattr(p, "close")] for m, ps in probes.items()}
     for m, ps in finishers.items():
@@ -484,14 +485,17 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
     return raw, ep_raw, (opened, start, end, closed)
 
 
-def edge_s(tb: Testbed) -> float:
+def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
     """How long before the first flow can end the window closes: EDGE_S on local hosts; over SSH
-    1.5x the previous point's closing time, within [EDGE_REMOTE_S, EDGE_REMOTE_FIRST_S] until known."""
+    1.5x how long closing took at the previous point (EDGE_REMOTE_FIRST_S before any), and at least
+    EDGE_REMOTE_S and 1.5x how long this point's window took to open (opening_s: the same
+    snapshots, so the closing will take about as long)."""
     from .hosts import LocalHost
     hosts = [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]
     if all(isinstance(h, LocalHost) for h in hosts):
         return EDGE_S
-    return EDGE_REMOTE_FIRST_S if tb.closing_s is None else max(EDGE_REMOTE_S, 1.5 * tb.closing_s)
+    known = EDGE_REMOTE_FIRST_S if tb.closing_s is None else 1.5 * tb.closing_s
+    return max(EDGE_REMOTE_S, known, 1.5 * opening_s)
 
 
 def _each_endpoint(tb: Testbed, ep_probes: dict, action: str) -> dict:

@@ -12,7 +12,7 @@ import time
 import uuid
 
 from ..hosts import Host, HostError
-from .background import BackgroundCommandProbe
+from .perf import ControlledPerf
 from .cpu import FileSnapshotProbe
 
 CACHE_EVENTS = ("cache-references", "cache-misses", "LLC-loads", "LLC-load-misses")
@@ -79,8 +79,16 @@ class InterruptsProbe(FileSnapshotProbe):
     path, prefix = "/proc/interrupts", "interrupts"
 
 
-class CacheProbe(BackgroundCommandProbe):
-    """perf stat of cache events on every CPU; '<not supported>' (no PMU) is kept as such."""
+class CacheProbe(ControlledPerf):
+    """perf stat of cache events on every CPU, armed before the clients and switched on and off at
+    the window's edges like perf record (ControlledPerf); '<not supported>' (no PMU) is kept as such."""
 
-    name, output, stream, grace = "cache", "perf_stat_cache.txt", "stderr", 10.0
-    argv = ["perf", "stat", "-a", "-A", "-x,", "-e", ",".join(CACHE_EVENTS)]
+    name, tool = "cache", "perf stat"
+    output = "perf_stat_cache.txt"
+
+    def argv(self, ctl: str, ack: str) -> list[str]:
+        return ["perf", "stat", "-a", "-A", "-x,", "-e", ",".join(CACHE_EVENTS), "-D", "-1",
+                "--control", f"fifo:{ctl},{ack}"]
+
+    def finish(self, host: Host) -> dict[str, str]:
+        return {self.output: self._proc.stderr()}

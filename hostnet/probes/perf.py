@@ -77,42 +77,46 @@ def controlled_record_argv(output: str, ctl: str, ack: str, freq_hz: int = DEFAU
     return [*argv, "-D", "-1", "--control", f"fifo:{ctl},{ack}", *([] if build_ids else ["-B"])]
 
 
-class PerfProbe:
-    """perf record over the window. arm() starts perf with its events off, before the clients (its
-    start-up, ~0.3 s of opening events on every CPU, falls in the warm-up); start() and close()
-    switch the events on and off through perf's control FIFO (one round trip each), so the window
-    opens and closes on time; stop() ends perf and makes the run's files."""
+class ControlledPerf:
+    """A perf command (perf record, perf stat) armed with its events off before the clients start
+    (its start-up, ~0.3 s of opening events on every CPU, falls in the warm-up), switched on and
+    off at the window's edges through its control FIFO (one round trip each: the window opens and
+    closes on time), and ended by stop() after every other probe has closed (its slow part: perf
+    record's report). Subclasses give argv(ctl, ack) and finish(host) -> files."""
 
     name = "perf"
+    tool = "perf"
+    data_dir: str | None = None
+    keep_dir = False
     pids: list[int] = []  # processes this probe started: not foreign load
 
-    def __init__(self, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-clock", keep_data: bool = False,
-                 options: PerfOptions = PerfOptions(), cpus: list[int] | None = None):
-        if not 1 <= int(freq_hz) <= 10000:
-            raise ValueError(f"perf frequency {freq_hz} Hz is out of 1..10000")
-        self.freq_hz, self.event, self.keep_data = int(freq_hz), event, keep_data
-        self.options, self.cpus = options, cpus
+    def __init__(self):
         self._proc = None
         self._enabled: tuple[float, float] | None = None
 
+    def argv(self, ctl: str, ack: str) -> list[str]:
+        raise NotImplementedError
+
+    def finish(self, host: Host) -> dict[str, str]:
+        raise NotImplementedError
+
     def arm(self, host: Host) -> None:
-        where = ["-p", self.options.data_dir] if self.options.data_dir else []
+        where = ["-p", self.data_dir] if self.data_dir else []
         self._dir = host.run(["mktemp", "-d", *where, "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
-        self._data, self._ctl, self._ack = (f"{self._dir}/{n}" for n in ("perf.data", "ctl.fifo", "ack.fifo"))
+        self._ctl, self._ack = f"{self._dir}/ctl.fifo", f"{self._dir}/ack.fifo"
         host.run(["mkfifo", "-m", "600", self._ctl, self._ack])
-        self._proc = host.start(controlled_record_argv(self._data, self._ctl, self._ack, self.freq_hz, self.event,
-                                                       build_ids=self.keep_data, options=self.options, cpus=self.cpus))
+        self._proc = host.start(self.argv(self._ctl, self._ack))
         self.pids = [self._proc.pid]
 
     def _control(self, host: Host, command: str) -> float:
         """Send a command, wait for perf's ack; returns when it was acknowledged (time.time())."""
         if self._proc.poll() is not None:
-            raise HostError(f"{host.name}: perf record exited before '{command}': "
+            raise HostError(f"{host.name}: {self.tool} exited before '{command}': "
                             f"{self._proc.stderr().strip()[-300:]}")
         res = host.run(["sh", "-c", CONTROL_SH, "sh", command, self._ctl, self._ack], check=False,
                        timeout=CONTROL_TIMEOUT_S)
         if res.stdout.strip() != "ack":
-            raise HostError(f"{host.name}: perf record did not acknowledge '{command}' "
+            raise HostError(f"{host.name}: {self.tool} did not acknowledge '{command}' "
                             f"(rc {res.returncode}): {(res.stderr or self._proc.stderr()).strip()[-300:]}")
         return time.time()
 
@@ -122,19 +126,18 @@ class PerfProbe:
         self._enabled = (self._control(host, "enable"), float("nan"))
 
     def close(self, host: Host) -> None:
-        """Events off: the window's end for perf (the slow part, stop(), comes after)."""
+        """Events off: the window's end for this probe (the slow part, stop(), comes after)."""
         if self._enabled is not None and self._enabled[1] != self._enabled[1]:
             self._enabled = (self._enabled[0], self._control(host, "disable"))
+
+    def enabled_s(self) -> float:
+        return self._enabled[1] - self._enabled[0]
 
     def stop(self, host: Host) -> dict[str, str]:
         try:
             self.close(host)
             self._proc.stop(signal.SIGINT, grace=30)
-            files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr(),
-                     "perf_enabled_s.txt": f"{self._enabled[1] - self._enabled[0]:.6f}\n"}
-            if self.keep_data:
-                files["perf.data.path"] = self._data
-            return files
+            return self.finish(host)
         finally:
             self.abort(host)
 
@@ -148,8 +151,35 @@ class PerfProbe:
         finally:
             self._proc.close()
             self._proc = None
-            if not self.keep_data:
+            if not self.keep_dir:
                 host.run(["rm", "-rf", "--", self._dir], check=False)
+
+
+class PerfProbe(ControlledPerf):
+    """perf record -a -g over the window (ControlledPerf), its report and folded stacks made at stop."""
+
+    name, tool = "perf", "perf record"
+
+    def __init__(self, freq_hz: int = DEFAULT_FREQ_HZ, event: str = "cpu-clock", keep_data: bool = False,
+                 options: PerfOptions = PerfOptions(), cpus: list[int] | None = None):
+        super().__init__()
+        if not 1 <= int(freq_hz) <= 10000:
+            raise ValueError(f"perf frequency {freq_hz} Hz is out of 1..10000")
+        self.freq_hz, self.event, self.keep_data = int(freq_hz), event, keep_data
+        self.options, self.cpus = options, cpus
+        self.data_dir, self.keep_dir = options.data_dir, keep_data
+
+    def argv(self, ctl: str, ack: str) -> list[str]:
+        self._data = f"{self._dir}/perf.data"
+        return controlled_record_argv(self._data, ctl, ack, self.freq_hz, self.event, build_ids=self.keep_data,
+                                      options=self.options, cpus=self.cpus)
+
+    def finish(self, host: Host) -> dict[str, str]:
+        files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr(),
+                 "perf_enabled_s.txt": f"{self.enabled_s():.6f}\n"}
+        if self.keep_data:
+            files["perf.data.path"] = self._data
+        return files
 
 
 SCRIPT_ARGS = ["script", "-F", "comm,tid,cpu,event,ip,sym"]

@@ -106,7 +106,9 @@ def test_hostnet_run_single_flow_on_the_testbed_yaml(lab, tmp_path):
     name, path = lab
     before = _data_state(name)
     runs = tmp_path / "runs"
-    assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--duration", "4",
+    # 16 s: through the bastion each command is ~0.4 s, and the window's opening and closing
+    # snapshots take ~4 s each; a shorter run fails, saying its window was not covered by the flow
+    assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--duration", "16",
                      "--warmup", "1", "--repetitions", "1", "--runs-dir", str(runs), "--quiet"]) == 0
     m = _one_run(runs, "-single-flow-servers")
     assert m["testbed"]["endpoints"]["sender"]["host"]["proxy_jump"]["address"] == "198.19.0.254"
@@ -118,14 +120,14 @@ def test_hostnet_sweep_spec_on_the_testbed_yaml(lab, tmp_path):
     before = _data_state(name)
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump({"experiment": "single-flow", "configs": ["no-opts"], "repetitions": 1,
-                                    "duration": 4, "warmup": 1}))
+                                    "duration": 16, "warmup": 1}))  # 16 s: see the test above
     runs = tmp_path / "runs"
     assert cli.main(["sweep", str(spec), "--testbed", str(path), "--runs-dir", str(runs), "--quiet"]) == 0
     _one_run(runs, "-single-flow-servers")
     _restored(name, path, before)
 
 
-# Each notebook at its smallest: a point or two, one repetition, 2 s (the code path, not a verdict).
+# Each notebook at its smallest: a point or two, one repetition, 16 s (the code path, not a verdict).
 # all-opts is refused here, rightly: aRFS needs ntuple filters, which a veth "server" lacks. Over
 # SSH a point costs 25-90 s of harness time (issue 18), so `make test` runs notebook 01 only and the
 # rest are the rehearsal (`make test-servers`, about 13 minutes).
@@ -143,7 +145,8 @@ def _run_notebook(lab, tmp_path, name: str, extra: dict):
     from papermill import PapermillExecutionError
     lab_name, path = lab
     runs, figs = tmp_path / "runs", tmp_path / "figures"
-    params = {"duration": 2, "warmup": 1, "repetitions": 1, **extra, "mode": "run", "campaign": "",
+    # 16 s points: the window's snapshots take ~4 s at each edge through the bastion (see above)
+    params = {"duration": 16, "warmup": 1, "repetitions": 1, **extra, "mode": "run", "campaign": "",
               "testbed": str(path), "include_contaminated": True, "runs_dir": str(runs), "figures_dir": str(figs)}
     figs.mkdir()
     try:

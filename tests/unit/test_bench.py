@@ -95,7 +95,8 @@ def _rows(values: dict[str, list[float]]) -> list[dict]:
 
 def test_fidelity_and_profiler_cost_are_paired_medians():
     rows = _rows({"hand": [10.0, 20.0, 10.0], "harness": [9.9, 19.0, 10.0], "perf99": [9.9, 19.0, 10.0],
-                  "perf4000": [7.0, 15.0, 8.0], "default": [9.0, 19.0, 9.8]})
+                  "perf4000": [7.0, 15.0, 8.0], "perf999": [9.0, 19.0, 9.8], "default": [8.0, 17.0, 9.0],
+                  "perf-nostat": [9.9, 19.0, 10.0]})
     fid = live.fidelity(rows)
     assert fid["value"] == pytest.approx(0.99) and fid["verdict"] == "met"
     cost = live.profiler_cost(rows)
@@ -103,9 +104,13 @@ def test_fidelity_and_profiler_cost_are_paired_medians():
     assert cost["curve"]["4000"]["median"] == pytest.approx(15 / 19)
     assert cost["chosen_freq_hz"] == 99  # 499 Hz was not measured: nothing above 99 Hz qualifies
     assert "499 Hz has 0 clean" in cost["chosen_why"]
+    # the headline is hostnet's default profiling (perf999); the latency probe's run is a part of its own
     assert cost["value"] == pytest.approx(0.98) and cost["figure"].startswith("profiler cost")
     assert cost["recommend_default_change"] is (DEFAULT_FREQ_HZ != 99)
     assert "RECOMMENDATION" in cost["figure"] and "change the default to 99 Hz" in cost["figure"]
+    assert cost["parts"]["perf-nostat"]["geomean"] == pytest.approx(1.0) and cost["parts"]["perf-nostat"]["n"] == 3
+    assert cost["parts"]["default"]["geomean"] < 0.9  # perf + the latency probe: every pair slower
+    assert "resolving 2 % at this spread would take ~" in cost["figure"]
 
 
 def _curve(medians: dict[int, float], n: int = 4) -> dict[int, Summary]:
