@@ -33,10 +33,10 @@ EDGE_S = 0.15
 # Over SSH every closing snapshot is a round trip (perf's disable, the counters, /proc; ~0.1 s each
 # through an sshd here): the flows must outlast them all, and a run they did not is failed
 # (WindowNotCovered). The edge is then 1.5x the previous point's closing time, at least
-# EDGE_REMOTE_S, and EDGE_REMOTE_FIRST_S before any point has closed.
+# EDGE_REMOTE_S, and EDGE_REMOTE_FIRST_S before any point has closed (edge_s).
 EDGE_REMOTE_S = 0.6
 EDGE_REMOTE_FIRST_S = 2.0
-# (Opening the window takes the same round trips: 1.5x it, when more, bounds this point's edge.)
+# (Opening the window takes the same round trips: 2x it, when more, bounds this point's edge.)
 # A run whose flows did not all run over its whole window fails (WindowNotCovered): a flow that
 # started late or ended early would leave seconds of the window with fewer flows than the point
 # claims.
@@ -486,16 +486,18 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
 
 
 def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
-    """How long before the first flow can end the window closes: EDGE_S on local hosts; over SSH
-    1.5x how long closing took at the previous point (EDGE_REMOTE_FIRST_S before any), and at least
-    EDGE_REMOTE_S and 1.5x how long this point's window took to open (opening_s: the same
-    snapshots, so the closing will take about as long)."""
+    """How long before the first flow can end the window closes: at least EDGE_S (local hosts) or
+    EDGE_REMOTE_S (SSH), 2x how long this point's window took to open (closing takes the same
+    snapshots, plus turning perf and bpftrace off) and 1.5x how long the previous point's took to
+    close; over SSH EDGE_REMOTE_FIRST_S until a point has closed."""
     from .hosts import LocalHost
     hosts = [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]
-    if all(isinstance(h, LocalHost) for h in hosts):
-        return EDGE_S
-    known = EDGE_REMOTE_FIRST_S if tb.closing_s is None else 1.5 * tb.closing_s
-    return max(EDGE_REMOTE_S, known, 1.5 * opening_s)
+    local = all(isinstance(h, LocalHost) for h in hosts)
+    if tb.closing_s is not None:
+        known = 1.5 * tb.closing_s
+    else:
+        known = EDGE_S if local else EDGE_REMOTE_FIRST_S
+    return max(EDGE_S if local else EDGE_REMOTE_S, known, 2.0 * opening_s)
 
 
 def _each_endpoint(tb: Testbed, ep_probes: dict, action: str) -> dict:

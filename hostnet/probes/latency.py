@@ -12,7 +12,6 @@ userspace instead races with the program's own deletes and crashes bpftrace 0.17
 from __future__ import annotations
 
 import re
-import signal
 import time
 
 from ..hosts import Host, HostError
@@ -76,18 +75,29 @@ class LatencyProbe:
     def start(self, host: Host) -> None:
         """The window opens: SIGUSR1 makes bpftrace print its maps so far, subtracted later."""
         self._mark = len(self._proc.stdout())
+        self._end_mark = None
         host.run(["kill", "-USR1", str(self._proc.pid)])
-        deadline = time.monotonic() + 1
+        self._opened = time.monotonic()
+        deadline = self._opened + 1
         while len(self._proc.stdout()) == self._mark and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def close(self, host: Host) -> None:
+        """The window closes: SIGINT, on which bpftrace prints its maps and exits (stop() waits for
+        that after every other probe has closed). The opening dump has had the window to finish
+        printing; at least 0.2 s of it."""
+        if self._end_mark is None:
+            time.sleep(max(0.0, self._opened + 0.2 - time.monotonic()))
+            self._end_mark = len(self._proc.stdout())
+            host.run(["kill", "-INT", str(self._proc.pid)])
+
     def stop(self, host: Host) -> dict[str, str]:
         try:
-            time.sleep(0.2)
-            end_mark = len(self._proc.stdout())
-            self._proc.stop(signal.SIGINT, grace=30)  # bpftrace prints its maps on SIGINT
+            self.close(host)
+            self._proc.wait(timeout=30)
             out = self._proc.stdout()
-            return {"bpftrace_latency_open.txt": out[self._mark:end_mark], "bpftrace_latency.txt": out[end_mark:],
+            return {"bpftrace_latency_open.txt": out[self._mark:self._end_mark],
+                    "bpftrace_latency.txt": out[self._end_mark:],
                     "bpftrace.stderr.txt": self._proc.stderr(), "bpftrace_latency.bt": self.program}
         finally:
             self.abort()
