@@ -29,7 +29,7 @@ REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own
 # Time between closing the window and the end of the flows' run, so the window's closing
 # snapshots are taken while every flow still sends. The window opens when the warm-up ends: the
 # warm-up is the opening margin, and the slow starters (perf, bpftrace) are running by then.
-EDGE_S = 0.15
+EDGE_S = 0.25  # local closing snapshots take ~0.05-0.1 s; a machine busy restoring a killed session more
 # Over SSH every closing snapshot is a round trip (perf's disable, the counters, /proc; ~0.1 s each
 # through an sshd here): the flows must outlast them all, and a run they did not is failed
 # (WindowNotCovered). The edge is then 1.5x the previous point's closing time, at least

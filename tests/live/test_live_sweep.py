@@ -39,7 +39,7 @@ def test_interrupted_sweep_resumes_exactly(state_dir, tmp_path, summary_line):
         child.send_signal(sig)
         child.wait(timeout=60)
     final = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert final.returncode == 0, final.stderr
+    assert final.returncode == 0, final.stdout + final.stderr
     planned = json.loads((tmp_path / "resume" / "sweep.json").read_text())["order"]
     assert len(planned) == 4 and len(set(planned)) == 4
     ok = [r.name for r in store.list_runs(tmp_path, "resume") if store.load_manifest(r)["status"] == "ok"]
