@@ -485,14 +485,18 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
     return raw, ep_raw, (opened, start, end, closed)
 
 
+def all_local(tb: Testbed) -> bool:
+    """Every host of the testbed is this machine (the embedded testbed): no SSH round trips."""
+    from .hosts import LocalHost
+    return all(isinstance(h, LocalHost) for h in [*tb.machines.values(), *(e.host for e in tb.endpoints.values())])
+
+
 def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
     """How long before the first flow can end the window closes: at least EDGE_S (local hosts) or
     EDGE_REMOTE_S (SSH), 2x how long this point's window took to open (closing takes the same
     snapshots, plus turning perf and bpftrace off) and 1.5x how long the previous point's took to
     close; over SSH EDGE_REMOTE_FIRST_S until a point has closed."""
-    from .hosts import LocalHost
-    hosts = [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]
-    local = all(isinstance(h, LocalHost) for h in hosts)
+    local = all_local(tb)
     if tb.closing_s is not None:
         known = 1.5 * tb.closing_s
     else:

@@ -49,7 +49,7 @@ from tqdm.auto import tqdm
 from . import __version__, config as stackconfig, schema, udp_loss
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
-from .runner import PreflightError, RunFailed, preflight, rpc_tool, start_point
+from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
 from .store import INCOMPLETE, run_status
 from .testbed import Testbed
 from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
@@ -377,9 +377,7 @@ def overlapping(tb: Testbed) -> bool:
     next point's setup and warm-up: on local hosts (the embedded testbed). Over SSH each point
     finishes before the next starts: commands from two threads on one SSH connection are not
     something hostnet has tested."""
-    from .hosts import LocalHost
-    hosts = [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]
-    return all(isinstance(h, LocalHost) for h in hosts)
+    return all_local(tb)
 
 
 class _Finisher:
