@@ -15,7 +15,7 @@ from pathlib import Path
 from . import config as stackconfig, tidy
 from .testbed import capabilities
 from .hosts import HostError, HostUnreachable
-from .parsers import ParseError
+from .parsers import ParseError, ss
 from .probes import LoadProbe, PerfProbe, ProcStatProbe
 from .probes.perf import PerfOptions
 from .probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
@@ -110,22 +110,31 @@ def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
 
 
 def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") -> None:
-    """Every server listens before any client starts (a client racing its server fails)."""
+    """Every server listens before any client starts (a client racing its server fails). One `ss`
+    per receiving host and poll (over SSH a round trip each: not one per flow), polled sooner at
+    first: a server usually listens within a few milliseconds of its start."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     pending = {f.index: f for f in flows}
+    pause = 0.005
     while pending:
-        for f in list(pending.values()):
-            ep = tb.endpoints[f.receiver]
-            res = ep.host.run(["ss", f"-Hl{proto[0]}n", f"src {ep.ip}:{f.port}"], check=False)
-            if res.stdout.strip():
-                del pending[f.index]
-            elif servers[f.index].poll() is not None:
-                raise HostError(f"server for flow {f.index} exited at start: "
-                                f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
+        by_host: dict[int, list[Flow]] = {}
+        for f in pending.values():
+            by_host.setdefault(id(tb.endpoints[f.receiver].host), []).append(f)
+        for group in by_host.values():
+            host = tb.endpoints[group[0].receiver].host
+            res = host.run(["ss", f"-Hl{proto[0]}n"], check=False)
+            sockets = ss.listening(res.stdout, f"{host.name}: ss -Hl{proto[0]}n")
+            for f in group:
+                if ss.listens(sockets, tb.endpoints[f.receiver].ip, f.port):
+                    del pending[f.index]
+                elif servers[f.index].poll() is not None:
+                    raise HostError(f"server for flow {f.index} exited at start: "
+                                    f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
         if pending and time.monotonic() > deadline:
             raise HostError(f"servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
         if pending:
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
 
 
 def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows | MixedFlows, *, runs_dir,

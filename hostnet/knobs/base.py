@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..hosts import Host, HostError
+from ..hosts import Host, HostError, HostUnreachable
 
 
 def is_count(text: str) -> bool:
@@ -52,7 +52,17 @@ class Knob:
         """Raise KnobError before anything is written when value is not acceptable."""
 
     def write(self, host: Host, key: str, value: str) -> None:
+        """Set key to value and verify it by reading back. A setting that already reads as value is
+        left alone: one read instead of a write and a read (a sweep writes the same config point
+        after point), and no tool re-applies what is in place (tc would replace a qdisc)."""
         self.validate(key, value)
+        try:
+            if self.normalize(self.read(host, key)) == self.normalize(value):
+                return
+        except (KnobError, HostError) as exc:
+            if isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable):
+                raise
+            # not readable yet (e.g. no NAPI thread until threaded NAPI is on): the write decides
         try:
             self.write_unverified(host, key, value)
         except HostError as exc:

@@ -301,7 +301,8 @@ def test_sweep_overhead_is_judged_on_measurement_windows_over_repeated_sweeps():
     m = {"sweeps": [sweep(39.0), sweep(42.0), sweep(40.5),
                     {"wall_s": 5.0, "points": [], "failed": 3, "error": "PreflightError: x"}]}
     res = sweep_overhead.result(m, 10, 2)
-    # per point: (wall - 3 warm-ups of 2 s - 3 windows of 9 s) / 3
+    # points without their start times (stored before they kept them): judged the earlier way,
+    # per point (wall - 3 warm-ups of 2 s - 3 windows of 9 s) / 3
     assert res["summary"] == {"median": pytest.approx(2.5), "min": pytest.approx(2.0), "max": pytest.approx(3.0),
                               "n": 3}
     assert res["verdict"] == "below target" and res["unit"] == "s"  # 2.5 s > 0.5 s
@@ -313,6 +314,16 @@ def test_sweep_overhead_is_judged_on_measurement_windows_over_repeated_sweeps():
     # the earlier stored format: one sweep, its points as rows
     old = {"wall_s": 44.5, "rows": sweep(0)["points"], "failed": 0}
     assert sweep_overhead.result(sweep_overhead.stored_sweeps(old), 10, 2)["value"] == pytest.approx((44.5 - 33) / 3)
+    # with start times: a point is judged by start to next start beyond its warm-up and window;
+    # what the sweep pays once (wall - the steps - the warm-ups - the windows) beside it
+    timed = {"wall_s": 40.0, "failed": 0, "points": [
+        {"setup_s": 0.1, "traffic_s": 12.0, "after_s": 1.0, "window_s": 9.0, "point_wall_s": 12.0, "started": t}
+        for t in (100.0, 111.4, 123.0)]}
+    res = sweep_overhead.result({"sweeps": [timed]}, 10, 2)
+    assert res["value"] == pytest.approx(((11.4 - 11) + (11.6 - 11)) / 2)
+    assert res["once_per_sweep_s"]["median"] == pytest.approx(40 - (0.4 + 0.6) - 6 - 27)
+    assert res["whole_sweep_s_per_point"]["median"] == pytest.approx((40 - 6 - 27) / 3)
+    assert "start to next start" in res["metric"] and "once per sweep" in res["figure"]
     # hostnet's default profiling: perf (and perf stat); the latency probe is the Rx-buffer study's own
     assert sweep_overhead.spec(3, 10, 2).latency_sample_every == 0
     assert sweep_overhead.spec(3, 10, 2).perf_freq_hz == DEFAULT_FREQ_HZ
@@ -327,7 +338,8 @@ def test_perf_sample_share_per_cpu_on_captured_report():
 def test_sweep_phases_from_manifest_timestamps():
     m = {"started": 100.0, "ended": 116.0, "window": {"clients_started": 101.5, "seconds": 9.3}}
     p = phases(m, 12.0)
-    assert p == {"setup_s": 1.5, "traffic_s": 12.0, "after_s": 2.5, "window_s": 9.3, "point_wall_s": 16.0}
+    assert p == {"setup_s": 1.5, "traffic_s": 12.0, "after_s": 2.5, "window_s": 9.3, "point_wall_s": 16.0,
+                 "started": 100.0}
 
 
 def test_summary_table_and_doc_block_keep_the_prose(tmp_path):

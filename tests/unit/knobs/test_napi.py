@@ -25,13 +25,18 @@ def test_cut_names_match_the_interfaces_they_could_be():
 def test_affinity_read_from_proc_and_pinned_with_taskset():
     status = fixture_text("proc_pid_status_napi.txt")
     assert parse_allowed(status) == "1"
+    def taskset(argv, h):  # the thread's Cpus_allowed_list becomes what was asked
+        h.files["/proc/16674/status"] = status.replace("Cpus_allowed_list:\t1", f"Cpus_allowed_list:\t{argv[2]}")
+        return 0, "", ""
     host = FakeHost(files={"/proc/16674/status": status},
                     handlers={"ps": lambda argv, h: (0, fixture_text("ps_eo_pid_comm_napi.txt"), ""),
-                              "taskset": lambda argv, h: (0, "", "")})
+                              "taskset": taskset})
     k = NapiAffinity()
     assert k.read(host, "hxr") == "1"
-    k.write(host, "hxr", "1")
-    assert ["taskset", "-pc", "1", "16674"] in host.commands
+    k.write(host, "hxr", "1")  # already so: read, nothing pinned
+    assert not any(c[0] == "taskset" for c in host.commands)
+    k.write(host, "hxr", "0")
+    assert ["taskset", "-pc", "0", "16674"] in host.commands and k.read(host, "hxr") == "0"
     assert k.read(host, "nothere") == "none"
     n = len(host.commands)
     k.write(host, "hxr", "none")  # the threads go when `threaded` is put back: nothing to do
@@ -85,5 +90,7 @@ def test_threaded_is_cleared_on_a_device_that_lost_its_napi_and_gro_goes_back_of
     assert [c for c in host.commands if c[:2] == ["ethtool", "-K"]] == [
         ["ethtool", "-K", "hxr", "gro", "on"], ["ethtool", "-K", "hxr", "gro", "off"]]
     assert host.gro == "off"
+    off = NoNapiHost()
+    off.files["/sys/class/net/hxr/threaded"] = "0\n"
     with pytest.raises(KnobError, match="NAPI only with GRO on"):  # turning it on still needs NAPI
-        NapiThreaded().write(NoNapiHost(), "hxr", "1")
+        NapiThreaded().write(off, "hxr", "1")
