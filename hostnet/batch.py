@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import project, report
+from . import batch_kernel, project
 from .testbed.session import is_file, kind_of
 
 
@@ -164,6 +164,9 @@ def batch_kernel_manager() -> type:
             runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
             super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
 
+        def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+            return batch_kernel.kernel_argv(super().format_kernel_cmd(extra_arguments))
+
         async def _async_interrupt_kernel(self) -> None:
             if not self.shutting_down:  # an interrupt asked for stays one
                 await super()._async_interrupt_kernel()
@@ -229,6 +232,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
         progress(f"[{i}/{len(notebooks)}] {nb.name}: {status} in {seconds:.0f} s")
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
+    from . import report  # here, not at the top: replay's worker processes need none of its statistics
     figures = Path(figures_dir or project.root() / "figures")
     out = report.build(figures)
     doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
@@ -253,7 +257,8 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     progress(f"{len(notebooks)} notebooks ({what}), {jobs} side by side")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=batch_kernel.skip_unused_imports) as pool:
         futures = {pool.submit(_execute_recorded, nb, params, output_dir): nb for nb in notebooks}
         for future in as_completed(futures):
             yield (futures[future], *future.result())
