@@ -1,5 +1,5 @@
 """Benchmark 6: every figure and the report regenerated from data/ (no live runs), the notebooks side
-by side (one per core). A first replay with an empty chart cache (its own directory, so the
+by side (one more than the cores). A first replay with an empty chart cache (its own directory, so the
 user's cache is neither used nor touched) is timed and reported, not judged: the judged replays
 reuse the charts it drew, as every `make figures` after the first does."""
 from __future__ import annotations

@@ -194,9 +194,10 @@ def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | N
 
 
 def replay_jobs(n_notebooks: int) -> int:
-    """How many notebooks a replay executes side by side: one per core (each is a kernel of its own,
-    mostly busy drawing charts), at most one per notebook."""
-    return max(1, min(os.cpu_count() or 1, n_notebooks))
+    """How many notebooks a replay executes side by side: one more than the cores (each kernel also
+    waits, on its start and on papermill's messages: on 2 cores 3 at once replayed the 14 in 20 s,
+    2 at once in 23 s, 4 in 20 s with more CPU), at most one per notebook."""
+    return max(1, min((os.cpu_count() or 1) + 1, n_notebooks))
 
 
 def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
@@ -208,7 +209,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
     repository's docs/results.md for the default figures/).
 
-    Replay executes `jobs` notebooks side by side (default: one per core; each writes only its own
+    Replay executes `jobs` notebooks side by side (default: one more than the cores; each writes only its own
     figures and meta file, and the report is built once all have ended). Run mode executes them one
     after another, in order: two live notebooks at once would load each other's measurements.
 

@@ -516,8 +516,8 @@ def _data_commands(sub) -> None:
     f.add_argument("--runs-dir", help="where notebooks read (replay) or write (run) campaigns "
                                       "(default: each notebook's own, data/runs)")
     f.add_argument("--figures-dir", help="where figures and index.html go (default: figures/)")
-    f.add_argument("--jobs", type=int, help="replay: notebooks executed side by side (default: one per core); "
-                                            "run mode executes them one at a time")
+    f.add_argument("--jobs", type=int, help="replay: notebooks executed side by side (default: one more than "
+                                            "the cores); run mode executes them one at a time")
     f.add_argument("--testbed", help="run mode: what every notebook runs on: embedded (a fresh one each, the "
                                      "default), the name of an embedded testbed that is up, or a testbed.yaml path")
     f.add_argument("--top-up-runs", type=int, help="run mode: runs each notebook may add until its verdicts are "

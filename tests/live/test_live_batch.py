@@ -14,11 +14,12 @@ RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
 SHORT = REPO / "notebooks" / "07-short-flows.ipynb"
 
 
-def sweep_02(tmp_path, kind: str, **fixed) -> None:
-    """Notebook 02 once per Rx buffer size, each into its own …-<kind> campaign; checks what it left."""
+def sweep_02(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
+    """Notebook 02 once per Rx buffer size, each into its own …-<kind> campaign; checks what it left.
+    duration: the smoke profile's 2 s, longer through SSH (the window's edges take seconds there)."""
     # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
     done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True,
-                                                                 **fixed},
+                                                                 "duration": duration, **fixed},
                                 "smoke", tmp_path, progress=lambda line: None)
     assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
     for entry in done:
@@ -28,16 +29,17 @@ def sweep_02(tmp_path, kind: str, **fixed) -> None:
         manifests = [json.loads(p.read_text()) for p in cdir.glob("*/manifest.json")]
         assert manifests and {m["point"]["rx_buffer_kb"] for m in manifests} == set(entry["point"]["sizes_kb"])
         assert entry["campaign"].endswith(f"-{kind}") and {m["testbed"]["kind"] for m in manifests} == {kind}
-        assert all(m["workload"]["duration_s"] == 2 for m in manifests)
+        assert all(m["workload"]["duration_s"] == duration for m in manifests)
         assert (cdir / "figures" / "rx-buffer-tpc.svg").stat().st_size > 1000
         assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
     assert not (REPO / "notebooks" / "executed" / "sweep").exists()
 
 
-def sweep_07(tmp_path, kind: str, **fixed) -> None:
+def sweep_07(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
     """Notebook 07 (short flows) once per RPC size, each into its own …-<kind> campaign."""
     done = batch.sweep_notebook(SHORT, {"rpc_sizes": [4, 64]},
-                                {"repetitions": 1, "flows": 2, "include_contaminated": True, **fixed},
+                                {"repetitions": 1, "flows": 2, "include_contaminated": True, "duration": duration,
+                                 **fixed},
                                 "smoke", tmp_path, progress=lambda line: None)
     assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
     for entry in done:
@@ -49,10 +51,10 @@ def sweep_07(tmp_path, kind: str, **fixed) -> None:
         assert manifests and all(m["status"] == "ok" for m in manifests)
         assert entry["campaign"].endswith(f"-{kind}") and {m["testbed"]["kind"] for m in manifests} == {kind}
         # the notebook's KB become the workload's bytes (64 KB is capped at sockperf's largest message,
-        # whichever tool runs, so points compare); every run is one 2 s smoke-profile point
+        # whichever tool runs, so points compare); every run is one point of `duration` seconds
         kb = entry["point"]["rpc_sizes"][0]
         assert {m["point"]["rpc_size"] for m in manifests} == {min(kb * 1024, 65506)} == {short_flows.size_bytes(kb)}
-        assert all(m["workload"]["duration_s"] == 2 and len(m["flows"]) == 2 for m in manifests)
+        assert all(m["workload"]["duration_s"] == duration and len(m["flows"]) == 2 for m in manifests)
         assert (cdir / "figures" / "short-flows-tpc.svg").stat().st_size > 1000
 
 

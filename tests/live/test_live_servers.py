@@ -197,7 +197,7 @@ def test_sweep_notebook_02_on_the_testbed_yaml_over_two_rx_buffer_sizes(lab, tmp
     from test_live_batch import sweep_02
     lab_name, path = lab
     before = _data_state(lab_name)
-    sweep_02(tmp_path, "servers", testbed=str(path))
+    sweep_02(tmp_path, "servers", duration=16, testbed=str(path))  # 16 s: see _run_notebook
     _restored(lab_name, path, before)
 
 
@@ -206,5 +206,5 @@ def test_sweep_notebook_07_on_the_testbed_yaml_over_two_rpc_sizes(lab, tmp_path)
     from test_live_batch import sweep_07
     lab_name, path = lab
     before = _data_state(lab_name)
-    sweep_07(tmp_path, "servers", testbed=str(path), config="tsogro")  # all-opts' aRFS needs ntuple filters
+    sweep_07(tmp_path, "servers", duration=16, testbed=str(path), config="tsogro")  # all-opts' aRFS: ntuple
     _restored(lab_name, path, before)
