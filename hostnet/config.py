@@ -187,36 +187,13 @@ def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None
     # Every prior is on disk before the first write, so a crash mid-way loses nothing.
     priors = {(where, knob.name, key): tb.journal.record(host, knob, key) for host, where, knob, key, _ in plan}
     applied = {f"{where}/{name}/{key}": "absent" for where, name, key in absent}
-    # Each host's settings in the planned order (XDP before GRO, threaded NAPI before its affinity);
-    # hosts side by side, as nothing orders one host's settings against another's: over SSH a round
-    # trip each, locally a few milliseconds each.
-    by_host: dict[int, list] = {}
-    for entry in plan:
-        by_host.setdefault(id(entry[0]), []).append(entry)
-
-    def apply_host(entries) -> dict:
-        done = {}
-        for host, where, knob, key, value in entries:
-            value = priors[(where, knob.name, key)] if value is None else value
-            tb.journal.set(host, knob, key, value)
-            done[f"{where}/{knob.name}/{key}"] = value
-        return done
-    for done in each_side_by_side(apply_host, list(by_host.values())):
-        applied.update(done)
-    return {k: applied[k] for k in [*(f"{w}/{n}/{k}" for w, n, k in absent),
-                                    *(f"{w}/{kn.name}/{k}" for _h, w, kn, k, _v in plan)]}
-
-
-def each_side_by_side(fn, items: list) -> list:
-    """fn(item) for every item, in threads when there are several; every call runs to its end and
-    the first error (in item order) is raised after all have."""
-    if len(items) < 2:
-        return [fn(i) for i in items]
-    from concurrent.futures import ThreadPoolExecutor, wait
-    with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="hostnet-apply") as pool:
-        futures = [pool.submit(fn, i) for i in items]
-        wait(futures)
-    return [f.result() for f in futures]
+    # In the planned order, one after another: settings of two hosts are not independent (on the
+    # embedded testbed a receiver's XDP program takes TSO from its veth peer, the sender).
+    for host, where, knob, key, value in plan:
+        value = priors[(where, knob.name, key)] if value is None else value
+        tb.journal.set(host, knob, key, value)
+        applied[f"{where}/{knob.name}/{key}"] = value
+    return applied
 
 
 def _absent(host, knob, key: str) -> bool:

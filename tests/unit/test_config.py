@@ -173,18 +173,3 @@ def test_irq_plan_reads_the_nics_interrupts_and_refuses_an_irqbalance_it_cannot_
     assert sc.irq_plan(with_systemd) == sc.IrqPlan({"receiver": [101, 102]}, frozenset({"rx"}))
     assert sc.irq_plan(_irq_servers([])) == sc.IrqPlan({})
 
-
-def test_side_by_side_runs_every_item_to_its_end_and_raises_the_first_error():
-    import threading
-    ran, names = [], set()
-
-    def fn(i):
-        ran.append(i)
-        names.add(threading.current_thread().name.split("_")[0])
-        if i in (1, 2):
-            raise RuntimeError(f"item {i}")
-        return i * 10
-    with pytest.raises(RuntimeError, match="item 1"):
-        sc.each_side_by_side(fn, [0, 1, 2, 3])
-    assert sorted(ran) == [0, 1, 2, 3] and names == {"hostnet-apply"}
-    assert sc.each_side_by_side(fn, [5]) == [50] and sc.each_side_by_side(fn, []) == []

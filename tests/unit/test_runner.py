@@ -96,6 +96,10 @@ def test_a_flow_that_may_have_ended_before_the_window_closed_fails_the_run_namin
     with pytest.raises(runner.WindowNotCovered, match=r"flow 0 may have ended 0.400 s before the measurement window "
                                                      r"closed"):
         runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6)
+    # the same bound, but flow 0's client was seen running after the close (a local host): covered
+    runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6, running_after_close={0})
+    with pytest.raises(runner.WindowNotCovered, match="flow 0 may have ended"):
+        runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6, running_after_close={1})
 
 
 def test_start_spread_is_each_hosts_own_clock_or_the_controllers_bracket_across_hosts():
