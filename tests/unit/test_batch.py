@@ -224,7 +224,8 @@ def test_a_batch_kernel_prints_no_tcp_warning_and_no_interrupt_on_shutdown(tmp_p
 def test_a_batch_kernel_is_ipykernel_without_the_iri_grammars(tmp_path):
     """hostnet.batch_kernel: the kernelspec's `-m ipykernel_launcher` runs as hostnet.batch_kernel,
     where jsonschema finds rfc3987_syntax absent (its ~40 grammars compiled at import were a fifth of
-    a replayed notebook) and still validates what altair asks of it (uri)."""
+    a replayed notebook), so it has no "iri" checker; the others are what the installed packages give
+    (at the dependency floors there is no "uri" checker either, kernel or not)."""
     import nbformat
     from hostnet import batch_kernel
     argv = ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
@@ -235,9 +236,9 @@ def test_a_batch_kernel_is_ipykernel_without_the_iri_grammars(tmp_path):
     code = ("import sys, jsonschema\n"
             "checker = jsonschema.Draft7Validator.FORMAT_CHECKER\n"
             "print(sys.modules.get('rfc3987_syntax', 'not imported'), 'iri' in checker.checkers,"
-            " 'uri' in checker.checkers, sys.argv[0].endswith('batch_kernel.py'))")
+            " sys.argv[0].endswith('batch_kernel.py'))")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     (tmp_path / "k.ipynb").write_text(nbformat.writes(nb))
     out = batch.execute(tmp_path / "k.ipynb", None, tmp_path / "out")
-    assert json.loads(out.read_text())["cells"][0]["outputs"][0]["text"] == ["None False True True\n"]
+    assert json.loads(out.read_text())["cells"][0]["outputs"][0]["text"] == ["None False True\n"]
