@@ -27,7 +27,11 @@ native_write_msr. The rule (version ATTRIBUTION_RULE), for one sample, frames le
 3. No such frame: the leaf's own category stands.
 4. On the embedded testbed, a NAPI thread's (napi/<dev>) own scheduling — its sleep, wake-up and
    context switch to and from the application on the same core — is testbed: a NIC's NAPI runs in
-   softirq in whatever the interrupt found running, with no thread to switch to.
+   softirq in whatever the interrupt found running, with no thread to switch to. Its waking the
+   application (sock_def_readable -> try_to_wake_up) is stack work a NIC's softirq does too: sched.
+
+On the embedded testbed each attributed sample is then either stack work or one item of the testbed
+ledger (ledger.py), which bills the emulation's own work where real hardware would put it.
 """
 from __future__ import annotations
 
@@ -35,11 +39,12 @@ import re
 from collections import defaultdict
 from typing import Iterable
 
+from . import ledger
 from .analysis import BREAKDOWN_ORDER, PROFILER_COMMS, is_ours
 from .parsers.perf_script import USER, Sample
 from .taxonomy import IDLE, TESTBED, Taxonomy, strip_suffix
 
-ATTRIBUTION_RULE = "irqs-off-callchain/7"
+ATTRIBUTION_RULE = "irqs-off-callchain/8"
 # what, in a call chain above an IPI send, says who sent it
 _IPI_SEND = re.compile(r"^(x2apic_send_IPI|native_send_call_func_single_ipi|__smp_call_single_queue|"
                        r"send_call_function_single_ipi|smp_call_function_single_async|generic_exec_single)")
@@ -63,6 +68,9 @@ _LOSS_INJECTOR = re.compile(r"^(nft_do_chain|nft_)")
 # library routines whose time belongs to whoever called them: rbtrees (TCP's retransmit and
 # out-of-order queues, but also timers and CFS), memcmp
 _GLUE = re.compile(r"^(rb_.*|__rb_.*|memcmp)$")
+# a NAPI thread waking someone else (the application), not switching itself
+_WAKES_OTHERS = frozenset({"try_to_wake_up", "__wake_up", "__wake_up_sync_key", "__wake_up_common",
+                           "sock_def_readable", "wake_up_process"})
 
 
 def _irq_category(frame: str, ipi_category: str, embedded: bool) -> str:
@@ -102,9 +110,21 @@ def attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str = "
     testbed (VM exits of IPIs, and the NAPI threads' own scheduling, are its own);
     loss_injector: the point ran hostnet's nft drop."""
     cat = _attribute(frames, taxonomy, ipi_category, embedded=embedded, loss_injector=loss_injector, comm=comm)
-    if embedded and cat == "sched" and comm.startswith("napi/"):
+    if embedded and cat == "sched" and comm.startswith("napi/") and not _WAKES_OTHERS.intersection(
+            strip_suffix(f) for f in frames):
         return TESTBED  # threaded NAPI's own sleep, wake-up and context switch: a NIC's softirq has none
     return cat
+
+
+def is_instrument(frames: tuple[str, ...], taxonomy: Taxonomy, *, loss_injector: bool = False,
+                  comm: str = "") -> bool:
+    """The profiler's own process or code (taxonomy "testbed") anywhere in the kernel chain, or the
+    loss injector's nftables chain when the point injects loss: the instrument, not the stack."""
+    if comm in PROFILER_COMMS:
+        return True
+    chain = [strip_suffix(f) for f in frames if not f.endswith(USER)]
+    return any(taxonomy.classify(f) == TESTBED for f in chain) or (
+        loss_injector and any(_LOSS_INJECTOR.match(f) for f in chain))
 
 
 def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *, embedded: bool,
@@ -113,11 +133,7 @@ def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *
         return "unclassified"
     leaf = frames[0]
     kernel = not leaf.endswith(USER)
-    if comm in PROFILER_COMMS:
-        return TESTBED
-    chain = [strip_suffix(f) for f in frames if not f.endswith(USER)]
-    if any(taxonomy.classify(f) == TESTBED for f in chain) or (
-            loss_injector and any(_LOSS_INJECTOR.match(f) for f in chain)):
+    if is_instrument(frames, taxonomy, loss_injector=loss_injector, comm=comm):
         return TESTBED
     leaf_cat = taxonomy.classify(leaf, kernel)
     if _GLUE.match(strip_suffix(leaf)):  # a library routine: its caller's layer (TCP's rbtrees are TCP's)
@@ -144,9 +160,12 @@ def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *
 
 
 def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy: Taxonomy,
-                          workload_comms, *, embedded: bool = False, loss_injector: bool = False) -> dict:
+                          workload_comms, *, embedded: bool = False, loss_injector: bool = False,
+                          gso_for_tso: bool = False) -> dict:
     """Like analysis.breakdown, with the attribution rule; also the leaf-only shares, for contrast.
-    embedded and loss_injector as for attribute()."""
+    embedded and loss_injector as for attribute(); on the embedded testbed also each sample's
+    testbed-ledger item ("stack": {category: samples of no item}, "ledger": {(item, category):
+    samples}; gso_for_tso as for ledger.item)."""
     cpus = set(cpus)
     samples = list(samples)
     senders = ipi_senders(samples, taxonomy)  # from every CPU: IPIs are sent on one, handled on another
@@ -154,6 +173,8 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
     attributed: dict[str, int] = defaultdict(int)
     leaf: dict[str, int] = defaultdict(int)
     by_sym: dict[tuple[str, str], int] = defaultdict(int)
+    stack: dict[str, int] = defaultdict(int)
+    items: dict[tuple[str, str], int] = defaultdict(int)
     idle = foreign = moved = receive_path = vm_exit = 0
     for s, n in samples:
         if s.cpu not in cpus or not s.frames:
@@ -171,6 +192,15 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
         attributed[cat] += n
         leaf[leaf_cat] += n
         names = [strip_suffix(f) for f in s.frames]
+        it = ledger.item([f for f, raw in zip(names, s.frames) if not raw.endswith(USER)], cat,
+                         # attribute() bills the instrument as testbed, so only a testbed sample may be it
+                         instrument=cat == TESTBED and is_instrument(s.frames, taxonomy,
+                                                                     loss_injector=loss_injector, comm=s.comm),
+                         gso_for_tso=gso_for_tso) if embedded else None
+        if it is None:
+            stack[cat] += n
+        else:
+            items[(it, cat)] += n
         receive_path += n if any(RECEIVE_PATH.match(f) for f in names) else 0
         vm_exit += n if VM_EXIT_LEAF.match(names[0]) else 0
         by_sym[(s.frames[0], cat)] += n
@@ -183,5 +213,5 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
     return {"pct": pct(attributed), "leaf_pct": pct(leaf), "busy_samples": busy, "idle_samples": idle,
             "foreign_samples": foreign, "reattributed_samples": moved, "rule": ATTRIBUTION_RULE,
             "receive_path_samples": receive_path, "vm_exit_samples": vm_exit,
-            "ipi_senders": senders, "ipi_category": ipi_category,
+            "ipi_senders": senders, "ipi_category": ipi_category, "stack": dict(stack), "ledger": dict(items),
             "top_symbols": [(sym, cat, 100.0 * n / busy) for (sym, cat), n in top]}

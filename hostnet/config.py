@@ -104,11 +104,11 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
                 (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
                 (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
     for r in tb.receivers:
-        xdp = steering.xdp_for(mode, cfg.gro)
-        if xdp is not None:  # before GRO: attaching XDP turns GRO on, the GRO knob then decides
-            out.append((r.role, KNOBS["xdp"], r.iface, xdp))
-        out += [(r.role, KNOBS["offload.gro"], r.iface, onoff[cfg.gro]),
-                (r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
+        gro, gro_max_size = steering.receive_gro(mode, cfg.gro)
+        out.append((r.role, KNOBS["offload.gro"], r.iface, onoff[gro]))
+        if mode == steering.NAPI_THREAD:  # merging nothing is how this path turns GRO "off"
+            out.append((r.role, KNOBS["gro_max_size"], r.iface, gro_max_size))
+        out += [(r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
         if cfg.loss_rate is not None:
             out.append((r.role, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))

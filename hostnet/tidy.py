@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pandas as pd
 
-from . import analysis, taxonomy
+from . import analysis, ledger, taxonomy
 from .store import Rows
 from .attribution import ATTRIBUTION_RULE, breakdown_from_stacks
 from .parsers.bpftrace import parse_bpftrace_maps, subtract_maps
@@ -49,7 +49,9 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, cli
     out = Rows(manifest, cfg.name)
     tax = taxonomy.load(taxonomy.series_for(kernel))
     total = flow_rows(out, workload, flows, client_text)
-    busy = {side: cpu_rows(out, manifest, side, machines, raw, tax, workload) for side, machines in cpus.items()}
+    ledgers: dict[str, dict] = {}
+    busy = {side: cpu_rows(out, manifest, side, machines, raw, tax, workload, ledgers)
+            for side, machines in cpus.items()}
     receive_latency_rows(out, raw)
     note_foreign_load(out, manifest, raw, our_pids)
     cv = [r["value"] for r in out.rows if r["metric"] == "flow_throughput_cv_pct"]
@@ -60,6 +62,7 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, cli
     out.add("both", "tpc_gbps", tpc)
     for s, pct in busy.items():  # each side's own; analysis picks one side per point (with_side_tpc)
         out.add(s, "tpc_gbps", total / (pct / 100.0) if pct > 0 else float("nan"))
+    ledger_rows(out, manifest, total, busy, ledgers)
     counter = Rows(manifest, cfg.name)
     counter_rows(counter, manifest, cpus, raw, ep_raw)
     frames = [out.frame(), pd.DataFrame(counter.rows)]
@@ -85,8 +88,10 @@ def flow_rows(out: Rows, workload, flows: list[Flow], client_text: dict[int, str
     return total
 
 
-def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, tax, workload) -> float:
-    """One side's CPU utilisation and, where it was profiled, its breakdowns; returns busy %."""
+def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, tax, workload,
+             ledgers: dict | None = None) -> float:
+    """One side's CPU utilisation and, where it was profiled, its breakdowns; returns busy %.
+    ledgers: where the side's attribution goes, for the testbed ledger (breakdown_rows)."""
     util: dict[str, float] = defaultdict(float)
     records = []
     for machine, cpu_set in machines.items():
@@ -105,15 +110,15 @@ def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: 
     for f in ("user", "system", "softirq", "irq"):
         out.add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
     if all("perf_report.txt" in raw[machine] for machine in machines):  # else not profiled: no breakdown
-        breakdown_rows(out, m, side, machines, records, raw, tax, workload_comms(workload))
+        breakdown_rows(out, m, side, machines, records, raw, tax, workload_comms(workload), ledgers)
     return util["busy_pct"]
 
 
 def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], records: list, raw: dict, tax,
-                   comms: list[str]) -> None:
+                   comms: list[str], ledgers: dict | None = None) -> None:
     """The side's CPU breakdown by category: leaf symbols (perf report) and, from the call chains,
     the IRQs-off attribution (attribution.py), over this side's CPUs on every machine; comms:
-    the workload's processes."""
+    the workload's processes; ledgers: where the attribution's per-item counts go (ledger_rows)."""
     mine = [r for r, cpu_set in records if r.cpu in cpu_set]
     bd = analysis.breakdown(mine, {r.cpu for r in mine} or {-1}, tax, comms)
     for cat, pct in bd["pct"].items():
@@ -123,7 +128,8 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
     if stacks:
         att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, comms,
                                     embedded=m["testbed"]["kind"] == "embedded",
-                                    loss_injector=bool(m["config"].get("loss_rate")))
+                                    loss_injector=bool(m["config"].get("loss_rate")),
+                                    gso_for_tso=gso_for_tso(m))
         for cat, pct in att["pct"].items():
             out.add(side, "breakdown_attributed_pct", pct, cat)
         out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
@@ -131,10 +137,42 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
         out.add(side, "perf_vm_exit_samples_count", att["vm_exit_samples"])
         m["attribution_rule"] = att["rule"]
         m.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
+        if ledgers is not None:
+            ledgers[side] = att
     out.add(side, "perf_busy_samples_count", bd["busy_samples"])
     out.add(side, "perf_foreign_samples_count", bd["foreign_samples"])
     m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
     coverage_rows(out, m, side, machines, raw, bd["busy_samples"] + bd["foreign_samples"])
+
+
+def gso_for_tso(m: dict) -> bool:
+    """The point's TSO is on and its testbed segments in software instead (threaded NAPI on veth)."""
+    return bool(m["config"].get("tso")) and m["testbed"].get("rx_steering") == "napi-thread"
+
+
+def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], ledgers: dict[str, dict]) -> None:
+    """The testbed ledger (ledger.py) of an embedded point whose sides were both profiled: each
+    item's share of each side's raw busy samples, and the NIC-equivalent accounting beside the raw
+    one (its breakdown, CPU, tpc and bottleneck side). Nothing raw is replaced."""
+    if m["testbed"]["kind"] != "embedded":
+        return
+    m["ledger_rule"] = ledger.LEDGER_RULE  # applied, or nothing to apply it to (a side not profiled)
+    if set(ledgers) != set(busy) or not ledgers:
+        return
+    sides = {s: {"busy_pct": busy[s], "busy_samples": att["busy_samples"], "stack": att["stack"],
+                 "ledger": att["ledger"]} for s, att in ledgers.items()}
+    nic = ledger.nic_equivalent(sides, ledger.peers_of(m))
+    for s, acc in nic.items():
+        for it, pct in acc["ledger_pct"].items():
+            out.add(s, "ledger_pct", pct, it)
+        for cat in [*analysis.BREAKDOWN_ORDER, ledger.AMBIGUOUS]:
+            out.add(s, "breakdown_nic_pct", acc["pct"].get(cat, 0.0) if acc["pct"] else float("nan"), cat)
+        out.add(s, "cpu_util_nic_pct", acc["cpu_util_pct"])
+        pct = acc["cpu_util_pct"]
+        out.add(s, "tpc_nic_gbps", total_gbps / (pct / 100.0) if pct > 0 else float("nan"))
+    side, tpc = analysis.throughput_per_core(total_gbps, {s: acc["cpu_util_pct"] for s, acc in nic.items()})
+    out.add("both", "tpc_nic_gbps", tpc)
+    m["bottleneck_nic"] = side
 
 
 def perf_span_s(files: dict[str, str], machine: str) -> float | None:
@@ -167,7 +205,8 @@ def coverage_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], 
 # The rows breakdown_rows writes: what re-deriving under a new taxonomy or rule replaces.
 BREAKDOWN_METRICS = ("breakdown_pct", "breakdown_attributed_pct", "perf_reattributed_samples_count",
                      "perf_receive_path_samples_count", "perf_vm_exit_samples_count", "perf_busy_samples_count",
-                     "perf_foreign_samples_count", "perf_sampling_coverage_ratio")
+                     "perf_foreign_samples_count", "perf_sampling_coverage_ratio",
+                     "ledger_pct", "breakdown_nic_pct", "cpu_util_nic_pct", "tpc_nic_gbps")
 
 
 def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
@@ -183,9 +222,12 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
         return False
     kernel = next(iter(m["versions"].values()))["kernel"]
     tax = taxonomy.load(kernel_series or taxonomy.series_for(kernel))
-    if m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version:
+    embedded = m["testbed"]["kind"] == "embedded"
+    if (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
+            and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE)):
         return False
-    before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy")}
+    before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy"),
+              "ledger_rule": m.get("ledger_rule")}
     raw = {machine: {name: (run / "raw" / f"{machine}.{name}").read_text()
                      for name in ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
                      if (run / "raw" / f"{machine}.{name}").exists()}
@@ -195,14 +237,20 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
     out = Rows(m, old.config.iloc[0])
     out.rows = old[~old.metric.isin(BREAKDOWN_METRICS)].to_dict("records")
     m.pop("undersampled", None)
+    m.pop("bottleneck_nic", None)
+    ledgers: dict[str, dict] = {}
     for side, per_machine in m["side_cpus"].items():
         machines = {mm: set(c) for mm, c in per_machine.items()}
         records = [(r, cpus) for mm, cpus in machines.items()
                    for r in parse_perf_report(raw[mm]["perf_report.txt"], f"{mm}.perf_report.txt")]
-        breakdown_rows(out, m, side, machines, records, raw, tax, comms)
+        breakdown_rows(out, m, side, machines, records, raw, tax, comms, ledgers)
+    kept = old.set_index(["side", "metric"]).value
+    busy = {side: float(kept[(side, "cpu_util_pct")]) for side in m["side_cpus"]}
+    ledger_rows(out, m, float(kept[("both", "throughput_gbps")]), busy, ledgers)
     m["taxonomy"] = tax.version
     m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
-                                                           "taxonomy": tax.version}})
+                                                           "taxonomy": tax.version,
+                                                           "ledger_rule": m.get("ledger_rule")}})
     store.rewrite_run(run, m, pd.DataFrame(out.rows))
     return True
 

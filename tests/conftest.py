@@ -267,7 +267,7 @@ def journal_held_elsewhere(path):
 
 class FakeMachine(FakeHost):
     """A host that keeps the state every knob reads and writes (sysfs and procfs files, ethtool
-    features, rings, channels and ntuple rules, MTU, XDP, qdisc, nftables, MSRs, mounts, irqbalance,
+    features, rings, channels and ntuple rules, MTU, gro_max_size, XDP, qdisc, nftables, MSRs, mounts, irqbalance,
     NAPI threads) and answers the commands the knobs run as the tools would, so a journal can
     be applied and restored against it and its whole state compared before and after."""
 
@@ -275,7 +275,7 @@ class FakeMachine(FakeHost):
         self.state = {
             "ifaces": {i: {"mtu": 1500, "features": {f: False for f in _features().values()},
                            "rings": {"rx": 512, "tx": 512}, "channels": {"rx": 0, "tx": 0, "other": 1, "combined": 4},
-                           "rules": {}, "xdp": None, "qdisc": "mq"} for i in ifaces},
+                           "rules": {}, "xdp": None, "qdisc": "mq", "gro_max_size": 65536} for i in ifaces},
             "nft": None, "msr": {c: 0x600 for c in range(cpus)}, "mounts": set(), "irqbalance": "active",
             "napi": {},  # iface -> {pid: cpu list}
         }
@@ -356,9 +356,12 @@ class FakeMachine(FakeHost):
             return 0, _json.dumps([{"mtu": dev["mtu"]}]), ""
         if argv[1:6] == ["-d", "-j", "link", "show", "dev"]:
             xdp = {"mode": 1, "prog": {"name": "hostnet_pass", "id": 7}} if dev["xdp"] else None
-            return 0, _json.dumps([{"mtu": dev["mtu"], **({"xdp": xdp} if xdp else {})}]), ""
+            return 0, _json.dumps([{"mtu": dev["mtu"], "gro_max_size": dev["gro_max_size"],
+                                    **({"xdp": xdp} if xdp else {})}]), ""
         if argv[5] == "mtu":
             dev["mtu"] = int(argv[6])
+        elif argv[5] == "gro_max_size":
+            dev["gro_max_size"] = int(argv[6])
         elif argv[5] == "xdpdrv":
             dev["xdp"] = None if argv[6] == "off" else "pass"
         return 0, "", ""

@@ -3,7 +3,7 @@ from .arfs import NtupleRule
 from .base import Knob, KnobError
 from .ethtool import FEATURES, Offload, parse_features
 from .journal import Journal, JournalBusy, restore_copies, restore_journal
-from .link import Mtu
+from .link import GroMaxSize, Mtu
 from .loss import NftLoss
 from .mounts import Mount
 from .napi import NapiAffinity, NapiThreaded
@@ -16,14 +16,14 @@ from .sysctl import CongestionControl, Sysctl
 from .xdp import XdpProgram
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
-    *(Offload(flag) for flag in FEATURES), Mtu(),
+    *(Offload(flag) for flag in FEATURES), Mtu(), GroMaxSize(),
     RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
     RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
     Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
     NapiThreaded(), NapiAffinity(), XdpProgram(), RootQdisc(),
 )}
 
-__all__ = ["Knob", "KnobError", "Offload", "Mtu", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
+__all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
            "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
            "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
            "Journal", "JournalBusy", "restore_copies", "restore_journal", "KNOBS", "cpu_mask", "parse_features",

@@ -47,7 +47,7 @@ def compiler(host: Host, bpf: bool = False) -> str:
     for cc in wanted:
         if host.which(cc):
             return cc
-    what = "hostnet's XDP program (the napi-thread receive path)" if bpf else "hostnet's native tools"
+    what = "hostnet's XDP program (knobs/xdp.py)" if bpf else "hostnet's native tools"
     kind = "BPF" if bpf else "C"
     raise NativeBuildError(f"{host.name}: no {kind} compiler ({' or '.join(wanted)} not found) to build {what}; "
                            f"install {package} (Debian: `make install` does)")

@@ -5,8 +5,8 @@ steered to. veth has no interrupt, so the embedded testbed stands in for one in 
 a property of the testbed recorded in every manifest and shown in figure labels:
 
 - "napi-thread": each veth runs NAPI in a kernel thread pinned to its side's CPUs, like an IRQ's
-  affinity. veth is in NAPI mode with GRO on, or (steps without GRO) with hostnet's XDP_PASS
-  program attached. veth hands a TSO-sized skb around NAPI to the sender's CPU backlog, so here
+  affinity. veth is in NAPI mode with GRO on; steps without GRO keep it on with gro_max_size 0, so
+  it merges nothing (an XDP program would also give NAPI, at the price of a copy of every packet). veth hands a TSO-sized skb around NAPI to the sender's CPU backlog, so here
   the sender segments in software (GSO stands in for TSO) and every transmitting veth has TSO
   off; a pfifo on it gives backpressure instead of drops when the peer's thread lags.
 - "rps": RPS on each veth rx queue moves receive processing to the receiving side's CPUs, one
@@ -57,11 +57,14 @@ def sends_tso(mode: str, tso: bool) -> bool:
     return tso and mode != NAPI_THREAD
 
 
-def xdp_for(mode: str, gro: bool) -> str | None:
-    """hostnet's XDP_PASS program on a receiving veth: puts it in NAPI mode when GRO is off."""
+def receive_gro(mode: str, gro: bool) -> tuple[bool, str | None]:
+    """How a receiving veth realises a step's GRO: (the GRO flag, its gro_max_size, None = as the
+    host had it). napi-thread needs NAPI mode, which GRO gives: a step without GRO keeps GRO on with
+    gro_max_size 0, so nothing merges (docs/embedded-testbed.md: the ledger). XDP would give NAPI too,
+    but veth then copies every non-linear skb into a page-pool page, a copy no NIC makes."""
     if mode != NAPI_THREAD:
-        return None
-    return "off" if gro else "pass"
+        return gro, None
+    return True, None if gro else "0"
 
 
 def settings(tb, arfs_entries: int | None) -> list[tuple[str, object, str, str | None]]:

@@ -55,16 +55,19 @@ def test_every_receive_path_applies_the_same_knobs_at_every_step(state_dir, stee
     assert all(k == keys[0] for k in keys)
 
 
-def test_napi_thread_realises_tso_as_gso_and_gro_off_with_xdp(state_dir):
+def test_napi_thread_realises_tso_as_gso_and_gro_off_as_merging_nothing(state_dir):
     tb = from_layout(EmbeddedLayout("unit", steering="napi-thread"))
     a, n = _settings(tb, "all-opts"), _settings(tb, "no-opts")
     # a TSO-sized skb would bypass the receiver's NAPI: the sender segments in software instead
     assert a[("sender", "offload.tso", "hnunits")] == "off" and a[("sender", "offload.gso", "hnunits")] == "on"
     assert n[("sender", "offload.gso", "hnunits")] == "off"
-    # GRO on gives NAPI; without GRO hostnet's XDP_PASS program does, and it is attached first
-    assert a[("receiver", "xdp", "hnunitr")] == "off" and n[("receiver", "xdp", "hnunitr")] == "pass"
+    # GRO gives NAPI at every step; without GRO it merges nothing (gro_max_size 0), and no XDP
+    # program is attached (veth would copy every packet for it)
+    assert a[("receiver", "offload.gro", "hnunitr")] == n[("receiver", "offload.gro", "hnunitr")] == "on"
+    assert n[("receiver", "gro_max_size", "hnunitr")] == "0"
+    assert a[("receiver", "gro_max_size", "hnunitr")] is None  # the host's own (65536), from the journal
+    assert not any(k[1] == "xdp" for k in list(a) + list(n))
     order = [(w, k.name, key) for w, k, key, _ in sc.settings(tb, sc.get_config("no-opts"))]
-    assert order.index(("receiver", "xdp", "hnunitr")) < order.index(("receiver", "offload.gro", "hnunitr"))
     for side, iface, cpus in (("sender", "hnunits", "0"), ("receiver", "hnunitr", "1")):
         assert a[(side, "napi_threaded", iface)] == "1" and a[(side, "napi_affinity", iface)] == cpus
         assert a[(side, "rps_cpus", f"{iface}/rx-0")] == "0"  # no per-packet IPIs
@@ -79,7 +82,7 @@ def test_kernel_default_path_sets_no_rps_and_no_napi(state_dir):
     a = _settings(tb, "all-opts")
     assert a[("sender", "offload.tso", "hnunits")] == "on"
     assert a[("receiver", "rps_cpus", "hnunitr/rx-0")] == "0" and a[("sender", "rps_cpus", "hnunits/rx-0")] == "0"
-    assert not any(k[1] in ("napi_threaded", "napi_affinity", "xdp", "qdisc") for k in a)
+    assert not any(k[1] in ("napi_threaded", "napi_affinity", "xdp", "qdisc", "gro_max_size") for k in a)
 
 
 def test_bridged_napi_thread_turns_tso_off_on_the_switch_ports(state_dir):
@@ -92,7 +95,7 @@ def test_bridged_napi_thread_turns_tso_off_on_the_switch_ports(state_dir):
 
 def test_real_servers_keep_their_nic_steering():
     from hostnet.testbed import steering
-    assert steering.sends_tso("nic", True) and steering.xdp_for("nic", False) is None
+    assert steering.sends_tso("nic", True) and steering.receive_gro("nic", False) == (False, None)
 
 
 def test_a_setting_left_as_it_was_that_the_host_lacks_is_recorded_absent(state_dir, tmp_path):

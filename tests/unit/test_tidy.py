@@ -113,3 +113,35 @@ def test_perf_span_is_how_long_perf_sampled_from_its_enabled_time_else_its_heade
     assert perf_span_s({"perf_enabled_s.txt": "8.912000\n", "perf_header.txt": header}, "m") == 8.912
     assert perf_span_s({"perf_header.txt": header}, "m") == pytest.approx(1.000145)  # runs recorded before it
     assert perf_span_s({}, "m") is None
+
+
+def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_accounting(tmp_path):
+    """A committed no-opts run whose GRO-off step used XDP: re-derived, it keeps every raw row and
+    gains each side's ledger (the XDP copy and the sender's transmit on the receiver's CPU) and the
+    NIC-equivalent CPU, breakdown and bottleneck beside the raw ones."""
+    import shutil
+
+    from conftest import REPO
+    from hostnet import ledger, store
+    from hostnet.tidy import rederive_breakdowns
+    run = tmp_path / "039e829122eb-r0"
+    shutil.copytree(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0", run)
+    m = store.load_manifest(run)
+    m["attribution_rule"] = "irqs-off-callchain/7"
+    store.rewrite_run(run, m, store.read_tidy(run))
+    raw_before = store.read_tidy(run).query("metric == 'cpu_util_pct'").set_index("side").value
+    assert rederive_breakdowns(run)
+    t, m = store.read_tidy(run), store.load_manifest(run)
+    assert m["ledger_rule"] == ledger.LEDGER_RULE and m["bottleneck_nic"] in ("sender", "receiver")
+    led = t[t.metric == "ledger_pct"].set_index(["side", "category"]).value
+    assert led[("receiver", "xdp_copy")] == pytest.approx(21.5, abs=0.1)  # the issue's measurement
+    assert led[("receiver", "peer_transmit")] == pytest.approx(13.6, abs=0.1)
+    assert led[("sender", "xdp_copy")] == 0
+    cpu = t[t.metric == "cpu_util_nic_pct"].set_index("side").value
+    raw = t[t.metric == "cpu_util_pct"].set_index("side").value
+    assert raw.equals(raw_before)  # nothing raw is replaced
+    assert cpu["receiver"] < raw["receiver"] and cpu["sender"] > raw["sender"] * 0.9
+    for side in ("sender", "receiver"):
+        nic = t[(t.metric == "breakdown_nic_pct") & (t.side == side)]
+        assert nic.value.sum() == pytest.approx(100.0)
+    assert not rederive_breakdowns(run)

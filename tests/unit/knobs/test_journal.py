@@ -187,6 +187,7 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
         ("congestion_control", "net.ipv4.tcp_congestion_control", "bbr"), ("loss", "eth1", "0.01"),
         ("ddio_ways", "llc_ways", "0x600"), ("mount", "/sys/kernel/tracing", "mounted"),
         ("napi_threaded", "eth1", "1"), ("napi_affinity", "eth1", "1"), ("xdp", "eth1", "pass"),
+        ("gro_max_size", "eth1", "0"),
         ("qdisc", "eth1", "pfifo limit 1000"),
     ]
     assert {k for k, _, _ in plan} | {"iommu"} == set(KNOBS)  # iommu is read-only: nothing to restore

@@ -1,0 +1,105 @@
+"""The testbed ledger: work that exists only because the embedded testbed emulates a NIC, found by
+its call chain and billed where real hardware would put it (docs/embedded-testbed.md, "The ledger").
+
+Each attributed sample (attribution.py) of an embedded run is either ordinary stack work or one
+ledger item:
+
+- xdp_copy: veth's copy of a non-linear skb into a page-pool page for an XDP program
+  (skb_pp_cow_data). No NIC makes it; removed. (Campaigns recorded before GRO-off steps kept NAPI
+  through gro_max_size 0 have it at every GRO-off step; later ones have none.)
+- nic_tso: software segmentation standing in for TSO (the GSO subtree under validate_xmit_skb),
+  only at steps whose TSO is on: a NIC segments in hardware. Without TSO the kernel segments in
+  software on a real host too, and the work stays in the stack. Removed, kept apart.
+- nic_wakeup: veth waking its peer's NAPI (__napi_schedule under veth_xmit, and the IPI it sends):
+  a NIC's DMA and interrupt raise. Removed, kept apart.
+- peer_transmit: the peer's transmit work run on this side's CPU (net_tx_action: when the peer's
+  ring frees room, the NAPI poll wakes the other side's queue and drains its qdisc here). On a
+  pair of namespaces it moves, category by category, to the peer side's breakdown and CPU; behind
+  a bridge it is the switch's, and removed.
+- napi_scheduling (ambiguous): what is left of the testbed bucket once the instrument is out: the
+  NAPI threads' own sleep, wake and context switches and the IPIs that wake them. A NIC replaces
+  them with a hardirq and a softirq, whose cost is real but not this; shown as its own line.
+
+Two accountings per side follow: raw (what /proc/stat and perf say) and NIC-equivalent (the ledger
+applied; the ambiguous line kept as its own category, so a verdict can be read with it counted as
+scheduling or left out).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+LEDGER_RULE = "testbed-ledger/1"
+XDP_COPY, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
+    "xdp_copy", "nic_tso", "nic_wakeup", "peer_transmit", "napi_scheduling")
+ITEMS = (XDP_COPY, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING)
+AMBIGUOUS = NAPI_SCHEDULING  # also the category name of the ambiguous line in NIC-equivalent breakdowns
+# where NIC-equivalent accounting puts each item
+BILLING = {XDP_COPY: "removed (no NIC copies for XDP here)", NIC_TSO: "NIC stand-in (removed)",
+           NIC_WAKEUP: "NIC stand-in (removed)", PEER_TRANSMIT: "the peer side (a switch's behind a bridge)",
+           NAPI_SCHEDULING: "its own line (ambiguous)"}
+_GSO = frozenset({"__skb_gso_segment", "skb_gso_segment", "skb_mac_gso_segment"})
+
+
+def item(names: list[str], category: str, *, instrument: bool, gso_for_tso: bool) -> str | None:
+    """The ledger item of one embedded sample, or None for stack work. names: its kernel frames
+    without suffixes, leaf first; category: what attribution.attribute() made of it; instrument:
+    the profiler or the loss injector (never a ledger item); gso_for_tso: the point's TSO is on and
+    the testbed segments in software instead."""
+    if instrument:
+        return None
+    if "skb_pp_cow_data" in names:
+        return XDP_COPY
+    if gso_for_tso and _GSO.intersection(names) and "validate_xmit_skb" in names:
+        return NIC_TSO
+    if "__napi_schedule" in names and "veth_xmit" in names[names.index("__napi_schedule"):]:
+        return NIC_WAKEUP
+    if "net_tx_action" in names:
+        return PEER_TRANSMIT
+    if category == "testbed":
+        return NAPI_SCHEDULING
+    return None
+
+
+def nic_equivalent(sides: dict[str, dict], peers: dict[str, str | None]) -> dict[str, dict]:
+    """Both accountings' CPU and the NIC-equivalent breakdown per side.
+
+    sides: {side: {"busy_pct": /proc/stat busy (100 = one core), "busy_samples": attributed samples,
+    "stack": {category: samples that are no ledger item}, "ledger": {(item, category): samples}}}.
+    peers: the side that peer_transmit found on a side moves to (None: it is removed, e.g. the
+    switch's behind a bridge). Samples become CPU through each side's own busy time per sample, so
+    two sides sampled unevenly still add up in cores.
+    Returns {side: {"cpu_util_pct": NIC-equivalent busy, "pct": {category: % of it},
+    "ledger_pct": {item: % of the raw busy samples}}}."""
+    scale = {s: (d["busy_pct"] / d["busy_samples"] if d["busy_samples"] else 0.0) for s, d in sides.items()}
+    work: dict[str, dict[str, float]] = {s: defaultdict(float) for s in sides}
+    for s, d in sides.items():
+        for cat, n in d["stack"].items():
+            work[s][cat] += n * scale[s]
+        for (it, cat), n in d["ledger"].items():
+            if it == PEER_TRANSMIT and peers.get(s) in work:
+                work[peers[s]][cat] += n * scale[s]
+            elif it == NAPI_SCHEDULING:
+                work[s][AMBIGUOUS] += n * scale[s]
+    out = {}
+    for s, d in sides.items():
+        total = sum(work[s].values())
+        items: dict[str, float] = defaultdict(float)
+        for (it, _cat), n in d["ledger"].items():
+            items[it] += n
+        out[s] = {"cpu_util_pct": total if d["busy_samples"] else float("nan"),
+                  "pct": {c: 100.0 * v / total for c, v in work[s].items()} if total else {},
+                  "ledger_pct": {it: (100.0 * items.get(it, 0) / d["busy_samples"] if d["busy_samples"]
+                                      else float("nan")) for it in ITEMS}}
+    return out
+
+
+def peers_of(manifest: dict) -> dict[str, str | None]:
+    """Where each side's peer_transmit goes: the other side on a pair of namespaces whose sides use
+    disjoint CPUs; nowhere (the switch's) behind a bridge; left in place (the same CPUs) otherwise."""
+    endpoints = manifest["testbed"]["endpoints"]
+    if len(endpoints) > 2:
+        return {"sender": None, "receiver": None}
+    cpus = {s: {(m, c) for m, cs in per.items() for c in cs} for s, per in manifest["side_cpus"].items()}
+    if cpus.get("sender", set()) & cpus.get("receiver", set()):
+        return {"sender": "sender", "receiver": "receiver"}
+    return {"sender": "receiver", "receiver": "sender"}

@@ -1,0 +1,127 @@
+"""The testbed ledger (hostnet.ledger): its rules on captured call chains of committed embedded runs
+(tests/fixtures/perf_folded_ledger_lines.txt), and the NIC-equivalent accounting on small tables."""
+import math
+
+import pytest
+
+from conftest import fixture_text
+from hostnet import ledger, taxonomy
+from hostnet.attribution import attribute, breakdown_from_stacks, is_instrument
+from hostnet.parsers.perf_script import USER, parse_folded
+from hostnet.taxonomy import strip_suffix
+
+TAX = taxonomy.load("linux-6")
+LINES = list(parse_folded(fixture_text("perf_folded_ledger_lines.txt")))
+
+
+def item_of(sample, gso_for_tso=False):
+    cat = attribute(sample.frames, TAX, embedded=True, comm=sample.comm)
+    names = [strip_suffix(f) for f in sample.frames if not f.endswith(USER)]
+    instrument = cat == "testbed" and is_instrument(sample.frames, TAX, comm=sample.comm)
+    return ledger.item(names, cat, instrument=instrument, gso_for_tso=gso_for_tso), cat
+
+
+def samples(pred):
+    found = [s for s, _n in LINES if pred(s)]
+    assert found, "the fixture has no such line"
+    return found
+
+
+def test_the_xdp_copy_is_an_item_of_its_own_whatever_layer_its_leaf_is_in():
+    for s in samples(lambda s: "skb_pp_cow_data" in s.frames):
+        assert item_of(s)[0] == ledger.XDP_COPY
+
+
+def test_net_tx_action_on_the_receivers_cpu_is_the_peers_transmit_work_with_its_own_layers():
+    found = samples(lambda s: s.cpu == 1 and "net_tx_action" in s.frames and "__skb_gso_segment" not in s.frames
+                    and "__napi_schedule" not in s.frames)
+    for s in found:
+        it, cat = item_of(s)
+        assert it == ledger.PEER_TRANSMIT and cat != "testbed"  # it keeps its layer, to move it whole
+
+
+def test_gso_under_validate_xmit_skb_is_nic_stand_in_only_when_it_stands_in_for_tso():
+    gso = samples(lambda s: "__skb_gso_segment" in s.frames)
+    assert {s.cpu for s in gso} == {0, 1}  # on the sender's own CPU and under net_tx_action on the receiver's
+    for s in gso:
+        assert item_of(s, gso_for_tso=True)[0] == ledger.NIC_TSO
+    # no-opts: the kernel segments in software on a real host too; on the receiver's CPU it is the peer's
+    assert {item_of(s, gso_for_tso=False)[0] for s in gso} == {None, ledger.PEER_TRANSMIT}
+
+
+def test_veth_waking_its_peer_is_nic_stand_in_from_any_context():
+    found = samples(lambda s: s.frames[0] == "__napi_schedule")
+    assert {s.comm for s in found} >= {"iperf3"} and any(s.comm.startswith("napi/") for s in found)
+    for s in found:
+        assert item_of(s)[0] == ledger.NIC_WAKEUP
+
+
+def test_application_wake_ups_stay_in_the_stack_as_sched():
+    for s in samples(lambda s: "sock_def_readable" in s.frames and s.comm.startswith("napi/")):
+        it, cat = item_of(s)
+        assert it is None and cat == "sched"
+
+
+def test_the_napi_threads_own_switch_is_the_ambiguous_line_and_the_profiler_is_no_item():
+    switch = samples(lambda s: s.frames[0].startswith("finish_task_switch") and "veth_xmit" not in s.frames)
+    assert all(item_of(s) == (ledger.NAPI_SCHEDULING, "testbed") for s in switch)
+    for s in samples(lambda s: s.comm == "perf"):
+        assert item_of(s) == (None, "testbed")
+
+
+def test_copies_by_the_application_are_no_item():
+    for s in samples(lambda s: s.comm == "iperf3" and "_copy_to_iter" in s.frames):
+        assert item_of(s) == (None, "data_copy")
+
+
+def test_off_the_embedded_testbed_nothing_is_a_ledger_item():
+    stacks = [(s, n) for s, n in LINES if s.cpu == 1]
+    att = breakdown_from_stacks(stacks, {1}, TAX, ["iperf3"], embedded=False)
+    assert att["ledger"] == {} and sum(att["stack"].values()) == att["busy_samples"]
+    emb = breakdown_from_stacks(stacks, {1}, TAX, ["iperf3"], embedded=True)
+    assert sum(emb["stack"].values()) + sum(emb["ledger"].values()) == emb["busy_samples"]
+    assert {it for it, _ in emb["ledger"]} == {ledger.XDP_COPY, ledger.PEER_TRANSMIT, ledger.NIC_WAKEUP,
+                                              ledger.NAPI_SCHEDULING}
+
+
+def _side(busy_pct, stack, items):
+    return {"busy_pct": busy_pct, "busy_samples": sum(stack.values()) + sum(items.values()),
+            "stack": stack, "ledger": items}
+
+
+def test_nic_equivalent_moves_the_peers_work_and_removes_the_stand_ins():
+    sides = {"sender": _side(80.0, {"data_copy": 40, "tcp/ip": 30}, {("nic_tso", "skb"): 10}),
+             "receiver": _side(100.0, {"data_copy": 50, "tcp/ip": 10},
+                               {("peer_transmit", "netdev"): 20, ("xdp_copy", "data_copy"): 10,
+                                ("napi_scheduling", "testbed"): 10})}
+    nic = ledger.nic_equivalent(sides, {"sender": "receiver", "receiver": "sender"})
+    # the sender: 70 of its 80 samples stay (1 % each) plus the receiver's 20 (1 % each) of netdev
+    assert nic["sender"]["cpu_util_pct"] == pytest.approx(70 + 20)
+    assert nic["sender"]["pct"]["netdev"] == pytest.approx(100 * 20 / 90)
+    # the receiver keeps its stack and the ambiguous line, loses the copy and the peer's work
+    assert nic["receiver"]["cpu_util_pct"] == pytest.approx(50 + 10 + 10)
+    assert nic["receiver"]["pct"][ledger.AMBIGUOUS] == pytest.approx(100 * 10 / 70)
+    assert nic["receiver"]["ledger_pct"]["xdp_copy"] == pytest.approx(10.0)
+    assert nic["sender"]["ledger_pct"]["nic_tso"] == pytest.approx(100 * 10 / 80)
+
+
+def test_behind_a_bridge_the_peers_transmit_is_the_switchs_and_leaves_both_sides():
+    sides = {"sender": _side(50.0, {"tcp/ip": 50}, {}),
+             "receiver": _side(50.0, {"tcp/ip": 40}, {("peer_transmit", "netdev"): 10})}
+    nic = ledger.nic_equivalent(sides, {"sender": None, "receiver": None})
+    assert nic["sender"]["cpu_util_pct"] == pytest.approx(50) and nic["receiver"]["cpu_util_pct"] == pytest.approx(40)
+
+
+def test_a_side_without_samples_is_nan_not_zero():
+    nic = ledger.nic_equivalent({"sender": _side(30.0, {}, {})}, {"sender": None})
+    assert math.isnan(nic["sender"]["cpu_util_pct"]) and math.isnan(nic["sender"]["ledger_pct"]["xdp_copy"])
+
+
+def test_peers_by_topology():
+    pair = {"testbed": {"endpoints": {"sender": {}, "receiver": {}}},
+            "side_cpus": {"sender": {"local": [0]}, "receiver": {"local": [1]}}}
+    assert ledger.peers_of(pair) == {"sender": "receiver", "receiver": "sender"}
+    shared = {**pair, "side_cpus": {"sender": {"local": [0, 1]}, "receiver": {"local": [1]}}}
+    assert ledger.peers_of(shared) == {"sender": "sender", "receiver": "receiver"}
+    bridged = {**pair, "testbed": {"endpoints": {"sender1": {}, "sender2": {}, "receiver": {}}}}
+    assert ledger.peers_of(bridged) == {"sender": None, "receiver": None}
