@@ -26,11 +26,11 @@ from .workloads import Flow, flow_class, flow_part, from_description, workload_c
 
 # The counters worth a row in the tidy table (everything stays in raw/).
 COUNTERS = {
-    "snmp": ("Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
+    "snmp": ("Ip.InReceives", "Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
              "Udp.RcvbufErrors", "Udp.OutDatagrams", "Udp.SndbufErrors"),
     "netstat": ("TcpExt.TCPBacklogDrop", "TcpExt.TCPRcvQDrop", "TcpExt.TCPOFOQueue", "TcpExt.TCPSACKReorder",
                 "TcpExt.TCPLossProbes", "TcpExt.TCPRcvCoalesce"),
-    "link": ("rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),
+    "link": ("rx.packets", "rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),
 }
 
 
@@ -343,6 +343,10 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
             for name in names:
                 if name in parsed[source]:
                     out.add(role, "counter_delta_count", parsed[source][name], f"{source}:{name}")
+        ip_packets = parsed["snmp"].get("Ip.InReceives", 0)
+        if role.startswith("receiver") and ip_packets > 0 and "rx.packets" in parsed["link"]:
+            # frames the device took per packet IP saw: what GRO merged (1.0: nothing)
+            out.add(role, "gro_merge_ratio", parsed["link"]["rx.packets"] / ip_packets)
         # drop and error counters only: driver statistics may include gauges, which can go down
         eth_before, eth_after = ({k: v for k, v in parse_ethtool_stats(f[n], f"{role}.{n}").items()
                                   if "drop" in k or "err" in k} for n in ("before.ethtool_S.txt",

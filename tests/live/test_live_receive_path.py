@@ -1,6 +1,7 @@
 """The embedded testbed's receive paths on a real testbed: each builds, napi-thread's NAPI threads
 exist and are pinned where the manifest says, receive processing lands on the receiver's CPU, and
-a restore leaves no XDP program, no threaded flag, no qdisc and no changed offload behind.
+a restore leaves no XDP program, no threaded flag, no qdisc, no gro_max_size and no changed offload
+behind.
 
 Each test builds its own uniquely named testbed and tears it down, even on failure.
 """
@@ -12,12 +13,12 @@ from conftest import live_ready
 from hostnet import config as sc, runner, store, testbed
 from hostnet.knobs import KNOBS
 from hostnet.knobs.napi import napi_threads
-from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.workloads import LongFlow
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 
-DEVICE_KNOBS = ("offload.tso", "offload.gso", "offload.gro", "xdp", "qdisc", "napi_threaded", "napi_affinity", "mtu")
+DEVICE_KNOBS = ("offload.tso", "offload.gso", "offload.gro", "gro_max_size", "xdp", "qdisc", "napi_threaded",
+                "napi_affinity", "mtu")
 
 
 def _name(tag):
@@ -30,7 +31,8 @@ def _device_state(tb):
 
 @pytest.mark.parametrize("config", ["no-opts", "all-opts"])
 def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_path, config):
-    """no-opts: NAPI through hostnet's XDP program (GRO off); all-opts: through GRO."""
+    """NAPI through GRO at both steps; no-opts merges nothing (gro_max_size 0: one IP packet per
+    frame) and, with no XDP program, veth makes no copy (no skb_pp_cow_data sample)."""
     with testbed.embedded(_name("np"), steering="napi-thread") as tb:
         path = runner.run_point(tb, sc.get_config(config), LongFlow(3, 1), runs_dir=tmp_path, campaign="np")
         m = store.load_manifest(path)
@@ -40,15 +42,21 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
             assert napi_threads(ep.host, ep.iface), ep.iface
             assert KNOBS["napi_affinity"].read(ep.host, ep.iface) == ",".join(map(str, ep.cpus))
             assert m["applied"][f"{ep.role}/napi_affinity/{ep.iface}"] == ",".join(map(str, ep.cpus))
-        expect_xdp = "pass" if config == "no-opts" else "off"
-        assert KNOBS["xdp"].read(tb.receiver.host, tb.receiver.iface) == expect_xdp
+        assert KNOBS["xdp"].read(tb.receiver.host, tb.receiver.iface) == "off"
+        assert KNOBS["offload.gro"].read(tb.receiver.host, tb.receiver.iface) == "on"
+        expect_max = "0" if config == "no-opts" else "65536"
+        assert KNOBS["gro_max_size"].read(tb.receiver.host, tb.receiver.iface) == expect_max
         assert KNOBS["offload.tso"].read(tb.sender.host, tb.sender.iface) == "off"  # GSO stands in
-    rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())
-    # GRO coalesces in the receiver's thread only where it is on (dev_gro_receive itself runs
-    # either way: it checks the GRO flag first)
-    gro = sum(r.samples for r in rows if r.cpu == 1 and r.symbol in ("inet_gro_receive", "tcp_gro_receive",
-                                                                      "tcp4_gro_receive", "skb_gro_receive"))
-    assert (gro > 0) == (config == "all-opts"), gro
+    t = store.read_tidy(path)
+    merge = t[(t.metric == "gro_merge_ratio") & (t.side == "receiver")].value.item()
+    if config == "no-opts":
+        assert merge == pytest.approx(1.0, abs=0.01), merge  # frames per IP packet: nothing merged
+    else:
+        assert merge > 1.5, merge
+    folded = (path / "raw" / "local.perf_folded.txt").read_text()
+    assert "skb_pp_cow_data" not in folded  # (veth_xdp_rcv_skb is veth's NAPI path with or without XDP)
+    led = t[(t.metric == "ledger_pct") & (t.side == "receiver")].set_index("category").value
+    assert led["xdp_copy"] == 0 and (led["nic_tso"] == 0) == (config == "no-opts")
     t = store.read_tidy(path)
     assert set(t[t.metric == "perf_sampling_coverage_ratio"].side) == {"sender", "receiver"}
     # TCP's data-receive functions by call chain (attribution.RECEIVE_PATH; ACKs never reach them,
@@ -57,18 +65,20 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
     rp = t[t.metric == "perf_receive_path_samples_count"].set_index("side").value
     assert rp["receiver"] > 30 and rp["receiver"] >= 0.9 * (rp["sender"] + rp["receiver"]), rp
     assert set(t[t.metric == "tpc_gbps"].side) == {"both", "sender", "receiver"}
+    assert set(t[t.metric == "tpc_nic_gbps"].side) == {"both", "sender", "receiver"}
 
 
 def test_restore_leaves_every_device_as_it_was(state_dir):
     """A testbed that stays up (persistent): after a napi-thread campaign its journal is restored,
-    and every device setting reads back as before: no XDP, no threads, no qdisc, TSO back on."""
+    and every device setting reads back as before: no threads, no qdisc, gro_max_size and TSO back."""
     name = _name("nr")
     testbed.up(name, persistent=True, steering="napi-thread")
     try:
         with testbed.using(name) as tb:
             before = _device_state(tb)
             assert before[("receiver", "xdp")] == "off" and before[("sender", "napi_threaded")] == "0"
-            for cfg in ("no-opts", "tsogro", "all-opts", "jumbo"):  # XDP on, off, on again
+            assert before[("receiver", "gro_max_size")] == "65536"
+            for cfg in ("no-opts", "tsogro", "all-opts", "jumbo"):  # merging off, on, off again
                 sc.apply(tb, sc.get_config(cfg))
             assert _device_state(tb) != before
         assert _device_state(testbed.attach(name)) == before
