@@ -192,7 +192,7 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
         attributed[cat] += n
         leaf[leaf_cat] += n
         names = [strip_suffix(f) for f in s.frames]
-        it = ledger.item([f for f, raw in zip(names, s.frames) if not raw.endswith(USER)], cat,
+        it = ledger.item([f for f, raw in zip(names, s.frames, strict=True) if not raw.endswith(USER)], cat,
                          # attribute() bills the instrument as testbed, so only a testbed sample may be it
                          instrument=cat == TESTBED and is_instrument(s.frames, taxonomy,
                                                                      loss_injector=loss_injector, comm=s.comm),

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pandas as pd
+
 LEDGER_RULE = "testbed-ledger/1"
 XDP_COPY, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
     "xdp_copy", "nic_tso", "nic_wakeup", "peer_transmit", "napi_scheduling")
@@ -103,3 +105,66 @@ def peers_of(manifest: dict) -> dict[str, str | None]:
     if cpus.get("sender", set()) & cpus.get("receiver", set()):
         return {"sender": "sender", "receiver": "receiver"}
     return {"sender": "receiver", "receiver": "sender"}
+
+
+# --- the accountings as views of a campaign's tidy data ----------------------------------------------
+
+RAW, NIC, NIC_AS_SCHED, NIC_WITHOUT = "raw", "nic", "nic-ambiguous-as-sched", "nic-ambiguous-removed"
+ACCOUNTINGS = (RAW, NIC, NIC_AS_SCHED, NIC_WITHOUT)
+LABELS = {RAW: "raw", NIC: "NIC-equivalent", NIC_AS_SCHED: "NIC-equivalent, the ambiguous line as sched",
+          NIC_WITHOUT: "NIC-equivalent, the ambiguous line left out"}
+
+
+def has_ledger(tidy: pd.DataFrame) -> bool:
+    return "metric" in tidy.columns and bool((tidy.metric == "cpu_util_nic_pct").any())
+
+
+def view(tidy: pd.DataFrame, accounting: str) -> pd.DataFrame:
+    """The campaign's tidy data as an accounting sees it: the raw rows of CPU, breakdown and tpc
+    replaced by the NIC-equivalent ones (variants: the ambiguous line kept as its own category,
+    counted as sched, or left out of the CPU and the breakdown). Runs without a ledger (not
+    profiled on both sides) have no NIC-equivalent CPU: their CPU, tpc and breakdown rows are
+    dropped, not kept raw, so the two accountings never mix in one number. Everything else stays."""
+    if accounting == RAW or not has_ledger(tidy):
+        return tidy
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(f"accounting {accounting!r}: one of {', '.join(ACCOUNTINGS)}")
+    sides = tidy.side.isin(["sender", "receiver"])
+    nic_cpu = tidy[(tidy.metric == "cpu_util_nic_pct") & sides].copy()
+    nic_bd = tidy[(tidy.metric == "breakdown_nic_pct") & sides].copy()
+    amb = nic_bd[nic_bd.category == AMBIGUOUS].set_index(["run_id", "side"]).value
+    if accounting == NIC_WITHOUT:
+        share = amb.reindex(pd.MultiIndex.from_frame(nic_cpu[["run_id", "side"]])).fillna(0.0).to_numpy()
+        nic_cpu["value"] = nic_cpu.value.to_numpy() * (1 - share / 100.0)
+    if accounting == NIC_AS_SCHED:
+        nic_bd = _fold(nic_bd, AMBIGUOUS, "sched")
+    elif accounting == NIC_WITHOUT:
+        nic_bd = nic_bd[nic_bd.category != AMBIGUOUS]
+        total = nic_bd.groupby(["run_id", "side"]).value.transform("sum")
+        nic_bd = nic_bd.assign(value=(100.0 * nic_bd.value / total).where(total > 0))
+    replaced = {"cpu_util_pct", "breakdown_attributed_pct", "tpc_gbps", "cpu_util_nic_pct", "breakdown_nic_pct",
+                "tpc_nic_gbps"}
+    rest = tidy[~tidy.metric.isin(replaced)]
+    out = pd.concat([rest, nic_cpu.assign(metric="cpu_util_pct"),
+                     nic_bd.assign(metric="breakdown_attributed_pct")], ignore_index=True)
+    out = _tpc(out)
+    out.attrs = {**tidy.attrs, "accounting": accounting}
+    return out
+
+
+def _fold(bd: pd.DataFrame, source: str, into: str) -> pd.DataFrame:
+    """Breakdown rows with category `source` added to `into` (per run and side)."""
+    moved = bd[bd.category == source].set_index(["run_id", "side"]).value
+    bd = bd[bd.category != source].copy()
+    hit = bd.category == into
+    extra = moved.reindex(pd.MultiIndex.from_frame(bd.loc[hit, ["run_id", "side"]])).fillna(0.0).to_numpy()
+    bd.loc[hit, "value"] = bd.loc[hit, "value"].to_numpy() + extra
+    return bd
+
+
+def _tpc(tidy: pd.DataFrame) -> pd.DataFrame:
+    """tpc rows from the view's CPU, the bottleneck side chosen per point as analysis.with_side_tpc
+    chooses it (a point: the runs that share a run id's point part, <point>-r<k>)."""
+    from .analysis import with_side_tpc
+    manifests = [{"run_id": r, "point": {"id": r.rsplit("-r", 1)[0]}} for r in tidy.run_id.unique()]
+    return with_side_tpc(tidy, manifests)

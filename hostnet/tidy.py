@@ -26,8 +26,8 @@ from .workloads import Flow, flow_class, flow_part, from_description, workload_c
 
 # The counters worth a row in the tidy table (everything stays in raw/).
 COUNTERS = {
-    "snmp": ("Ip.InReceives", "Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams", "Udp.InErrors",
-             "Udp.RcvbufErrors", "Udp.OutDatagrams", "Udp.SndbufErrors"),
+    "snmp": ("Ip.InReceives", "Tcp.RetransSegs", "Tcp.InSegs", "Tcp.OutSegs", "Tcp.InErrs", "Udp.InDatagrams",
+             "Udp.InErrors", "Udp.RcvbufErrors", "Udp.OutDatagrams", "Udp.SndbufErrors"),
     "netstat": ("TcpExt.TCPBacklogDrop", "TcpExt.TCPRcvQDrop", "TcpExt.TCPOFOQueue", "TcpExt.TCPSACKReorder",
                 "TcpExt.TCPLossProbes", "TcpExt.TCPRcvCoalesce"),
     "link": ("rx.packets", "rx.dropped", "tx.dropped", "rx.errors", "tx.errors"),

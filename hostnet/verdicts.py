@@ -13,12 +13,21 @@ same runs), never by medians alone:
   within ± the margin, *not reproduced* when it lies wholly outside it;
 - a finding whose premise the testbed cannot establish is *not testable here*, with the reason.
 
+On the embedded testbed every finding is judged twice (under_accountings): on the raw numbers and
+on the NIC-equivalent ones (ledger.py: the emulation's own work billed where a NIC host would
+have it). Where the two agree the verdict stands; where they decide opposite ways it *depends on
+the testbed*, with both numbers; where one is undecided the finding stays *inconclusive* until
+both decide. Where counting the ambiguous line (the NAPI threads' own scheduling) as sched, or
+leaving it out, alone turns the NIC-equivalent verdict, the table says so.
+
 An undecided judgement says what would decide it (the clean runs per point the interval's
 half-width suggests) and which points need them, so a live campaign can be topped up
 (top_up_until_decided) until the verdict is decided or a stated budget is spent.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -29,12 +38,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import ledger
+
 REPRODUCED = "reproduced"
 IN_DIRECTION = "reproduced in direction"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
-VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide opposite ways
+VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS)
 CONFIDENCE = 0.95
 METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
 # The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
@@ -43,6 +55,8 @@ MAX_RUNS = 30
 # a spread estimated from 3 runs is itself uncertain by about a factor of 2 either way.
 MIN_RUNS_TO_GIVE_UP = 5
 COLUMNS = ["id", "paper says", "this run shows", "verdict"]
+# what under_accountings adds: each accounting's own verdict, and what the ambiguous line does
+ACCOUNTING_COLUMNS = ["raw", "NIC-equivalent", "sensitivity"]
 
 
 @dataclass(frozen=True)
@@ -323,6 +337,69 @@ def table(findings: pd.DataFrame, judged: dict[str, Judgement]) -> pd.DataFrame:
     claims = findings.set_index("id").claim
     out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
     out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
+    return out
+
+
+def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
+    """A section's verdict_table(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and merged
+    (merge_accountings). Where the tidy data has no ledger (real servers, or runs recorded before
+    it) both accountings are the raw one and the table says so."""
+    sig = inspect.signature(verdict_table)
+    name = next(p for p in sig.parameters if p == "tidy" or p.endswith("_tidy"))
+
+    @functools.wraps(verdict_table)
+    def judged(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        tidy = bound.arguments[name]
+
+        def under(accounting):
+            bound.arguments[name] = ledger.view(tidy, accounting)
+            return verdict_table(*bound.args, **bound.kwargs)
+        raw = under(ledger.RAW)
+        if not ledger.has_ledger(tidy):
+            return merge_accountings(raw, raw, {})
+        return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
+                                                                                 ledger.NIC_WITHOUT)})
+    return judged
+
+
+def merged_verdict(raw: str, nic: str) -> str:
+    """One verdict from the two accountings' (docs/verdicts.md): the same stands; reproduced and
+    in direction give in direction; an undecided one keeps the finding inconclusive; opposite
+    decisions (or testable under one only) depend on the testbed."""
+    if raw == nic:
+        return raw
+    pair = {raw, nic}
+    if pair == {REPRODUCED, IN_DIRECTION}:
+        return IN_DIRECTION
+    if INCONCLUSIVE in pair and NOT_TESTABLE not in pair:
+        return INCONCLUSIVE
+    return DEPENDS
+
+
+def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame, variants: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The raw and NIC-equivalent verdict tables of the same findings as one (COLUMNS +
+    ACCOUNTING_COLUMNS): merged_verdict, both texts where they differ, and a sensitivity line where
+    a variant of the ambiguous line alone turns the NIC-equivalent verdict."""
+    nic_by, var_by = nic.set_index("id"), {a: t.set_index("id") for a, t in variants.items()}
+    rows = []
+    for _, r in raw.iterrows():
+        n = nic_by.loc[r["id"]] if r["id"] in nic_by.index else r
+        shows = r["this run shows"]
+        if n["this run shows"] != shows:
+            shows = f"raw: {shows} | NIC-equivalent: {n['this run shows']}"
+        flips = [f"{ledger.LABELS[a]}: {t.loc[r['id'], 'verdict']}" for a, t in var_by.items()
+                 if r["id"] in t.index and t.loc[r["id"], "verdict"] != n["verdict"]]
+        rows.append({"id": r["id"], "paper says": r["paper says"], "this run shows": shows,
+                     "verdict": merged_verdict(r["verdict"], n["verdict"]), "raw": r["verdict"],
+                     "NIC-equivalent": n["verdict"] if variants or nic is not raw else "(no ledger: raw)",
+                     "sensitivity": ("the ambiguous line alone turns it (" + "; ".join(flips) + ")") if flips else ""})
+    out = pd.DataFrame(rows, columns=COLUMNS + ACCOUNTING_COLUMNS)
+    top_up = {**raw.attrs.get("top_up", {})}
+    for fid, pts in nic.attrs.get("top_up", {}).items():
+        top_up[fid] = list({_key(p): p for p in [*top_up.get(fid, []), *pts]}.values())
+    out.attrs["top_up"] = {fid: pts for fid, pts in top_up.items()
+                           if out.set_index("id").verdict.get(fid) == INCONCLUSIVE}
     return out
 
 

@@ -23,8 +23,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     NapiThreaded(), NapiAffinity(), XdpProgram(), RootQdisc(),
 )}
 
-__all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt", "XpsCpus",
-           "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
+__all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "RingSize", "Channels", "RpsCpus", "RpsFlowCnt",
+           "XpsCpus", "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss", "DdioWays",
            "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
            "Journal", "JournalBusy", "restore_copies", "restore_journal", "KNOBS", "cpu_mask", "parse_features",
            "queue_irqs"]

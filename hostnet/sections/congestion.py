@@ -141,6 +141,7 @@ def _receiver_bound(tidy: pd.DataFrame, cc: str, n: int) -> verdicts.Judgement:
                               points=[{"congestion_control": cc, "flows": n}])
 
 
+@verdicts.under_accountings
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> pd.DataFrame:
     """F17: tpc changes little across algorithms (each within ±SPREAD_LIMIT_PCT of cubic's, by the
     CI of the difference) because the receiver is the bottleneck — a premise checked per point

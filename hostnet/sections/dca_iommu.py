@@ -176,6 +176,7 @@ def _points(tidy: pd.DataFrame) -> set[tuple[str, str]]:
     return set() if tidy.empty else set(zip(tidy.ddio, tidy.iommu, strict=True))
 
 
+@verdicts.under_accountings
 def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     """F15, F16 and F27 on the clean runs of each (DDIO, IOMMU) point, by verdicts' one rule; not
     testable, with the host's reason, where the hardware lacks the knob."""

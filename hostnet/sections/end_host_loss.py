@@ -171,6 +171,7 @@ def tcp_chart(cc_summary: pd.DataFrame, label: str) -> alt.Chart:
                         subtitle=[*label.split("\n"), "no path: sender and receiver joined by veth (RTT ~0)"]))
 
 
+@verdicts.under_accountings
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, reference_dir) -> pd.DataFrame:
     """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help).
     attrs["top_up"] names the sweep points an undecided F22/F23 needs more clean runs of."""
@@ -244,6 +245,7 @@ def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
     return verdict_table(table(tidy), tidy, placement_notes(manifests), reference_dir)
 
 
+@verdicts.under_accountings
 def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], reference_dir,
                 margin_pct: float = 15.0) -> pd.DataFrame:
     """F28 (the 2010 study): TCP variants reach about the same throughput (each within margin_pct of

@@ -172,6 +172,7 @@ def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
     return verdicts.combine(parts)
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     """F14 (tpc falls by about the paper's size) and F26 (the breakdown's shift), on clean runs."""
     paper = reference(reference_dir).stated_change_pct

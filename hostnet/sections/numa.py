@@ -156,6 +156,7 @@ def refusal_reason(record: dict) -> str:
     return "; ".join(reasons) if len(reasons) == len(record["numa"]) else ""
 
 
+@verdicts.under_accountings
 def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     """F13: NIC-remote tpc only marginally off NIC-local's for short flows: the whole 95 % CI of the
     relative difference within ±MARGINAL_PCT (verdicts.similar)."""

@@ -97,6 +97,7 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
             "packet-loss-breakdown": bd_chart}
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     """F10: loss lowers tpc, and loss recovery (retransmissions) costs: judged between the loss-free
     point and the highest loss rate on clean runs (verdicts' one rule)."""

@@ -330,6 +330,7 @@ def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
     return verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> pd.DataFrame:
     """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts);
     with no clean run at all every finding is not testable, saying why the runs were flagged."""

@@ -83,6 +83,7 @@ def charts(summary: pd.DataFrame, label: str) -> dict:
     return {"rx-buffer-tpc": tpc, "rx-buffer-latency": latency}
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     """F07 (latency rises and tpc falls past its peak as the Rx buffer grows), judged on clean runs
     by verdicts' one rule; F08 (NIC rings) needs a NIC."""

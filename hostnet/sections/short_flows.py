@@ -123,6 +123,7 @@ def _f24(tidy: pd.DataFrame, sizes: list[int]) -> verdicts.Judgement:
     return verdicts.Judgement(whole.verdict, shows, whole.decide, whole.points)
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
     """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA), F24 (tpc
     rises with RPC size), judged on clean runs (verdicts)."""

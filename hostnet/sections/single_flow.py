@@ -114,6 +114,7 @@ def _arfs_premise(steering: str) -> str:
     return ""
 
 
+@verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
     """F01-F06, F08 and F25 from a single-flow campaign, judged by verdicts' one rule (F07 needs
     the Rx-buffer sweep: notebook 02)."""

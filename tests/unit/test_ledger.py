@@ -2,6 +2,7 @@
 (tests/fixtures/perf_folded_ledger_lines.txt), and the NIC-equivalent accounting on small tables."""
 import math
 
+import pandas as pd
 import pytest
 
 from conftest import fixture_text
@@ -125,3 +126,63 @@ def test_peers_by_topology():
     assert ledger.peers_of(shared) == {"sender": "sender", "receiver": "receiver"}
     bridged = {**pair, "testbed": {"endpoints": {"sender1": {}, "sender2": {}, "receiver": {}}}}
     assert ledger.peers_of(bridged) == {"sender": None, "receiver": None}
+
+
+# --- the accountings as views, and verdicts judged under both -------------------------------------
+
+def _tidy(runs):
+    """Synthetic tidy rows: runs = {run_id: (raw cpu {side: %}, nic cpu {side: %}, nic breakdown
+    {side: {category: %}}, throughput)}."""
+    rows = []
+    for run, (raw, nic, bd, gbps) in runs.items():
+        base = {"run_id": run, "campaign": "c", "experiment": "single-flow", "config": "no-opts", "repetition": 0,
+                "flow": None}
+        rows.append({**base, "side": "both", "metric": "throughput_gbps", "category": None, "value": gbps})
+        for side in ("sender", "receiver"):
+            rows.append({**base, "side": side, "metric": "cpu_util_pct", "category": None, "value": raw[side]})
+            rows.append({**base, "side": side, "metric": "cpu_util_nic_pct", "category": None, "value": nic[side]})
+            rows.append({**base, "side": side, "metric": "breakdown_attributed_pct", "category": "data_copy",
+                         "value": 50.0})
+            for cat, v in bd[side].items():
+                rows.append({**base, "side": side, "metric": "breakdown_nic_pct", "category": cat, "value": v})
+    return pd.DataFrame(rows)
+
+
+BD = {"sender": {"data_copy": 40.0, "sched": 10.0, "tcp/ip": 30.0, ledger.AMBIGUOUS: 20.0},
+      "receiver": {"data_copy": 50.0, "sched": 5.0, "tcp/ip": 45.0, ledger.AMBIGUOUS: 0.0}}
+
+
+def test_the_nic_view_replaces_cpu_breakdown_and_tpc_and_keeps_the_rest():
+    t = _tidy({"p1-r0": ({"sender": 60, "receiver": 90}, {"sender": 80, "receiver": 50}, BD, 10.0)})
+    raw = ledger.view(t, ledger.RAW)
+    assert raw is t
+    nic = ledger.view(t, ledger.NIC)
+    cpu = nic[nic.metric == "cpu_util_pct"].set_index("side").value
+    assert cpu.to_dict() == {"sender": 80, "receiver": 50}
+    tpc = nic[nic.metric == "tpc_gbps"].set_index("side").value
+    assert tpc["both"] == pytest.approx(10.0 / 0.8) and tpc["receiver"] == pytest.approx(10.0 / 0.5)
+    bd = nic[(nic.metric == "breakdown_attributed_pct") & (nic.side == "sender")].set_index("category").value
+    assert bd[ledger.AMBIGUOUS] == 20.0 and bd["sched"] == 10.0
+    assert not nic.metric.isin(["cpu_util_nic_pct", "breakdown_nic_pct"]).any()
+    assert (nic.metric == "throughput_gbps").sum() == 1
+
+
+def test_the_ambiguous_line_as_sched_or_left_out():
+    t = _tidy({"p1-r0": ({"sender": 60, "receiver": 90}, {"sender": 80, "receiver": 50}, BD, 10.0)})
+    as_sched = ledger.view(t, ledger.NIC_AS_SCHED)
+    bd = as_sched[(as_sched.metric == "breakdown_attributed_pct") & (as_sched.side == "sender")]
+    assert bd.set_index("category").value["sched"] == 30.0 and ledger.AMBIGUOUS not in set(bd.category)
+    without = ledger.view(t, ledger.NIC_WITHOUT)
+    cpu = without[without.metric == "cpu_util_pct"].set_index("side").value
+    assert cpu["sender"] == pytest.approx(80 * 0.8) and cpu["receiver"] == pytest.approx(50)
+    bd = without[(without.metric == "breakdown_attributed_pct") & (without.side == "sender")].set_index("category")
+    assert bd.value["data_copy"] == pytest.approx(50.0) and bd.value.sum() == pytest.approx(100.0)
+
+
+def test_runs_without_a_ledger_have_no_nic_equivalent_cpu_rather_than_a_raw_one():
+    t = _tidy({"p1-r0": ({"sender": 60, "receiver": 90}, {"sender": 80, "receiver": 50}, BD, 10.0),
+               "p1-r1": ({"sender": 61, "receiver": 91}, {"sender": 81, "receiver": 51}, BD, 10.0)})
+    t = t[~((t.run_id == "p1-r1") & t.metric.isin(["cpu_util_nic_pct", "breakdown_nic_pct"]))]
+    nic = ledger.view(t, ledger.NIC)
+    assert set(nic[nic.metric == "cpu_util_pct"].run_id) == {"p1-r0"}
+    assert set(nic[nic.metric == "throughput_gbps"].run_id) == {"p1-r0", "p1-r1"}

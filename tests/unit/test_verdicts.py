@@ -197,3 +197,45 @@ def test_the_runs_asked_for_are_projected_with_the_t_quantile_they_would_have():
     level = verdicts.against_level([1.5, 2.5, 2.0], 1.0)  # one-sample: df = n - 1
     assert level.df == 2 and level.runs_to_decide() is not None
     assert verdicts.difference([1, 1, 1], [2, 2, 2]).runs_to_decide() == 4  # exact: no spread, any n decides
+
+
+def _table(verdict_by_id, shows="x"):
+    return pd.DataFrame([{"id": fid, "paper says": "claim", "this run shows": shows, "verdict": v}
+                         for fid, v in verdict_by_id.items()], columns=verdicts.COLUMNS)
+
+
+def test_two_accountings_that_agree_stand_and_opposite_decisions_depend_on_the_testbed():
+    V = verdicts
+    raw = _table({"F1": V.REPRODUCED, "F2": V.REPRODUCED, "F3": V.REPRODUCED, "F4": V.NOT_TESTABLE,
+                  "F5": V.NOT_REPRODUCED})
+    nic = _table({"F1": V.REPRODUCED, "F2": V.NOT_REPRODUCED, "F3": V.INCONCLUSIVE, "F4": V.NOT_TESTABLE,
+                  "F5": V.IN_DIRECTION}, shows="y")
+    nic.attrs["top_up"] = {"F3": [{"config": "no-opts"}]}
+    out = V.merge_accountings(raw, nic, {}).set_index("id")
+    assert out.verdict.to_dict() == {"F1": V.REPRODUCED, "F2": V.DEPENDS, "F3": V.INCONCLUSIVE,
+                                     "F4": V.NOT_TESTABLE, "F5": V.DEPENDS}
+    assert out.loc["F2", "raw"] == V.REPRODUCED and out.loc["F2", "NIC-equivalent"] == V.NOT_REPRODUCED
+    assert out.loc["F2", "this run shows"] == "raw: x | NIC-equivalent: y"  # both numbers
+    assert out.attrs["top_up"] == {"F3": [{"config": "no-opts"}]}  # undecided under one: topped up
+    assert V.merged_verdict(V.REPRODUCED, V.IN_DIRECTION) == V.IN_DIRECTION
+
+
+def test_the_ambiguous_line_alone_turning_a_verdict_is_said():
+    V = verdicts
+    raw, nic = _table({"F1": V.REPRODUCED}), _table({"F1": V.REPRODUCED})
+    variants = {"nic-ambiguous-as-sched": _table({"F1": V.NOT_REPRODUCED}),
+                "nic-ambiguous-removed": _table({"F1": V.REPRODUCED})}
+    out = V.merge_accountings(raw, nic, variants).set_index("id")
+    assert out.loc["F1", "verdict"] == V.REPRODUCED
+    assert "ambiguous line alone turns it" in out.loc["F1", "sensitivity"]
+    assert "as sched: not reproduced" in out.loc["F1", "sensitivity"]
+    assert V.merge_accountings(raw, nic, {"nic-ambiguous-removed": _table({"F1": V.REPRODUCED})}
+                               ).sensitivity.tolist() == [""]
+
+
+def test_a_section_judged_without_a_ledger_says_both_accountings_are_the_raw_one():
+    @verdicts.under_accountings
+    def verdict_table(tidy, reference_dir):
+        return _table({"F1": verdicts.REPRODUCED if len(tidy) else verdicts.INCONCLUSIVE})
+    out = verdict_table(pd.DataFrame({"metric": ["cpu_util_pct"], "value": [1.0]}), None)
+    assert out.verdict.tolist() == [verdicts.REPRODUCED] and out["NIC-equivalent"].tolist() == ["(no ledger: raw)"]
