@@ -8,7 +8,8 @@ a property of the testbed recorded in every manifest and shown in figure labels:
   affinity. veth is in NAPI mode with GRO on; steps without GRO keep it on with gro_max_size 0, so
   it merges nothing (an XDP program would also give NAPI, at the price of a copy of every packet).
   veth hands a TSO-sized skb around NAPI to the sender's CPU backlog, so here the sender segments
-  in software (GSO stands in for TSO) and every transmitting veth has TSO off; a pfifo on it gives backpressure instead of drops when the peer's thread lags.
+  in software (GSO stands in for TSO) and every transmitting veth has TSO off; a pfifo on it
+  gives backpressure instead of drops when the peer's thread lags.
 - "rps": RPS on each veth rx queue moves receive processing to the receiving side's CPUs, one
   inter-processor interrupt per packet batch handed over (a trapped APIC write in a VM).
 - "none": the kernel default: veth delivers into the sending CPU's backlog, so the receiver's
