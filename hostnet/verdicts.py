@@ -49,6 +49,8 @@ DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide o
 VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS)
 CONFIDENCE = 0.95
 METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
+# No arm decides with fewer clean runs than this: a spread from two runs is too uncertain to trust.
+MIN_RUNS = 3
 # The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
 MAX_RUNS = 30
 # The fewest clean runs per point whose spread may rule a top-up out (a projection beyond MAX_RUNS):
@@ -99,9 +101,26 @@ class Difference:
         """Runs per side (a level compared against counts b's runs only)."""
         return len(self.b) if len(self.a) == 1 and len(self.b) > 1 else min(len(self.a), len(self.b))
 
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The same difference's interval at another confidence level (a familywise correction
+        asks for a stricter one)."""
+        if not math.isfinite(self.hi - self.lo) or self.lo == self.hi:
+            return self.lo, self.hi
+        if len(self.a) == 1 and not self.paired:  # against a level (against_level)
+            ci = stats.ttest_1samp(self.b, self.a[0]).confidence_interval(confidence)
+            return float(ci.low) - self.a[0], float(ci.high) - self.a[0]
+        test = stats.ttest_rel(self.b, self.a) if self.paired else stats.ttest_ind(self.b, self.a, equal_var=False)
+        ci = test.confidence_interval(confidence)
+        return float(ci.low), float(ci.high)
+
+    def decided_at(self, confidence: float) -> str:
+        """The sign ('<', '>' or '?') of the interval at that confidence level."""
+        lo, hi = self.interval(confidence)
+        return "<" if lo > 0 else (">" if hi < 0 else "?")
+
     def runs_to_decide(self) -> int | None:
         """Clean runs per point at which the interval's half-width would shrink below |difference|;
-        None when n < 2 gives no spread to go by."""
+        None below MIN_RUNS, which gives no interval to go by."""
         if self.n < 2 or not math.isfinite(self.hi - self.lo):
             return None
         return self.runs_for(abs(self.diff))
@@ -137,11 +156,11 @@ def _values(xs) -> tuple[float, ...]:
 
 def difference(a, b, paired: bool = False) -> Difference:
     """b − a with its 95 % CI: Welch's t for independent runs, a paired t when a[i] and b[i] come
-    from the same run. Fewer than two runs on a side give an unbounded interval (undecided)."""
+    from the same run. Fewer than MIN_RUNS runs on a side give an unbounded interval (undecided)."""
     a, b = _values(a), _values(b)
     if paired and len(a) != len(b):
         raise ValueError(f"a paired difference needs as many a as b values, not {len(a)} and {len(b)}")
-    if min(len(a), len(b)) < 2:
+    if min(len(a), len(b)) < MIN_RUNS:
         return Difference(a, b, -math.inf, math.inf, paired)
     scale = 1e-9 * max(1.0, float(np.max(np.abs([*a, *b]))))  # below this, spread is float rounding
     flat = np.ptp(np.subtract(b, a)) <= scale if paired else (np.ptp(a) <= scale and np.ptp(b) <= scale)
@@ -157,7 +176,7 @@ def against_level(values, level: float) -> Difference:
     """mean(values) − level with the one-sample t CI (a is the level itself, no spread): for claims
     about a level, e.g. 'still loses more than 1 %'."""
     b = _values(values)
-    if len(b) < 2:
+    if len(b) < MIN_RUNS:
         return Difference((float(level),), b, -math.inf, math.inf)
     if np.ptp(b) == 0:
         return Difference((float(level),), b, b[0] - level, b[0] - level)
@@ -174,6 +193,9 @@ class Judgement:
     shows: str
     decide: str = ""
     points: tuple[dict, ...] = field(default=())
+    # for a not-reproduced verdict: whether it still holds at a stricter confidence level (combine's
+    # familywise correction asks); None: not known, taken as holding
+    holds: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.verdict not in VOCABULARY:
@@ -189,7 +211,7 @@ def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str
     clean runs per point would be needed: a top-up would spend its budget without deciding)."""
     wanted = [d.runs_to_decide() for d in diffs]
     if any(w is None for w in wanted):
-        need = "at least 2 clean runs per point"
+        need = f"at least {MIN_RUNS} clean runs per point"
     elif max(wanted) > MAX_RUNS and min(d.n for d in diffs) < MIN_RUNS_TO_GIVE_UP:
         need = _spread_first(min(d.n for d in diffs))
     elif max(wanted) > MAX_RUNS:  # no top-up: repetitions within reason would not decide it
@@ -215,8 +237,19 @@ def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "
     shows += f"{' ' + unit if unit else ''} (means; ≈: the 95 % CI of the step's difference contains 0); steps: "
     shows += "; ".join(f"{s[0]}: {d.diff:+{fmt}} [{d.lo:+{fmt}}, {d.hi:+{fmt}}]"
                        for d, s in zip(diffs, steps[1:], strict=True))
-    if any(d.sign == ">" for d in diffs):
-        return Judgement(NOT_REPRODUCED, shows)
+    failing = [d for d in diffs if d.sign == ">"]
+    strict = familywise_level(len(diffs))
+    if any(d.decided_at(strict) == ">" for d in failing):  # a union of steps: Holm's first step
+        return Judgement(NOT_REPRODUCED, shows + _holm_note(len(diffs)), points=tuple(
+            p for a, b in zip(steps, steps[1:], strict=False) for p in (a[2], b[2]) if p),
+            holds=lambda c: any(d.decided_at(familywise_level(len(diffs), c)) == ">" for d in failing))
+    if failing:
+        diffs_open = failing
+        points = [p for d, (a, b) in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d in failing
+                  for p in (a[2], b[2])]
+        need, pts = _more_runs(diffs_open, points)
+        return Judgement(INCONCLUSIVE, shows + f"; a step falls at 95 % but not at the familywise level"
+                         f"{_holm_note(len(diffs))}", need, pts)
     if all(d.sign == "<" for d in diffs):
         return Judgement(REPRODUCED, shows)
     open_ = [(d, pair) for d, pair in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d.sign == "?"]
@@ -231,8 +264,15 @@ def direction(d: Difference, *, want: str, what: str, points: Sequence[dict] = (
     if d.sign == want:
         return Judgement(REPRODUCED, shows)
     if d.sign != "?":
-        return Judgement(NOT_REPRODUCED, shows)
+        return _against(shows, [d], points)
     return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+
+
+def _against(shows: str, diffs: Sequence[Difference], points: Sequence[dict]) -> Judgement:
+    """Not reproduced, decided by one of `diffs` (whose signs decide against the claim); it holds at a
+    stricter level while one of them keeps its sign there."""
+    return Judgement(NOT_REPRODUCED, shows, points=tuple(p for p in points if p),
+                     holds=lambda c: any(d.decided_at(c) == d.sign for d in diffs))
 
 
 def sized(d: Difference, *, paper_pct: float, what: str, points: Sequence[dict] = (), unit: str = "",
@@ -247,7 +287,7 @@ def sized(d: Difference, *, paper_pct: float, what: str, points: Sequence[dict] 
     if d.sign == "?":
         return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
     if d.sign != want:
-        return Judgement(NOT_REPRODUCED, shows)
+        return _against(shows, [d], points)
     if lo <= paper_pct <= hi:
         return Judgement(REPRODUCED, shows)
     return Judgement(IN_DIRECTION, shows + "; the direction is the paper's, the size is not")
@@ -263,9 +303,12 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
     if -margin_pct <= lo and hi <= margin_pct:
         return Judgement(REPRODUCED, shows)
     if lo > margin_pct or hi < -margin_pct:
-        return Judgement(NOT_REPRODUCED, shows)
-    if d.n < 2:
-        return Judgement(INCONCLUSIVE, shows, "at least 2 clean runs per point", tuple(points))
+        def outside(c: float) -> bool:
+            lo_c, hi_c = (d.rel(x) for x in d.interval(c))
+            return lo_c > margin_pct or hi_c < -margin_pct
+        return Judgement(NOT_REPRODUCED, shows, points=tuple(p for p in points if p), holds=outside)
+    if d.n < MIN_RUNS:
+        return Judgement(INCONCLUSIVE, shows, f"at least {MIN_RUNS} clean runs per point", tuple(points))
     room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
     wanted = d.runs_for(room)
     if wanted > MAX_RUNS and d.n < MIN_RUNS_TO_GIVE_UP:
@@ -290,7 +333,7 @@ def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points:
         d = difference(shares[want], shares[top], paired=True)  # > 0: top above want
         shows += f" ({top} − {want}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
         if d.sign == "<":
-            return Judgement(NOT_REPRODUCED, shows)
+            return _against(shows, [d], points)
         return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
     rival = order[1] if len(order) > 1 else None
     if rival is None:
@@ -302,15 +345,35 @@ def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points:
     return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
 
 
+def familywise_level(k: int, confidence: float = CONFIDENCE) -> float:
+    """The confidence level one of k claims must reach for 'at least one of them fails' to keep the
+    familywise error at 1 − confidence: Holm's first step (α/k), which is all a union needs."""
+    return 1 - (1 - confidence) / max(k, 1)
+
+
+def _holm_note(k: int) -> str:
+    return f" (familywise over {k} claims: Holm, α = {1 - CONFIDENCE:.2f}/{k})" if k > 1 else ""
+
+
 def combine(parts: Sequence[Judgement], joiner: str = "; ") -> Judgement:
-    """A finding made of several claims (every side, every point): not reproduced if one is not;
-    reproduced if all are; in direction if all are at least that; else inconclusive."""
+    """A finding made of several claims (every side, every point): not reproduced if one is not at
+    the familywise level (Holm over the parts: a part decided against at 95 % that does not hold at
+    1 − 0.05/k is undecided); reproduced if all are (an intersection-union test needs no correction);
+    in direction if all are at least that; else inconclusive."""
+    k = len(parts)
+    failing = [p for p in parts if p.verdict == NOT_REPRODUCED]
+    held = [p for p in failing if p.holds is None or p.holds(familywise_level(k))]
+    if failing and not held:  # each fails at 95 % only: undecided under the familywise correction
+        note = f"decided against at 95 % but not at the familywise level{_holm_note(k)}"
+        parts = [Judgement(INCONCLUSIVE, p.shows, f"more clean runs ({note})", p.points)
+                 if p.verdict == NOT_REPRODUCED else p for p in parts]
     verdicts = [p.verdict for p in parts]
     shows = joiner.join(p.shows for p in parts)
     if NOT_TESTABLE in verdicts:
         return Judgement(NOT_TESTABLE, shows, "; ".join(p.decide for p in parts if p.decide))
-    if NOT_REPRODUCED in verdicts:
-        return Judgement(NOT_REPRODUCED, shows)
+    if held:
+        return Judgement(NOT_REPRODUCED, shows + _holm_note(k), points=tuple(pt for p in held for pt in p.points),
+                         holds=lambda c: any(p.holds is None or p.holds(familywise_level(k, c)) for p in held))
     if all(v == REPRODUCED for v in verdicts):
         return Judgement(REPRODUCED, shows)
     if all(v in (REPRODUCED, IN_DIRECTION) for v in verdicts):

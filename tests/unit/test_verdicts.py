@@ -33,7 +33,10 @@ def test_one_run_is_never_a_decision():
     d = verdicts.difference([10.0], [50.0])
     assert d.sign == "?" and math.isinf(d.hi) and d.runs_to_decide() is None
     j = verdicts.direction(d, want="<", what="x", points=[{"config": "a"}])
-    assert j.verdict == verdicts.INCONCLUSIVE and j.decide == "at least 2 clean runs per point"
+    assert j.verdict == verdicts.INCONCLUSIVE and j.decide == "at least 3 clean runs per point"
+    # nor are two: no arm decides with fewer than MIN_RUNS clean runs
+    two = verdicts.difference([10.0, 11.0], [50.0, 51.0])
+    assert two.sign == "?" and math.isinf(two.hi)
 
 
 def test_undecided_says_how_many_runs_would_decide_and_which_points():
@@ -239,3 +242,21 @@ def test_a_section_judged_without_a_ledger_says_both_accountings_are_the_raw_one
         return _table({"F1": verdicts.REPRODUCED if len(tidy) else verdicts.INCONCLUSIVE})
     out = verdict_table(pd.DataFrame({"metric": ["cpu_util_pct"], "value": [1.0]}), None)
     assert out.verdict.tolist() == [verdicts.REPRODUCED] and out["NIC-equivalent"].tolist() == ["(no ledger: raw)"]
+
+
+def test_combine_keeps_a_failing_part_only_at_the_familywise_level():
+    """Eight claims, one decided against at 95 % but not at 1 − 0.05/8: undecided, not 'not
+    reproduced'; one that holds at the stricter level decides; a single claim needs no correction."""
+    ok = verdicts.direction(verdicts.difference([1, 1.1, 0.9, 1.05], [5, 5.2, 4.9, 5.1]), want="<", what="ok")
+    a = [10.0, 10.4, 9.7, 10.2]
+    b = [x - 0.6 for x in (10.0, 10.3, 9.6, 10.3)]  # b below a: decided at 95 % (p ≈ 0.03), not at 0.05/8
+    weak = verdicts.difference(a, b)
+    assert weak.sign == ">" and weak.decided_at(verdicts.familywise_level(8)) == "?"
+    fail = verdicts.direction(weak, want="<", what="weak", points=[{"config": "x"}])
+    assert fail.verdict == verdicts.NOT_REPRODUCED  # alone: the 95 % rule
+    many = verdicts.combine([ok] * 7 + [fail])
+    assert many.verdict == verdicts.INCONCLUSIVE and "familywise" in many.decide and many.points == ({"config": "x"},)
+    strong = verdicts.direction(verdicts.difference([10, 10.1, 9.9, 10.05], [1, 1.1, 0.9, 1.0]), want="<", what="s")
+    decided = verdicts.combine([ok] * 7 + [fail, strong])
+    assert decided.verdict == verdicts.NOT_REPRODUCED and "Holm" in decided.shows
+    assert verdicts.combine([ok] * 8).verdict == verdicts.REPRODUCED  # all must hold: no correction needed

@@ -119,7 +119,7 @@ def test_changes_within_the_run_to_run_spread_are_inconclusive_and_name_the_poin
 def test_a_single_clean_repetition_decides_nothing():
     v = judged({1: [(30, 80, 95, COPY_FIRST)], 8: [(10, 80, 99, COPY_FIRST)]})
     assert (v.verdict == INCONCLUSIVE).all()
-    assert v["this run shows"].str.endswith("to decide: at least 2 clean runs per point").all()
+    assert v["this run shows"].str.endswith("to decide: at least 3 clean runs per point").all()
     assert set(v.attrs["top_up"]) == {"F09", "F04", "F05"}
 
 
