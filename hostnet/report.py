@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__, project
-from .verdicts import NOT_TESTABLE, VOCABULARY
+from .verdicts import NOT_TESTABLE, VOCABULARY, is_extension
 
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -19,7 +19,7 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.figs img{max-width:520px;margin:6px;border:1px solid #eee}
 .reproduced{color:#1a7f37;font-weight:bold}.reproduced-in-direction{color:#4d7c0f;font-weight:bold}.not-reproduced{color:#b42318;font-weight:bold}
-.not-testable-here{color:#777}.inconclusive{color:#9a6700;font-weight:bold}.not-covered{color:#aaa}
+.not-testable-here{color:#777}.inconclusive{color:#9a6700;font-weight:bold}.not-covered{color:#aaa}.depends-on-the-testbed{color:#6b21a8;font-weight:bold}
 .meta{color:#555;font-size:.9em}nav ol{columns:2}table.summary{display:block;overflow-x:auto;max-width:100%}"""
 
 
@@ -154,11 +154,16 @@ def md_table(header: list[str], rows: list[list]) -> str:
 
 def _verdict_counts(metas: list[dict]) -> str:
     counts: dict[str, int] = {}
+    extensions = 0
     for m in metas:
         for v in m.get("verdicts", []):
+            if is_extension(v["id"]):  # judged beyond where the paper states it: not the paper's count
+                extensions += 1
+                continue
             counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
     kinds = [k for k in VERDICT_ORDER if k in counts] + sorted(set(counts) - set(VERDICT_ORDER))
-    return ", ".join(f"{counts[k]} {k}" for k in kinds) or "none"
+    text = ", ".join(f"{counts[k]} {k}" for k in kinds) or "none"
+    return text + (f" (and {extensions} extension{'s' if extensions > 1 else ''}, not counted)" if extensions else "")
 
 
 def _results_section(m: dict, figures_href: str) -> str:

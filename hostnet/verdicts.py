@@ -59,6 +59,8 @@ MIN_RUNS_TO_GIVE_UP = 5
 COLUMNS = ["id", "paper says", "this run shows", "verdict"]
 # what under_accountings adds: each accounting's own verdict, and what the ambiguous line does
 ACCOUNTING_COLUMNS = ["raw", "NIC-equivalent", "sensitivity"]
+# and how many runs were unsteady, with the verdict without them where it differs
+STEADINESS_COLUMNS = ["unsteady runs", "steady runs only"]
 
 
 @dataclass(frozen=True)
@@ -394,26 +396,39 @@ def row(fid: str, claim: str, j: Judgement) -> dict:
     return {"id": fid, "paper says": claim, "this run shows": shows, "verdict": j.verdict}
 
 
-def table(findings: pd.DataFrame, judged: dict[str, Judgement]) -> pd.DataFrame:
+EXTENSION = " (extension)"  # an id's suffix: judged where the paper does not state it, kept out of counts
+
+
+def is_extension(fid: str) -> bool:
+    return fid.endswith(EXTENSION)
+
+
+def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None
+          ) -> pd.DataFrame:
     """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
-    inconclusive verdict needs more clean runs of, per finding."""
-    claims = findings.set_index("id").claim
+    inconclusive verdict needs more clean runs of, per finding. extensions: findings judged beyond
+    where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
+    says so, so no overall count or summary takes them for the paper's."""
+    claims = findings.set_index("id").claim.to_dict()
+    for fid, where in (extensions or {}).items():
+        if fid in judged:
+            claims[fid + EXTENSION] = f"Extension (the paper states it {where}): {claims[fid]}"
+            judged = {(k + EXTENSION if k == fid else k): v for k, v in judged.items()}
     out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
     out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
     return out
 
 
 def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
-    """A section's verdict_table(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and merged
-    (merge_accountings). Where the tidy data has no ledger (real servers, or runs recorded before
-    it) both accountings are the raw one and the table says so."""
+    """A section's verdict_table(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and
+    merged (merge_accountings), then again without unsteady runs, shown where that changes a verdict.
+    Where the tidy data has no ledger (real servers, or runs recorded before it) both accountings
+    are the raw one and the table says so."""
     sig = inspect.signature(verdict_table)
     name = next(p for p in sig.parameters if p == "tidy" or p.endswith("_tidy"))
 
-    @functools.wraps(verdict_table)
-    def judged(*args, **kwargs):
+    def accounted(args, kwargs, tidy: pd.DataFrame) -> pd.DataFrame:
         bound = sig.bind(*args, **kwargs)
-        tidy = bound.arguments[name]
 
         def under(accounting):
             bound.arguments[name] = ledger.view(tidy, accounting)
@@ -423,7 +438,31 @@ def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..
             return merge_accountings(raw, raw, {})
         return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
                                                                                  ledger.NIC_WITHOUT)})
+
+    @functools.wraps(verdict_table)
+    def judged(*args, **kwargs):
+        tidy = sig.bind(*args, **kwargs).arguments[name]
+        out = accounted(args, kwargs, tidy)
+        unsteady = unsteady_runs(tidy)
+        runs = tidy.run_id.nunique() if "run_id" in tidy.columns else 0
+        out["unsteady runs"] = f"{len(unsteady)} of {runs}"
+        out["steady runs only"] = "no steady run" if unsteady and runs == len(unsteady) else ""
+        if unsteady and runs > len(unsteady):
+            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)]).set_index("id").verdict
+            without = [again.get(f, "not judged (no steady run of its points)") for f in out["id"]]
+            out["steady runs only"] = [w if w != v else "" for w, v in zip(without, out["verdict"], strict=True)]
+        return out
     return judged
+
+
+def unsteady_runs(tidy: pd.DataFrame) -> set[str]:
+    """Runs a flow of which varied by more than analysis.STEADY_CV_LIMIT_PCT per second (what the
+    manifest calls unsteady), read from the tidy rows."""
+    from .analysis import STEADY_CV_LIMIT_PCT
+    if not {"metric", "run_id"} <= set(tidy.columns):
+        return set()
+    cv = tidy[tidy.metric == "flow_throughput_cv_pct"]
+    return set(cv[cv.value > STEADY_CV_LIMIT_PCT].run_id)
 
 
 def merged_verdict(raw: str, nic: str) -> str:

@@ -146,8 +146,9 @@ def _f14(tidy: pd.DataFrame, paper: pd.Series) -> verdicts.Judgement:
 
 
 def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
-    """With the most short flows beside the long flow, data copy still leads the breakdown, while
-    tcp/ip and sched grow against the long flow alone."""
+    """With the most short flows beside the long flow, data copy still leads the receiver's (the
+    server's, Fig. 11b) breakdown, while tcp/ip and sched grow against the long flow alone; the
+    sender's is shown beside it, not counted."""
     mixed = tidy[tidy.long_flow == 1]
     ks = sorted(int(k) for k in mixed[KEY].unique())
     if len(ks) < 2 or ks[0] != 0:
@@ -156,20 +157,26 @@ def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
     k, metric = ks[-1], analysis.breakdown_metric(tidy)
     cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
     pts = [{KEY: 0, "long_flow": 1}, {KEY: k, "long_flow": 1}]
-    parts = []
+    judged = {}
     for side in ("sender", "receiver"):
         with_short = verdicts.shares_by_run(mixed, metric, side, cats, **{KEY: k})
         alone = verdicts.shares_by_run(mixed, metric, side, cats, **{KEY: 0})
         if not with_short or not alone:
             continue
-        parts.append(verdicts.largest(with_short, "data_copy", what=f"long + {k} short, {side}", points=pts[1:]))
+        parts = [verdicts.largest(with_short, "data_copy", what=f"long + {k} short, {side}", points=pts[1:])]
         for cat in ("tcp/ip", "sched"):
             parts.append(verdicts.direction(verdicts.difference(alone[cat], with_short[cat]), want="<",
                                             what=f"{side} {cat} share alone → with {k} short flows", unit="%",
                                             points=pts))
-    if not parts:
-        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no profiles of these points", "profiled runs")
-    return verdicts.combine(parts)
+        judged[side] = verdicts.combine(parts)
+    if "receiver" not in judged:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no profiles of the receiver at these points",
+                                  "profiled runs")
+    j = judged["receiver"]  # Fig. 11(b) is the server's breakdown: the claim is the receiver's
+    if "sender" in judged:
+        j = verdicts.Judgement(j.verdict, j.shows + f"; the sender (not the paper's Fig. 11b, not counted: "
+                               f"{judged['sender'].verdict}): {judged['sender'].shows}", j.decide, j.points, j.holds)
+    return j
 
 
 @verdicts.under_accountings

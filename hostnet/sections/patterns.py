@@ -330,6 +330,11 @@ def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
     return verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
 
 
+# F04 and F05 are §3.1's single-flow claims (findings.csv, stated): judged here as extensions, shown and kept
+# out of the counts
+SINGLE_FLOW_CLAIMS = dict.fromkeys(("F04", "F05"), "for a single flow, §3.1")
+
+
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> pd.DataFrame:
     """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts);
@@ -341,7 +346,8 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
             f"no clean run: all {len(runs)} runs were flagged (e.g. {worst})",
             "clean runs: the same sweep on an idle machine (a live run tops up points without a clean run, "
             "within its budget)")
-        return verdicts.table(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why))
+        return verdicts.table(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why),
+                              extensions=SINGLE_FLOW_CLAIMS)
     judged = {}
     for fid in _pattern(pattern).findings:
         if fid == "F09":
@@ -350,12 +356,11 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
             judged[fid] = _f09(tidy, pattern)
         elif fid == "F04":
             j = _f04(tidy)
-            judged[fid] = verdicts.Judgement(
-                j.verdict, "checked at every n of this pattern (the paper states it for single flows): " + j.shows,
-                j.decide, j.points)
+            judged[fid] = verdicts.Judgement(j.verdict, "checked at every n of this pattern: " + j.shows,
+                                             j.decide, j.points, j.holds)
         else:
             judged[fid] = _f05(tidy, config)
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.table(verdicts.load_findings(reference_dir), judged, extensions=SINGLE_FLOW_CLAIMS)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:

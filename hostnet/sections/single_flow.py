@@ -16,6 +16,8 @@ from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "single-flow"
 LADDER = list(stackconfig.LADDER)
+# the paper's own ladder (Fig. 3b: no-opts, +TSO/GRO, +jumbo, +aRFS): F04 is stated on these steps
+PAPER_LADDER = ("no-opts", "tsogro", "tsogro+jumbo", "all-opts")
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration: int = 5,
@@ -143,14 +145,20 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
                                            points=[{"config": "tsogro"}, {"config": "tsogro+jumbo"}], fmt=".2f")
     steps = [c for c in LADDER if c in present and len(_per_run(tidy, "cpu_util_pct", "receiver", c))]
     if steps:
-        parts = []
-        for c in steps:
+        def busier(c):
             both = pd.concat([_per_run(tidy, "cpu_util_pct", "sender", c),
                               _per_run(tidy, "cpu_util_pct", "receiver", c)], axis=1, join="inner")
             d = verdicts.difference(both.iloc[:, 0], both.iloc[:, 1], paired=True)
-            parts.append(verdicts.direction(d, want="<", what=f"{c} CPU sender → receiver", unit="%",
-                                            fmt=".0f", points=[{"config": c}]))
-        judged["F04"] = verdicts.combine(parts)
+            return verdicts.direction(d, want="<", what=f"{c} CPU sender → receiver", unit="%", fmt=".0f",
+                                      points=[{"config": c}])
+        counted = [c for c in steps if c in PAPER_LADDER]
+        j = verdicts.combine([busier(c) for c in counted]) if counted else verdicts.Judgement(
+            verdicts.INCONCLUSIVE, "none of the paper's ladder steps was measured", "the ladder's steps")
+        shown = [busier(c).shows for c in steps if c not in PAPER_LADDER]
+        if shown:  # measured, but not a step of the paper's ladder (Fig. 3b): shown, not counted
+            j = verdicts.Judgement(j.verdict, j.shows + "; not a ladder step, not counted: " + "; ".join(shown),
+                                   j.decide, j.points, j.holds)
+        judged["F04"] = j
     metric = analysis.breakdown_metric(tidy)
     cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
     for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):

@@ -260,3 +260,22 @@ def test_combine_keeps_a_failing_part_only_at_the_familywise_level():
     decided = verdicts.combine([ok] * 7 + [fail, strong])
     assert decided.verdict == verdicts.NOT_REPRODUCED and "Holm" in decided.shows
     assert verdicts.combine([ok] * 8).verdict == verdicts.REPRODUCED  # all must hold: no correction needed
+
+
+def test_unsteady_runs_are_counted_and_the_verdict_without_them_shown_where_it_changes():
+    def rows(run, cv, value):
+        return [{"run_id": run, "metric": "flow_throughput_cv_pct", "side": "flow", "category": None, "value": cv},
+                {"run_id": run, "metric": "x", "side": "both", "category": None, "value": value}]
+
+    @verdicts.under_accountings
+    def verdict_table(tidy, reference_dir):
+        xs = tidy[tidy.metric == "x"].value
+        v = verdicts.REPRODUCED if len(xs) >= 3 and (xs > 0).all() else verdicts.INCONCLUSIVE
+        return _table({"F1": v, "F2": verdicts.REPRODUCED} if len(xs) >= 4 else {"F1": v})
+    t = pd.DataFrame([r for i, (cv, x) in enumerate([(5, 1), (5, 1), (5, 1), (40, 1), (40, 1)])
+                      for r in rows(f"p-r{i}", cv, x)])
+    out = verdict_table(t, None).set_index("id")
+    assert (out["unsteady runs"] == "2 of 5").all()
+    assert out.loc["F1", "steady runs only"] == ""  # three steady runs decide the same
+    assert out.loc["F2", "steady runs only"].startswith("not judged")
+    assert verdicts.unsteady_runs(t) == {"p-r3", "p-r4"}

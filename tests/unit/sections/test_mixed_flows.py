@@ -128,8 +128,8 @@ def test_f26_a_shift_within_the_spread_is_inconclusive_and_no_profile_decides_no
     assert "(data_copy − tcp/ip: +20 points, 95 % CI +20 … +20)" in v["this run shows"]  # the lead is decided
     assert {p["short_flows"] for p in t.attrs["top_up"]["F26"]} == {0, 16}
     bare = verdict(mixed_tidy(tpc_points(20, 10.4, 1.0)), "F26")
-    assert bare.verdict == INCONCLUSIVE and bare["this run shows"] == "no profiles of these points; to decide: " \
-                                                                     "profiled runs"
+    assert bare.verdict == INCONCLUSIVE and bare["this run shows"] == ("no profiles of the receiver at these "
+                                                                      "points; to decide: profiled runs")
 
 
 def test_class_tpc_splits_the_run_tpc_by_throughput():
@@ -150,3 +150,15 @@ def test_recorded_campaign_is_judged_on_its_runs():
     t = mixed_flows.judge(REPO / "data" / "runs", "20261123-mixed-flows-embedded", REF)
     assert list(t.id) == ["F14", "F26"] and t.verdict.isin(VOCABULARY).all()
     assert "total tpc alone → with 16 short flows" in t.set_index("id").loc["F14", "this run shows"]
+
+
+def test_f26_is_the_receivers_claim_and_the_sender_is_shown_not_counted():
+    """Fig. 11(b) is the server's breakdown: a sender whose tcp/ip leads does not decide F26."""
+    rcv = {"data_copy": 40.0, "tcp/ip": 30.0, "sched": 15.0}
+    t = profiled(ALONE, rcv, spread=(0.0, 1.0, -1.0))
+    sender = t[t.side == "receiver"].assign(side="sender")
+    sender.loc[(sender.category == "tcp/ip") & (sender.short_flows == 16), "value"] += 30  # tcp/ip leads there
+    v = mixed_flows.verdict_table(pd.concat([t[t.side != "sender"], sender], ignore_index=True), REF)
+    f26 = v.set_index("id").loc["F26"]
+    assert f26.verdict == REPRODUCED, f26["this run shows"]
+    assert "the sender (not the paper's Fig. 11b, not counted: not reproduced)" in f26["this run shows"]

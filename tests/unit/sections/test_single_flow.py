@@ -95,3 +95,14 @@ def test_recorded_napi_thread_campaign_is_judged_on_its_clean_runs():
     assert v.loc["F03", "verdict"] == verdicts.REPRODUCED and "n = 5/5" in v.loc["F03", "this run shows"]
     assert v.loc["F25", "verdict"] == verdicts.NOT_TESTABLE
     assert set(v.verdict) <= set(verdicts.VOCABULARY)
+
+
+def test_f04_counts_the_papers_ladder_steps_and_shows_jumbo_alone_beside_them():
+    """jumbo alone is not a step of Fig. 3(b)'s ladder: a sender-bound jumbo is shown, not counted."""
+    util = {(c, s): (60 if s == "sender" else 95) for c in ("no-opts", "tsogro", "tsogro+jumbo", "all-opts")
+            for s in ("sender", "receiver")}
+    util.update({("jumbo", "sender"): 95, ("jumbo", "receiver"): 60})
+    v = single_flow.verdict_table(tidy({"no-opts": 5, "tsogro": 15, "jumbo": 9, "tsogro+jumbo": 27,
+                                        "all-opts": 41}, util), REF, manifests("rps")).set_index("id")
+    assert v.loc["F04", "verdict"] == verdicts.REPRODUCED, v.loc["F04", "this run shows"]
+    assert "not a ladder step, not counted: jumbo CPU sender → receiver: 95 → 60 %" in v.loc["F04", "this run shows"]
