@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__, project
-from .verdicts import NOT_TESTABLE, VOCABULARY, is_extension
+from .verdicts import ACCOUNTING_COLUMNS, NOT_TESTABLE, STEADINESS_COLUMNS, VOCABULARY, is_extension
 
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -78,12 +78,21 @@ def _section_html(m: dict) -> str:
     if m.get("summary"):
         parts.append(pd.DataFrame(m["summary"]).to_html(index=False, float_format=lambda x: f"{x:.2f}",
                                                         na_rep="–", classes="summary"))
+    extra = extra_columns(m["verdicts"])
     rows = "".join(
         f"<tr><td>{_e(v['id'])}</td><td>{_e(v['paper says'])}</td><td>{_e(v['this run shows'])}</td>"
-        f"<td class='{verdict_class(v['verdict'])}'>{_e(v['verdict'])}</td></tr>" for v in m["verdicts"])
+        f"<td class='{verdict_class(v['verdict'])}'>{_e(v['verdict'])}</td>"
+        + "".join(f"<td>{_e(v.get(c) or '')}</td>" for c in extra) + "</tr>" for v in m["verdicts"])
     parts.append("<table class='verdicts'><tr><th>finding</th><th>paper says</th><th>this run shows</th>"
-                 f"<th>verdict</th></tr>{rows}</table>")
+                 "<th>verdict</th>" + "".join(f"<th>{_e(c)}</th>" for c in extra) + f"</tr>{rows}</table>")
     return "\n".join(parts)
+
+
+def extra_columns(records: list[dict]) -> list[str]:
+    """The verdict table's columns beyond the four every table has (each accounting's verdict, the
+    ambiguous line's effect, unsteady runs), in their order, where the records have them."""
+    extra = [*ACCOUNTING_COLUMNS, *STEADINESS_COLUMNS]
+    return [c for c in extra if any(c in r for r in records)]
 
 
 def recorded(metas: list[dict]) -> str:
@@ -174,8 +183,9 @@ def _results_section(m: dict, figures_href: str) -> str:
              f"Runs: {q.get('runs', 0)}, ok {q.get('ok', 0)}, failed {q.get('failed', 0)}, "
              f"flagged for foreign load {q.get('contaminated', 0)} "
              f"(more than {q.get('foreign_load_limit_pct', 10.0):g} % of a core used by other processes).",
-             md_table(["finding", "paper says", "this run shows", "verdict"],
-                      [[v["id"], v["paper says"], v["this run shows"], v["verdict"]] for v in m["verdicts"]])]
+             md_table(["finding", "paper says", "this run shows", "verdict", *extra_columns(m["verdicts"])],
+                      [[v["id"], v["paper says"], v["this run shows"], v["verdict"],
+                        *(v.get(c) for c in extra_columns(m["verdicts"]))] for v in m["verdicts"]])]
     summary = m.get("summary") or []
     if summary:
         columns = list(dict.fromkeys(k for row in summary for k in row))
@@ -192,14 +202,18 @@ def results_markdown(figures_dir, figures_href: str = "../figures") -> str:
     Nothing but the data goes in (no generation time), so the same metadata gives the same text."""
     metas = sorted((json.loads(p.read_text()) for p in Path(figures_dir).glob("*.meta.json")),
                    key=lambda m: m["notebook"])
-    n_verdicts = sum(len(m.get("verdicts", [])) for m in metas)
+    n_verdicts = sum(not is_extension(v["id"]) for m in metas for v in m.get("verdicts", []))
     parts = [RESULTS_HEADER.format(href=figures_href),
              f"{len(metas)} notebooks, {n_verdicts} verdicts: {_verdict_counts(metas)}. A finding that "
-             "several notebooks check is counted once per notebook."]
+             "several notebooks check is counted once per notebook. Each verdict is judged under raw and "
+             "NIC-equivalent accounting (docs/verdicts.md, docs/embedded-testbed.md: the testbed ledger); "
+             "where they differ both are given."]
     by_finding: dict[str, list[str]] = {}
     for m in metas:
         for v in m.get("verdicts", []):
-            by_finding.setdefault(v["id"], []).append(f"{Path(m['notebook']).stem[:2]}: {v['verdict']}")
+            both = (f" (raw: {v['raw']}; NIC-equivalent: {v['NIC-equivalent']})"
+                    if v.get("raw") and v.get("NIC-equivalent") not in (None, v["raw"], "(no ledger: raw)") else "")
+            by_finding.setdefault(v["id"], []).append(f"{Path(m['notebook']).stem[:2]}: {v['verdict']}{both}")
     if by_finding:
         parts.append("## Findings\n\n" + md_table(
             ["finding", "verdict by notebook"], [[f, "; ".join(by_finding[f])] for f in sorted(by_finding)]))
