@@ -16,6 +16,9 @@ ledger item:
   ring frees room, the NAPI poll wakes the other side's queue and drains its qdisc here). On a
   pair of namespaces it moves, category by category, to the peer side's breakdown and CPU; behind
   a bridge it is the switch's, and removed.
+- gro_lookup: at steps without GRO, the GRO engine's own work (dev_gro_receive and below, short of
+  delivering the packet): veth keeps GRO on with gro_max_size 0 there, so every packet is looked up
+  and none merged; a NIC with GRO off pays none of it. Removed.
 - napi_scheduling (ambiguous): what is left of the testbed bucket once the instrument is out: the
   NAPI threads' own sleep, wake and context switches and the IPIs that wake them. A NIC replaces
   them with a hardirq and a softirq, whose cost is real but not this; shown as its own line.
@@ -30,27 +33,36 @@ from collections import defaultdict
 
 import pandas as pd
 
-LEDGER_RULE = "testbed-ledger/1"
-XDP_COPY, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
-    "xdp_copy", "nic_tso", "nic_wakeup", "peer_transmit", "napi_scheduling")
-ITEMS = (XDP_COPY, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING)
+LEDGER_RULE = "testbed-ledger/2"
+XDP_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
+    "xdp_copy", "gro_lookup", "nic_tso", "nic_wakeup", "peer_transmit", "napi_scheduling")
+ITEMS = (XDP_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING)
 AMBIGUOUS = NAPI_SCHEDULING  # also the category name of the ambiguous line in NIC-equivalent breakdowns
 # where NIC-equivalent accounting puts each item
-BILLING = {XDP_COPY: "removed (no NIC copies for XDP here)", NIC_TSO: "NIC stand-in (removed)",
+BILLING = {XDP_COPY: "removed (no NIC copies for XDP here)", GRO_LOOKUP: "removed (a GRO-off NIC looks nothing up)",
+           NIC_TSO: "NIC stand-in (removed)",
            NIC_WAKEUP: "NIC stand-in (removed)", PEER_TRANSMIT: "the peer side (a switch's behind a bridge)",
            NAPI_SCHEDULING: "its own line (ambiguous)"}
 _GSO = frozenset({"__skb_gso_segment", "skb_gso_segment", "skb_mac_gso_segment"})
+# past these the GRO engine hands the packet on: delivery, the stack's own work
+_GRO_DELIVERS = frozenset({"napi_gro_complete", "gro_normal_list", "gro_normal_one", "netif_receive_skb_list_internal",
+                           "__netif_receive_skb", "__netif_receive_skb_list_core", "ip_list_rcv", "ip_rcv",
+                           "__napi_gro_flush_chain", "gro_flush", "napi_gro_flush"})
 
 
-def item(names: list[str], category: str, *, instrument: bool, gso_for_tso: bool) -> str | None:
+def item(names: list[str], category: str, *, instrument: bool, gso_for_tso: bool,
+         gro_off: bool = False) -> str | None:
     """The ledger item of one embedded sample, or None for stack work. names: its kernel frames
     without suffixes, leaf first; category: what attribution.attribute() made of it; instrument:
     the profiler or the loss injector (never a ledger item); gso_for_tso: the point's TSO is on and
-    the testbed segments in software instead."""
+    the testbed segments in software instead; gro_off: the step has no GRO, which the testbed
+    realises as GRO merging nothing."""
     if instrument:
         return None
     if "skb_pp_cow_data" in names:
         return XDP_COPY
+    if gro_off and "dev_gro_receive" in names and not _GRO_DELIVERS.intersection(names):
+        return GRO_LOOKUP
     if gso_for_tso and _GSO.intersection(names) and "validate_xmit_skb" in names:
         return NIC_TSO
     if "__napi_schedule" in names and "veth_xmit" in names[names.index("__napi_schedule"):]:
@@ -168,3 +180,38 @@ def _tpc(tidy: pd.DataFrame) -> pd.DataFrame:
     from .analysis import with_side_tpc
     manifests = [{"run_id": r, "point": {"id": r.rsplit("-r", 1)[0]}} for r in tidy.run_id.unique()]
     return with_side_tpc(tidy, manifests)
+
+
+# --- the ledger applied one item at a time (F04's table) ----------------------------------------------
+
+STEPS = ("raw", "without the GRO-off stand-in (XDP copy, GRO lookups)", "the peer's transmit billed to it", "NIC stand-in set apart",
+         "the ambiguous line left out")
+
+
+def billing_steps(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Each run's CPU per side (100 = one core) as the ledger's items are applied one after another
+    (STEPS: the fourth is the NIC-equivalent accounting, the fifth leaves the ambiguous line out too),
+    for pairs of namespaces (each side's peer_transmit moves to the other side). Columns: run_id,
+    config, step, sender, receiver."""
+    cpu = tidy[(tidy.metric == "cpu_util_pct") & tidy.side.isin(["sender", "receiver"])]
+    cpu = cpu.pivot_table(index="run_id", columns="side", values="value")
+    led = tidy[tidy.metric == "ledger_pct"].pivot_table(index="run_id", columns=["side", "category"], values="value")
+    config = tidy.drop_duplicates("run_id").set_index("run_id").config
+    rows = []
+    for run in led.index.intersection(cpu.index):
+        c = cpu.loc[run]
+        share = {(s, it): c[s] * led.loc[run].get((s, it), 0.0) / 100 for s in ("sender", "receiver") for it in ITEMS}
+        now = {"sender": c["sender"], "receiver": c["receiver"]}
+        for step in STEPS:
+            if step == STEPS[1]:
+                now = {s: now[s] - share[(s, XDP_COPY)] - share[(s, GRO_LOOKUP)] for s in now}
+            elif step == STEPS[2]:
+                now = {"sender": now["sender"] - share[("sender", PEER_TRANSMIT)] + share[("receiver", PEER_TRANSMIT)],
+                       "receiver": now["receiver"] - share[("receiver", PEER_TRANSMIT)]
+                       + share[("sender", PEER_TRANSMIT)]}
+            elif step == STEPS[3]:
+                now = {s: now[s] - share[(s, NIC_TSO)] - share[(s, NIC_WAKEUP)] for s in now}
+            elif step == STEPS[4]:
+                now = {s: now[s] - share[(s, NAPI_SCHEDULING)] for s in now}
+            rows.append({"run_id": run, "config": config[run], "step": step, **now})
+    return pd.DataFrame(rows, columns=["run_id", "config", "step", "sender", "receiver"])

@@ -129,7 +129,7 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
         att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, comms,
                                     embedded=m["testbed"]["kind"] == "embedded",
                                     loss_injector=bool(m["config"].get("loss_rate")),
-                                    gso_for_tso=gso_for_tso(m))
+                                    gso_for_tso=gso_for_tso(m), gro_off=gro_off(m))
         for cat, pct in att["pct"].items():
             out.add(side, "breakdown_attributed_pct", pct, cat)
         out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
@@ -148,6 +148,11 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
 def gso_for_tso(m: dict) -> bool:
     """The point's TSO is on and its testbed segments in software instead (threaded NAPI on veth)."""
     return bool(m["config"].get("tso")) and m["testbed"].get("rx_steering") == "napi-thread"
+
+
+def gro_off(m: dict) -> bool:
+    """The point has no GRO and its testbed keeps GRO on merging nothing (threaded NAPI on veth)."""
+    return not m["config"].get("gro") and m["testbed"].get("rx_steering") == "napi-thread"
 
 
 def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], ledgers: dict[str, dict]) -> None:

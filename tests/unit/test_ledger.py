@@ -186,3 +186,28 @@ def test_runs_without_a_ledger_have_no_nic_equivalent_cpu_rather_than_a_raw_one(
     nic = ledger.view(t, ledger.NIC)
     assert set(nic[nic.metric == "cpu_util_pct"].run_id) == {"p1-r0"}
     assert set(nic[nic.metric == "throughput_gbps"].run_id) == {"p1-r0", "p1-r1"}
+
+
+def test_billing_steps_end_where_the_nic_equivalent_accounting_does():
+    """On a committed no-opts run (re-derived under the ledger), applying the items one by one gives
+    the stored NIC-equivalent CPU at the fourth step, and only the XDP copy changes the first."""
+    from conftest import REPO
+    from hostnet import store
+    t = store.read_tidy(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0")
+    steps = ledger.billing_steps(t).set_index("step")
+    nic = t[t.metric == "cpu_util_nic_pct"].set_index("side").value
+    assert list(steps.index) == list(ledger.STEPS)
+    assert steps.loc[ledger.STEPS[3], "sender"] == pytest.approx(nic["sender"])
+    assert steps.loc[ledger.STEPS[3], "receiver"] == pytest.approx(nic["receiver"])
+    assert steps.loc[ledger.STEPS[1], "sender"] == steps.loc["raw", "sender"]  # the copy is the receiver's
+    assert steps.loc[ledger.STEPS[1], "receiver"] < steps.loc["raw", "receiver"]
+
+
+def test_at_a_step_without_gro_the_engines_own_lookup_is_an_item_and_delivery_is_not():
+    lookup = ["skb_gro_receive", "tcp_gro_receive", "inet_gro_receive", "dev_gro_receive", "napi_gro_receive",
+              "veth_xdp_rcv_skb", "veth_poll"]
+    deliver = ["tcp_v4_rcv", "ip_protocol_deliver_rcu", "ip_rcv", "__netif_receive_skb", "gro_normal_list",
+               "napi_gro_complete", "dev_gro_receive", "napi_gro_receive", "veth_poll"]
+    assert ledger.item(lookup, "netdev", instrument=False, gso_for_tso=False, gro_off=True) == ledger.GRO_LOOKUP
+    assert ledger.item(lookup, "netdev", instrument=False, gso_for_tso=False, gro_off=False) is None  # GRO's work
+    assert ledger.item(deliver, "tcp/ip", instrument=False, gso_for_tso=False, gro_off=True) is None
