@@ -190,7 +190,8 @@ def test_runs_without_a_ledger_have_no_nic_equivalent_cpu_rather_than_a_raw_one(
 
 def test_billing_steps_end_where_the_nic_equivalent_accounting_does():
     """On a committed no-opts run (re-derived under the ledger), applying the items one by one gives
-    the stored NIC-equivalent CPU at the fourth step, and only the XDP copy changes the first."""
+    the stored NIC-equivalent CPU at the fourth step; the first (the XDP copy, the GRO lookups) is
+    mostly the receiver's."""
     from conftest import REPO
     from hostnet import store
     t = store.read_tidy(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0")
@@ -199,8 +200,8 @@ def test_billing_steps_end_where_the_nic_equivalent_accounting_does():
     assert list(steps.index) == list(ledger.STEPS)
     assert steps.loc[ledger.STEPS[3], "sender"] == pytest.approx(nic["sender"])
     assert steps.loc[ledger.STEPS[3], "receiver"] == pytest.approx(nic["receiver"])
-    assert steps.loc[ledger.STEPS[1], "sender"] == steps.loc["raw", "sender"]  # the copy is the receiver's
-    assert steps.loc[ledger.STEPS[1], "receiver"] < steps.loc["raw", "receiver"]
+    first = steps.loc["raw", ["sender", "receiver"]] - steps.loc[ledger.STEPS[1], ["sender", "receiver"]]
+    assert first["receiver"] > 10 * first["sender"] >= 0  # the copy is the receiver's; the sender's ACK GRO
 
 
 def test_at_a_step_without_gro_the_engines_own_lookup_is_an_item_and_delivery_is_not():

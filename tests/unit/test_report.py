@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 
 from conftest import REPO
-from hostnet import report
+from hostnet import report, verdicts
 
 FIGURES = REPO / "figures"
 DOC = REPO / "docs" / "results.md"
@@ -65,13 +65,15 @@ def test_one_section_per_notebook_with_every_finding():
         assert f"`notebooks/{m['notebook']}`" in body and f"`data/runs/{m['campaign']}`" in body
         assert m["testbed"] in body
         rows = [line for line in body.splitlines() if line.startswith("| F")]
-        for v in m["verdicts"]:
-            assert any(line.startswith(f"| {v['id']} |") and line.endswith(f"| {v['verdict']} |") for line in rows), \
+        extra = report.extra_columns(m["verdicts"])
+        for v in m["verdicts"]:  # the verdict, then each accounting's and the unsteady runs' columns
+            tail = " | ".join([report.md_cell(v["verdict"]), *(report.md_cell(v.get(c)) for c in extra)]) + " |"
+            assert any(line.startswith(f"| {v['id']} |") and line.endswith(f"| {tail}") for line in rows), \
                 (m["notebook"], v["id"])
         for stem in m["figures"]:
             assert f"(../figures/{stem}.svg)" in body
     assert len(sections) == len(metas) + 1  # plus the findings overview
-    n = sum(len(m["verdicts"]) for m in metas)
+    n = sum(not verdicts.is_extension(v["id"]) for m in metas for v in m["verdicts"])  # extensions apart
     assert f"{len(metas)} notebooks, {n} verdicts: " in text
 
 
@@ -120,3 +122,17 @@ def test_a_rebuild_is_byte_for_byte_the_same_and_dated_by_the_data(tmp_path, mon
     assert report.recorded([{"campaign": "my-campaign"}]) == ""
     days = sorted({json.loads(p.read_text())["campaign"][:8] for p in figs.glob("*.meta.json")})
     assert f"Data recorded {days[0][:4]}-{days[0][4:6]}-{days[0][6:]}" in first
+
+
+def test_extensions_are_shown_and_counted_apart_and_both_accountings_named(tmp_path):
+    base = {"title": "X", "campaign": "c", "testbed": "t", "quality": {"runs": 3, "ok": 3, "failed": 0,
+                                                                       "contaminated": 0}, "figures": [], "summary": []}
+    rows = [{"id": "F04", "paper says": "a", "this run shows": "b", "verdict": "depends on the testbed",
+             "raw": "not reproduced", "NIC-equivalent": "reproduced", "sensitivity": "", "unsteady runs": "1 of 3",
+             "steady runs only": ""},
+            {"id": "F05" + verdicts.EXTENSION, "paper says": "a", "this run shows": "b", "verdict": "reproduced"}]
+    (tmp_path / "99-x.meta.json").write_text(json.dumps({**base, "notebook": "99-x.ipynb", "verdicts": rows}))
+    text = report.results_markdown(tmp_path)
+    assert "1 notebooks, 1 verdicts: 1 depends on the testbed (and 1 extension, not counted)" in text
+    assert "| F04 | 99: depends on the testbed (raw: not reproduced; NIC-equivalent: reproduced) |" in text
+    assert "| verdict | raw | NIC-equivalent | sensitivity | unsteady runs | steady runs only |" in text
