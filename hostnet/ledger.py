@@ -184,8 +184,8 @@ def _tpc(tidy: pd.DataFrame) -> pd.DataFrame:
 
 # --- the ledger applied one item at a time (F04's table) ----------------------------------------------
 
-STEPS = ("raw", "without the GRO-off stand-in (XDP copy, GRO lookups)", "the peer's transmit billed to it", "NIC stand-in set apart",
-         "the ambiguous line left out")
+STEPS = ("raw", "without the GRO-off stand-in (XDP copy, GRO lookups)", "the peer's transmit billed to it",
+         "NIC stand-in set apart", "the ambiguous line left out")
 
 
 def billing_steps(tidy: pd.DataFrame) -> pd.DataFrame:
