@@ -246,10 +246,9 @@ def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "
             p for a, b in zip(steps, steps[1:], strict=False) for p in (a[2], b[2]) if p),
             holds=lambda c: any(d.decided_at(familywise_level(len(diffs), c)) == ">" for d in failing))
     if failing:
-        diffs_open = failing
         points = [p for d, (a, b) in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d in failing
                   for p in (a[2], b[2])]
-        need, pts = _more_runs(diffs_open, points)
+        need, pts = _more_runs(failing, points)
         return Judgement(INCONCLUSIVE, shows + f"; a step falls at 95 % but not at the familywise level"
                          f"{_holm_note(len(diffs))}", need, pts)
     if all(d.sign == "<" for d in diffs):
@@ -435,7 +434,7 @@ def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..
             return verdict_table(*bound.args, **bound.kwargs)
         raw = under(ledger.RAW)
         if not ledger.has_ledger(tidy):
-            return merge_accountings(raw, raw, {})
+            return merge_accountings(raw)
         return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
                                                                                  ledger.NIC_WITHOUT)})
 
@@ -479,11 +478,15 @@ def merged_verdict(raw: str, nic: str) -> str:
     return DEPENDS
 
 
-def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame, variants: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
+                      variants: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """The raw and NIC-equivalent verdict tables of the same findings as one (COLUMNS +
     ACCOUNTING_COLUMNS): merged_verdict, both texts where they differ, and a sensitivity line where
-    a variant of the ambiguous line alone turns the NIC-equivalent verdict."""
-    nic_by, var_by = nic.set_index("id"), {a: t.set_index("id") for a, t in variants.items()}
+    a variant of the ambiguous line alone turns the NIC-equivalent verdict. nic None: the data have
+    no ledger, so the raw table is both."""
+    no_ledger = nic is None
+    nic = raw if no_ledger else nic
+    nic_by, var_by = nic.set_index("id"), {a: t.set_index("id") for a, t in (variants or {}).items()}
     rows = []
     for _, r in raw.iterrows():
         n = nic_by.loc[r["id"]] if r["id"] in nic_by.index else r
@@ -494,7 +497,7 @@ def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame, variants: dict[str, 
                  if r["id"] in t.index and t.loc[r["id"], "verdict"] != n["verdict"]]
         rows.append({"id": r["id"], "paper says": r["paper says"], "this run shows": shows,
                      "verdict": merged_verdict(r["verdict"], n["verdict"]), "raw": r["verdict"],
-                     "NIC-equivalent": n["verdict"] if variants or nic is not raw else "(no ledger: raw)",
+                     "NIC-equivalent": "(no ledger: raw)" if no_ledger else n["verdict"],
                      "sensitivity": ("the ambiguous line alone turns it (" + "; ".join(flips) + ")") if flips else ""})
     out = pd.DataFrame(rows, columns=COLUMNS + ACCOUNTING_COLUMNS)
     top_up = {**raw.attrs.get("top_up", {})}
