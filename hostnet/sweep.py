@@ -50,7 +50,7 @@ from . import __version__, config as stackconfig, schema, udp_loss
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
-from .store import INCOMPLETE, run_status
+from .store import INCOMPLETE, load_manifests, run_status
 from .testbed import Testbed
 from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
 
@@ -214,13 +214,49 @@ def fingerprint(tb: Testbed, versions: dict) -> dict:
     """What makes two testbeds comparable: not their names, which change from run to run."""
     return {"kind": tb.kind,
             "roles": {r: {"cpus": e.cpus, "host": e.host.describe()["kind"]} for r, e in tb.endpoints.items()},
-            "kernels": sorted({v["kernel"] for v in versions.values()})}
+            "kernels": sorted({v["kernel"] for v in versions.values()}),
+            "rx_steering": tb.rx_steering}
+
+
+# What a point's id hashes: the fingerprint as it was before rx_steering joined it, so the runs of
+# campaigns recorded earlier keep their ids (resumes and top-ups skip them). A different receive
+# path is refused by incomparable() instead.
+ID_KEYS = ("kind", "roles", "kernels")
 
 
 def point_id(point: dict, fp: dict, experiment: str) -> str:
-    blob = json.dumps({"point": point, "experiment": experiment, "testbed": fp, "hostnet": __version__},
-                      sort_keys=True)
+    blob = json.dumps({"point": point, "experiment": experiment, "hostnet": __version__,
+                       "testbed": {k: v for k, v in fp.items() if k in ID_KEYS}}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+class IncomparableTestbed(SweepError):
+    """A campaign resumed or topped up on a testbed its runs cannot be compared with."""
+
+
+def recorded_fingerprint(cdir: Path) -> dict | None:
+    """The fingerprint a campaign's sweep.json recorded, with the receive path its runs' manifests
+    name where sweep.json predates rx_steering in it; None for a new campaign."""
+    try:
+        fp = dict(json.loads((cdir / "sweep.json").read_text())["fingerprint"])
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SweepError(f"{cdir / 'sweep.json'}: unreadable ({exc}); move it aside to start anew") from exc
+    if "rx_steering" not in fp:
+        steering = {(m.get("testbed") or {}).get("rx_steering") for m in load_manifests(cdir.parent, cdir.name)}
+        steering.discard(None)
+        if len(steering) == 1:
+            fp["rx_steering"] = steering.pop()
+    return fp
+
+
+def incomparable(recorded: dict | None, current: dict) -> list[str]:
+    """What differs between a campaign's recorded testbed and this one (the keys both name)."""
+    if recorded is None:
+        return []
+    return [f"{k} {recorded[k]} there, {current[k]} here" for k in current
+            if k in recorded and recorded[k] != current[k]]
 
 
 def _status(run: Path) -> str | None:
@@ -308,6 +344,10 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         raise PreflightError("; ".join(dict.fromkeys(problems)))
     fp = fingerprint(tb, versions)
     cdir = Path(runs_dir) / campaign
+    if differs := incomparable(recorded_fingerprint(cdir), fp):
+        # runs of another kernel or receive path would be judged together with these, silently
+        raise IncomparableTestbed(f"campaign {campaign} was recorded on another testbed ({'; '.join(differs)}): "
+                                  f"its runs cannot be compared with this one's; record a new campaign")
     cdir.mkdir(parents=True, exist_ok=True)
     with campaign_lock(cdir):
         return _run_plan(tb, spec, cfgs, tool, versions, fp, cdir, runs_dir=runs_dir, campaign=campaign,

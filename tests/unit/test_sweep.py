@@ -1,6 +1,7 @@
 """hostnet.sweep: specs, their points and validation, point configs (Rx buffer, loss rate), point
 ids, the workloads points build, labels, and the sweep files of the notebook sections."""
 import json
+import re
 
 import pytest
 from types import SimpleNamespace
@@ -202,6 +203,35 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
     assert [r.name for r in store.list_runs(tmp_path / "runs", "c")] == ids
     kept = sorted(p.name.split(".")[1].rsplit("-", 1)[0] for p in cdir.iterdir() if ".incomplete-" in p.name)
     assert kept == ["incomplete", "incomplete"]  # the broken attempts are kept for the record
+
+
+def test_a_campaign_recorded_on_another_kernel_or_receive_path_is_refused_before_any_run(tmp_path, ssh_sweep):
+    """A resume or top-up would judge runs of two testbeds together; sweep.json's fingerprint says
+    which testbed a campaign was recorded on (older ones: the receive path from the runs' manifests)."""
+    tb, remote = ssh_sweep
+    cdir = tmp_path / "runs" / "c"
+    cdir.mkdir(parents=True)
+    here = sweep.fingerprint(tb, VERSIONS)
+    assert here["rx_steering"] == "nic" and here["kernels"] == ["6.12.0"]
+    for recorded, differs in (({**here, "kernels": ["6.18.44"]}, "kernels ['6.18.44'] there, ['6.12.0'] here"),
+                              ({**here, "rx_steering": "rps"}, "rx_steering rps there, nic here")):
+        (cdir / "sweep.json").write_text(json.dumps({"fingerprint": recorded}))
+        with pytest.raises(sweep.IncomparableTestbed, match=rf"campaign c was recorded on another testbed "
+                                                            rf"\({re.escape(differs)}\).*record a new campaign"):
+            sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    assert not [argv for argv in remote.commands if argv[:2] == ["sh", "-c"]]  # no setting written
+    # a sweep.json from before rx_steering was fingerprinted: the runs' manifests name the receive path
+    old = {k: v for k, v in here.items() if k != "rx_steering"}
+    (cdir / "sweep.json").write_text(json.dumps({"fingerprint": old}))
+    run = store.RunDir(tmp_path / "runs", "c", "abc-r0")
+    run.manifest.update(experiment="single-flow", testbed={"kind": "ssh", "rx_steering": "napi-thread"})
+    run.finish("ok")
+    assert sweep.recorded_fingerprint(cdir)["rx_steering"] == "napi-thread"
+    assert sweep.incomparable(sweep.recorded_fingerprint(cdir), here) == ["rx_steering napi-thread there, nic here"]
+    # ... and ids stay what they were before the receive path joined the fingerprint
+    assert sweep.point_id({"config": "tsogro"}, here, "single-flow") == \
+        sweep.point_id({"config": "tsogro"}, old, "single-flow")
+    assert sweep.incomparable(None, here) == [] and sweep.incomparable(here, here) == []
 
 
 @pytest.mark.parametrize("text,msg", [
