@@ -356,12 +356,10 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
 
 def load_sweep_file(path) -> dict:
     """params.yaml for `hostnet sweep NOTEBOOK -f`: grid (lists to sweep), parameters (fixed), profile."""
-    import yaml
-    try:
-        with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
-            data = yaml.safe_load(f) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
+    from . import inputfiles
+    data = inputfiles.load(path) or {}  # InputFileError (a ValueError): one line naming the file
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a mapping of grid, parameters and profile")
     unknown = sorted(set(data) - {"grid", "parameters", "profile"})
     if unknown:
         raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")

@@ -1,5 +1,5 @@
 """`hostnet`: build testbeds and measure (testbed, run, sweep, top-up, receive-path), read stored runs
-and profiles (breakdown, flamegraph, compare, rederive), regenerate figures and notebooks (figures,
+and profiles (breakdown, flamegraph, compare, rederive, seal), regenerate figures and notebooks (figures,
 notebooks), and undo what a crashed session left (restore)."""
 from __future__ import annotations
 
@@ -548,6 +548,12 @@ def _study_commands(sub) -> None:
     d.add_argument("--runs-dir", default="data/runs")
     d.set_defaults(func=cmd_rederive)
 
+    d = sub.add_parser("seal", help="record the sha256 and row count of each ok run's tidy.csv in its manifest, for "
+                                    "runs written before manifests carried them (a changed table is then refused)")
+    d.add_argument("campaigns", nargs="+")
+    d.add_argument("--runs-dir", default="data/runs")
+    d.set_defaults(func=cmd_seal)
+
     t = sub.add_parser("top-up", help="more clean repetitions of exactly the points a campaign's inconclusive "
                                       "verdicts need, until decided or the budget is spent (live)")
     t.add_argument("notebook", help="the section notebook whose verdicts judge the campaign, e.g. 01-single-flow")
@@ -612,6 +618,16 @@ def cmd_rederive(args) -> int:
             total += 1
             changed += rederive_breakdowns(run)
     print(f"{changed} of {total} runs re-derived under the current taxonomy and attribution rule")
+    return 0
+
+
+def cmd_seal(args) -> int:
+    sealed = total = 0
+    for campaign in args.campaigns:
+        for run in store.list_runs(args.runs_dir, campaign):
+            total += 1
+            sealed += store.seal(run)
+    print(f"{sealed} of {total} runs sealed (the others had checks, or no tidy table)")
     return 0
 
 

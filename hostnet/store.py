@@ -11,13 +11,19 @@ Older runs are upgraded on load, never rewritten.
 A run is built in "<run_id>.partial", its files and directories fsync'ed, and renamed into place
 when complete, so a reader never sees a half-written run; a manifest that is empty or unreadable
 all the same (a damaged disk) makes the run INCOMPLETE: left out here, redone by a resumed sweep.
+The manifest records the sha256 and row count of tidy.csv (`checks`), so a table cut, torn or
+edited after the run is not believed: read_tidy refuses it (DamagedRun), load_tidy leaves it out
+with a warning naming it, and load_manifests gives that run the status DAMAGED, which the run
+quality line counts as failed. Unreadable manifests in a campaign are warned about by path.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +33,55 @@ from . import __version__
 SCHEMA_VERSION = 2
 TIDY_COLUMNS = ["run_id", "campaign", "experiment", "config", "repetition", "side", "metric",
                 "category", "flow", "value"]
+
+
+DAMAGED = "damaged"  # a finished run whose stored tidy table is not the one it wrote
+CHECKED = ("tidy.csv",)  # the files replay reads beside the manifest
+
+
+class DamagedRun(ValueError):
+    """A run whose stored files are not what it wrote (names the run and the file)."""
+
+
+def checks_of(run: Path) -> dict:
+    """sha256 and row count of each CHECKED file the run has (what its manifest records)."""
+    out = {}
+    for name in CHECKED:
+        path = Path(run) / name
+        if path.exists():
+            data = path.read_bytes()
+            out[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": max(data.count(b"\n") - 1, 0)}
+    return out
+
+
+def damage(run: Path, manifest: dict) -> str:
+    """Why a finished run's stored files cannot be believed ("" when they can): a tidy table
+    missing from an ok run, or one whose sha256 is not the manifest's. Runs written before
+    manifests recorded checks are checked for presence only."""
+    if manifest.get("status") != "ok":
+        return ""
+    path = Path(run) / "tidy.csv"
+    if not path.exists():
+        return "tidy.csv is missing"
+    want = (manifest.get("checks") or {}).get("tidy.csv")
+    if want is None:
+        return ""
+    got = checks_of(run)["tidy.csv"]
+    if got["sha256"] != want["sha256"]:
+        return (f"tidy.csv was changed after the run ({got['rows']} rows, {want['rows']} recorded; "
+                f"sha256 {got['sha256'][:12]}, {want['sha256'][:12]} recorded)")
+    return ""
+
+
+def seal(run: Path) -> bool:
+    """Record checks in the manifest of an ok run written before manifests carried them (True
+    when it changed): from then on the tidy table is checked as a new run's is."""
+    m = json.loads((Path(run) / "manifest.json").read_text())
+    if m.get("status") != "ok" or m.get("checks") or not (Path(run) / "tidy.csv").exists():
+        return False
+    m["checks"] = checks_of(run)
+    _atomic_write(Path(run) / "manifest.json", json.dumps(m, indent=2, default=str))
+    return True
 
 
 class Rows:
@@ -106,6 +161,7 @@ class RunDir:
         self.manifest["files"] = sorted(p.name for p in (self.path / "raw").iterdir())
         if tidy is not None and status == "ok":
             _atomic_write(self.path / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+        self.manifest["checks"] = checks_of(self.path)
         _atomic_write(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
         # every file and both directories on disk before the rename publishes the run, and the
         # rename itself after: a crash never leaves a run whose manifest is empty or missing
@@ -131,6 +187,7 @@ def rewrite_run(run: Path, manifest: dict, tidy: pd.DataFrame) -> None:
     each file atomically."""
     run = Path(run)
     _atomic_write(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+    manifest["checks"] = checks_of(run)
     _atomic_write(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
 
 
@@ -160,7 +217,10 @@ def load_manifest(run: Path) -> dict:
 
 
 def read_tidy(run: Path) -> pd.DataFrame:
-    """A run's tidy table; schema-1 tables get an empty flow column."""
+    """A run's tidy table; schema-1 tables get an empty flow column. DamagedRun when the table is
+    not the one the run wrote (its manifest's checks)."""
+    if why := damage(run, load_manifest(run)):
+        raise DamagedRun(f"{run}: {why}")
     t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
                     na_values={"value": [""]})
     if "flow" not in t.columns:
@@ -176,7 +236,13 @@ def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = No
         if not c.is_dir():
             raise FileNotFoundError(f"no campaign {c}")
         for run in sorted(c.iterdir()):
-            if run.suffix == ".partial" or run_status(run) in (None, INCOMPLETE):
+            if run.suffix == ".partial" or not run.is_dir():
+                continue
+            status = run_status(run)
+            if status == INCOMPLETE and "." not in run.name:  # not a kept .failed-/.incomplete- attempt
+                warnings.warn(f"{run}: manifest.json is empty or unreadable; the run is left out "
+                              f"(a resumed sweep redoes it)", stacklevel=2)
+            if status in (None, INCOMPLETE):
                 continue
             if experiment and load_manifest(run).get("experiment") != experiment:
                 continue
@@ -193,7 +259,14 @@ def latest_campaign(runs_dir, experiment: str) -> str:
 
 def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = None) -> pd.DataFrame:
     """Concatenate the tidy tables of every successful run (failed runs have none)."""
-    frames = [read_tidy(r) for r in list_runs(runs_dir, campaign, experiment) if (r / "tidy.csv").exists()]
+    frames = []
+    for r in list_runs(runs_dir, campaign, experiment):
+        if load_manifest(r)["status"] != "ok":
+            continue
+        try:
+            frames.append(read_tidy(r))
+        except DamagedRun as exc:
+            warnings.warn(f"{exc}; the run is left out", stacklevel=2)
     if not frames:
         return pd.DataFrame(columns=TIDY_COLUMNS)
     return pd.concat(frames, ignore_index=True)
@@ -212,4 +285,12 @@ def usable(manifest: dict) -> bool:
 
 
 def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[dict]:
-    return [load_manifest(r) for r in list_runs(runs_dir, campaign, experiment)]
+    """Every listed run's manifest; a run whose stored files fail their checks has status DAMAGED
+    (and the reason as its error), so it is never counted ok nor used."""
+    out = []
+    for r in list_runs(runs_dir, campaign, experiment):
+        m = load_manifest(r)
+        if why := damage(r, m):
+            m = {**m, "status": DAMAGED, "error": f"{r}: {why}"}
+        out.append(m)
+    return out

@@ -33,6 +33,7 @@ import fcntl
 import hashlib
 import itertools
 import json
+import math
 import os
 import platform
 import random
@@ -43,10 +44,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
 from tqdm.auto import tqdm
 
-from . import __version__, config as stackconfig, schema, udp_loss
+from . import __version__, config as stackconfig, schema, udp_loss, inputfiles
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
@@ -72,13 +72,22 @@ RECONNECT_WAIT_S = 120.0
 RECONNECT_POLL_S = 5.0
 
 
-_LABEL = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
-_COUNT = {"type": "integer", "minimum": 1, "description": "a whole number of at least 1"}
-_NATURAL = {"type": "integer", "minimum": 0, "description": "a whole number of at least 0"}
+_LABEL = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}\Z")
+# Upper bounds: far above any campaign worth running, low enough that a slip of the keyboard is
+# refused before a testbed is built (`--duration 1000000000000` once applied settings and started
+# flows before an OverflowError).
+MAX_COUNT = 1_000_000
+MAX_SECONDS = 86_400  # a point's window or warm-up: a day
+MAX_REPETITIONS = 1000
+MAX_POINTS = 10_000  # configs x grid, before repetitions
+_COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
+          "description": f"a whole number from 1 to {MAX_COUNT:,}"}
+_NATURAL = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT,
+            "description": f"a whole number from 0 to {MAX_COUNT:,}"}
 _GRID_VALUES = {
     "rx_buffer_kb": _COUNT, "flows": _COUNT, "rpc_size": _COUNT, "socket_buffer_kb": _COUNT,
     "latency_sample_every": _NATURAL, "short_flows": _NATURAL,
-    "congestion_control": {"type": "string", "pattern": "^[a-z0-9_]{1,16}$",
+    "congestion_control": {"type": "string", "pattern": "^[a-z0-9_]{1,16}\\Z",
                            "description": "a congestion control name"},
     "udp_rate_gbps": {"type": "number", "exclusiveMinimum": 0, "description": "a rate in Gbit/s above 0"},
     "app_cpu": {"enum": list(UDP_PLACEMENTS), "description": f"one of {', '.join(UDP_PLACEMENTS)}"},
@@ -98,15 +107,20 @@ SCHEMA = {
                  "additionalProperties": False,
                  "properties": {k: {"type": "array", "minItems": 1, "items": v,
                                     "description": "a non-empty list of values"} for k, v in _GRID_VALUES.items()}},
-        "repetitions": _COUNT, "duration": {**_COUNT, "description": "a whole number of seconds, at least 1"},
-        "warmup": {**_NATURAL, "description": "a whole number of seconds, at least 0"},
+        "repetitions": {**_COUNT, "maximum": MAX_REPETITIONS,
+                        "description": f"a whole number from 1 to {MAX_REPETITIONS}"},
+        "duration": {**_COUNT, "maximum": MAX_SECONDS,
+                     "description": f"a whole number of seconds from 1 to {MAX_SECONDS:,}"},
+        "warmup": {**_NATURAL, "maximum": MAX_SECONDS,
+                   "description": f"a whole number of seconds from 0 to {MAX_SECONDS:,}"},
         "seed": {"type": "integer", "description": "an integer"},
         "latency_sample_every": _NATURAL,
-        "unprofiled_repetitions": _NATURAL,
+        "unprofiled_repetitions": {**_NATURAL, "maximum": MAX_REPETITIONS,
+                                   "description": f"a whole number from 0 to {MAX_REPETITIONS}"},
         "perf_freq_hz": {"type": "integer", "minimum": 1, "maximum": 100000,
                          "description": "a sampling rate in Hz (1-100000)"},
         "rpc_tool": {"enum": ["auto", "netperf", "sockperf"], "description": "auto, netperf or sockperf"},
-        "label": {"type": "string", "pattern": f"^$|{_LABEL.pattern}",
+        "label": {"type": "string", "pattern": f"^\\Z|{_LABEL.pattern}",
                   "description": "a label (lower-case letters, digits, '.', '+' and '-'; empty: none)"},
     },
 }
@@ -145,6 +159,16 @@ class SweepSpec:
         check_spec({k: getattr(self, k) for k in self.__dataclass_fields__})
         if self.experiment != "mixed" and set(self.grid) & set(MIXED_KEYS):
             raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to experiment mixed")
+        for key, values in (("configs", self.configs), *((f"grid.{k}", v) for k, v in self.grid.items())):
+            # 8 and 8.0 are one point (as topup.same_value reads them)
+            seen = [f"{float(v):g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else json.dumps(v)
+                    for v in values]
+            if twice := sorted({v for v in seen if seen.count(v) > 1}):
+                raise SweepError(f"{key} lists {', '.join(twice)} more than once: each point is run once per "
+                                 f"repetition (raise repetitions for more runs)")
+        size = len(self.configs) * math.prod(len(v) for v in self.grid.values())
+        if size > MAX_POINTS:  # counted before a single point is built
+            raise SweepError(f"{size:,} points (configs x grid); a sweep takes at most {MAX_POINTS:,}: split it")
         for point in self.points():  # every point is valid before anything runs
             point_config(point)
             point_workload(self, point, "sockperf")
@@ -164,11 +188,12 @@ class SweepSpec:
     @classmethod
     def from_yaml(cls, path) -> "SweepSpec":
         try:
-            with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
-                doc = yaml.safe_load(f)
-        except (OSError, yaml.YAMLError) as exc:
-            raise SweepError(f"{path}: {exc}") from exc
-        return cls.from_dict({} if doc is None else doc, where=str(path))
+            doc = inputfiles.load(path)
+        except inputfiles.InputFileError as exc:
+            raise SweepError(str(exc)) from None
+        if doc is None:
+            raise SweepError(f"{path}: empty; a sweep spec names at least its configs (sweeps/rx-buffer.yaml)")
+        return cls.from_dict(doc, where=str(path))
 
     def points(self) -> list[dict]:
         keys = list(self.grid)
@@ -276,7 +301,10 @@ def campaign_lock(cdir: Path):
     of deleting the first one's run in progress. flock: the kernel drops it when the holder dies,
     so a killed sweep leaves no stale lock (the file stays; its content only names the last holder)."""
     path = cdir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # never through a symlink: its target would be truncated and written
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise SweepError(f"{path}: cannot open the campaign's lock ({exc.strerror}; a symlink is refused)") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

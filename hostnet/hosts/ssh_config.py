@@ -4,7 +4,9 @@ IdentityFile, ProxyJump, ProxyCommand, UserKnownHostsFile (paramiko.SSHConfig do
 hostnet resolves these itself instead of letting fabric load ssh_config: fabric would build a
 ProxyJump gateway whose client trusts any host key, and would read the system-wide file too.
 `Include` is followed here (paramiko ignores it); `Match exec` is refused, since it would run a
-command from the file on the controller with hostnet's environment (the sudo password in it).
+command from the file on the controller with hostnet's environment (the sudo password in it). The
+refusal reads each Match line's criteria as paramiko tokenises them (shlex), so quoting or escapes
+(`ex''ec`, `e\\xec`) cannot hide one; files are read size-limited (hostnet.inputfiles).
 """
 from __future__ import annotations
 
@@ -12,14 +14,15 @@ import getpass
 import glob
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import inputfiles
 from .base import HostError
 
 DEFAULT_PATH = "~/.ssh/config"
 _INCLUDE = re.compile(r"^\s*include\s*(?:=\s*)?(?P<paths>.+?)\s*$", re.IGNORECASE)
-_MATCH_EXEC = re.compile(r"^\s*match\b.*\bexec\b", re.IGNORECASE)
 _MAX_INCLUDE_DEPTH = 16  # ssh's own limit
 
 
@@ -47,12 +50,12 @@ def _inline(path: Path, depth: int = 0) -> str:
     if depth > _MAX_INCLUDE_DEPTH:
         raise SshConfigError(f"{path}: Include nested deeper than {_MAX_INCLUDE_DEPTH} (a loop?)")
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SshConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+        text = inputfiles.read_text(path)
+    except inputfiles.InputFileError as exc:
+        raise SshConfigError(str(exc)) from None
     out = []
     for i, line in enumerate(text.splitlines(), 1):
-        if _MATCH_EXEC.match(line):
+        if _runs_a_command(path, i, line):
             raise SshConfigError(f"{path} line {i}: 'Match exec' would run a command on the controller; hostnet does "
                                  f"not (put these settings in a Host block or in the testbed.yaml)")
         m = _INCLUDE.match(line)
@@ -67,6 +70,20 @@ def _inline(path: Path, depth: int = 0) -> str:
     return "\n".join(out) + "\n"
 
 
+def _runs_a_command(path: Path, i: int, line: str) -> bool:
+    """A Match line with an exec criterion (negated or not, any case), read as paramiko reads it:
+    its SETTINGS_REGEX splits keyword from value, shlex splits the criteria."""
+    import paramiko
+    m = re.match(paramiko.SSHConfig.SETTINGS_REGEX, line.strip())
+    if not m or m.group(1).lower() != "match":
+        return False
+    try:
+        tokens = shlex.split(m.group(2))
+    except ValueError as exc:  # paramiko would fail on it too, later and without the line
+        raise SshConfigError(f"{path} line {i}: Match criteria unreadable ({exc})") from None
+    return any(t.lstrip("!").lower() == "exec" for t in tokens)
+
+
 def load(path: str | os.PathLike | None = DEFAULT_PATH):
     """The parsed config, or None when there is no such file (nothing to honour)."""
     import paramiko
@@ -75,7 +92,10 @@ def load(path: str | os.PathLike | None = DEFAULT_PATH):
     path = Path(os.path.expanduser(str(path)))
     if not path.exists():
         return None
-    return paramiko.SSHConfig.from_text(_inline(path))
+    try:
+        return paramiko.SSHConfig.from_text(_inline(path))
+    except paramiko.ssh_exception.ConfigParseError as exc:
+        raise SshConfigError(f"{path}: {inputfiles.one_line(str(exc))}") from None
 
 
 def resolve(config, name: str) -> Target:
@@ -94,7 +114,7 @@ def resolve(config, name: str) -> Target:
                   known_hosts=os.path.expanduser(known[0]) if known and known[0].lower() != "none" else None)
 
 
-_HOP = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/\s]+)@)?(?P<host>\[[^\]]+\]|[^:@/\s]+)(?::(?P<port>\d{1,5}))?/?$")
+_HOP = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/\s]+)@)?(?P<host>\[[^\]]+\]|[^:@/\s]+)(?::(?P<port>\d{1,5}))?/?\Z")
 
 
 @dataclass

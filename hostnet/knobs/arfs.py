@@ -13,7 +13,7 @@ import re
 from ..hosts import Host
 from .base import is_count, Knob, KnobError
 
-_KEY = re.compile(r"^([A-Za-z0-9_.-]{1,15})/([0-9]+)$")
+_KEY = re.compile(r"^([A-Za-z0-9_.-]{1,15})/([0-9]+)\Z")
 _FIELDS = {
     "flow-type": lambda v: v in ("tcp4", "udp4", "tcp6", "udp6"),
     "src-ip": lambda v: bool(ipaddress.ip_address(v)),

@@ -7,7 +7,7 @@ from ..hosts import Host, HostError
 from .base import is_count, Knob, KnobError
 from .steering import RpsCpus
 
-_CPU_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
+_CPU_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\Z")
 
 
 class XpsCpus(RpsCpus):

@@ -15,7 +15,7 @@ from .base import Knob, KnobError
 
 TABLE = "hostnet_loss"
 SCALE = 1_000_000  # numgen modulus: loss rates down to 1e-6
-_IFACE = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+_IFACE = re.compile(r"^[A-Za-z0-9_.-]{1,15}\Z")
 
 
 def ruleset(iface: str, rate: float) -> str:

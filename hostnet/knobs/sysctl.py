@@ -54,8 +54,8 @@ class Sysctl(Knob):
         host.write_text(sysctl_path(key), one_space(value) + "\n")
 
 
-_TRIPLE = re.compile(r"^[0-9]+\s+[0-9]+\s+[0-9]+$")
-_INT = re.compile(r"^[0-9]+$")
+_TRIPLE = re.compile(r"^[0-9]+\s+[0-9]+\s+[0-9]+\Z")
+_INT = re.compile(r"^[0-9]+\Z")
 # Value shapes of the sysctls the study sets; others only need to be one line of plain words.
 SHAPES = {
     "net.ipv4.tcp_rmem": _TRIPLE, "net.ipv4.tcp_wmem": _TRIPLE, "net.ipv4.tcp_mem": _TRIPLE,
@@ -63,9 +63,9 @@ SHAPES = {
     "net.core.wmem_default": _INT, "net.core.netdev_budget": _INT, "net.core.netdev_budget_usecs": _INT,
     "net.core.netdev_max_backlog": _INT, "net.core.busy_poll": _INT, "net.core.busy_read": _INT,
     "net.core.rps_sock_flow_entries": _INT,
-    "net.ipv4.tcp_congestion_control": re.compile(r"^[a-z0-9_]{1,16}$"),
+    "net.ipv4.tcp_congestion_control": re.compile(r"^[a-z0-9_]{1,16}\Z"),
 }
-_PLAIN = re.compile(r"^[A-Za-z0-9_ .,:-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_ .,:-]*\Z")
 
 
 def _validate_sysctl(key: str, value: str) -> None:

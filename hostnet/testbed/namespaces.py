@@ -22,7 +22,7 @@ from ..knobs.journal_lock import in_use, private_dir
 from . import steering
 from .base import Endpoint, RestoreError, Testbed, TestbedError, role_kind, role_name, state_dir
 
-NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
+NAME_RE = re.compile(r"^[a-z0-9]{1,8}\Z")
 SUBNET_PREFIX = "198.18.0"
 # The management network of a testbed with a bastion (SSH only, never measured): a bridge in the
 # bastion's namespace, one veth "mgmt0" into each endpoint's namespace.

@@ -27,11 +27,10 @@ import ipaddress
 import os
 from pathlib import Path
 
-import yaml
 
 from ..hosts import HostError, ProcessTag, ssh_config
 from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S
-from .. import schema
+from .. import schema, inputfiles
 from ..knobs import Journal
 from .base import Endpoint, Testbed, TestbedError, role_name, state_dir
 
@@ -44,7 +43,7 @@ class TestbedFileError(TestbedError):
 
 
 # Host names become file names in run directories and labels in figures: safe identifiers only.
-_HOST_NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+_HOST_NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,31}\\Z",
               "description": "a host name (a letter, then letters, digits, '_' or '-'; at most 32)"}
 _CPU_LIST = {"type": "array", "minItems": 1, "uniqueItems": True,
              "items": {"type": "integer", "minimum": 0, "description": "a CPU number"},
@@ -54,15 +53,15 @@ _HOST = {
     "type": "object", "description": "a mapping of host settings",
     "required": ["address", "data_iface", "data_ip", "cpus"], "additionalProperties": False,
     "properties": {
-        "address": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9.:_-]*$",
+        "address": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9.:_-]*\\Z",
                     "description": "a host name or IP address"},
-        "user": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9._-]{0,31}$", "description": "a user name"},
+        "user": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9._-]{0,31}\\Z", "description": "a user name"},
         "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "a port number (1-65535)"},
-        "key": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a key file path"},
+        "key": {"type": "string", "pattern": "^[^\\n\\x00]+\\Z", "description": "a key file path"},
         # ssh's -J syntax; each hop may be an ssh_config alias. "none": no jump even if ssh_config has one
-        "proxy_jump": {"type": "string", "pattern": "^[^\\s,][^\\s]*$",
+        "proxy_jump": {"type": "string", "pattern": "^[^\\s,][^\\s]*\\Z",
                        "description": "a jump host list as ssh -J takes it ([user@]host[:port][,...]) or none"},
-        "data_iface": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,15}$",
+        "data_iface": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,15}\\Z",
                        "description": "an interface name (1-15 letters, digits, '_', '.', '-')"},
         "data_ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}],
                     "description": "an IP address"},
@@ -72,8 +71,8 @@ _HOST = {
                                 "numa_nodes": {"type": "integer", "minimum": 1, "description": "a node count"},
                                 "nic_node": {"type": "integer", "minimum": 0, "description": "a NUMA node number"}}},
         "tools": {"type": "object", "description": "a mapping of tool name to path",
-                  "propertyNames": {"pattern": "^[A-Za-z0-9_.+-]{1,64}$", "description": "a tool name"},
-                  "additionalProperties": {"type": "string", "pattern": "^[^\\n\\x00]+$",
+                  "propertyNames": {"pattern": "^[A-Za-z0-9_.+-]{1,64}\\Z", "description": "a tool name"},
+                  "additionalProperties": {"type": "string", "pattern": "^[^\\n\\x00]+\\Z",
                                            "description": "a path"}},
     },
 }
@@ -83,14 +82,14 @@ SCHEMA = {
     "type": "object", "description": "a mapping (name, ssh, hosts, roles)",
     "required": ["name", "hosts", "roles"], "additionalProperties": False,
     "properties": {
-        "name": {"type": "string", "pattern": "^[a-z0-9-]{1,32}$",
+        "name": {"type": "string", "pattern": "^[a-z0-9-]{1,32}\\Z",
                  "description": "a testbed name (1-32 lowercase letters, digits or '-')"},
         "ssh": {"type": ["object", "null"], "description": "a mapping of SSH settings", "additionalProperties": False,
                 "properties": {
-                    "known_hosts": {"type": "string", "pattern": "^[^\\n\\x00]+$", "description": "a file path"},
+                    "known_hosts": {"type": "string", "pattern": "^[^\\n\\x00]+\\Z", "description": "a file path"},
                     # the ssh_config whose Host entries apply (aliases, User, Port, IdentityFile,
                     # ProxyJump, ProxyCommand); false: none at all
-                    "config": {"anyOf": [{"type": "string", "pattern": "^[^\\n\\x00]+$"}, {"const": False}],
+                    "config": {"anyOf": [{"type": "string", "pattern": "^[^\\n\\x00]+\\Z"}, {"const": False}],
                                "description": "an ssh_config file path, or false"},
                     # a YAML boolean: the string "false" must not turn host-key checking off
                     "insecure_accept_unknown_keys": {"type": "boolean", "description": "true or false"},
@@ -109,12 +108,9 @@ def load(path: str | os.PathLike) -> dict:
     returns the checked description. Every problem is a TestbedFileError naming file and key."""
     path = Path(path)
     try:
-        with open(path) as f:  # a stream, so a syntax error names the file, not "<unicode string>"
-            doc = yaml.safe_load(f)
-    except OSError as exc:
-        raise TestbedFileError(f"{path}: cannot read ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise TestbedFileError(f"{path}: not valid YAML ({exc})") from exc
+        doc = inputfiles.load(path)
+    except inputfiles.InputFileError as exc:
+        raise TestbedFileError(str(exc)) from None
     found = schema.problems(doc, SCHEMA)
     if not found:
         for h, spec in doc["hosts"].items():

@@ -91,3 +91,51 @@ def test_a_run_is_fsynced_file_by_file_and_directory_by_directory_before_the_ren
         assert before.index(("fsync", name)) < before.index(("rename", name, name[:-4])), name
     assert ("fsync", raw) in before and ("fsync", part) in before  # the renamed entries, durable
     assert events[publish + 1:] == [("fsync", str(tmp_path / "c"))]  # and the publishing rename
+
+
+def _ok_run(tmp_path, run_id, rows=3):
+    rd = store.RunDir(tmp_path, "c", run_id)
+    rd.manifest.update(experiment="single-flow", config={"name": "tsogro"}, repetition=0)
+    return rd.finish("ok", pd.DataFrame([_row(run_id=run_id, value=float(i)) for i in range(rows)]))
+
+
+def test_a_changed_or_missing_tidy_table_is_not_believed_and_counts_as_damaged(tmp_path):
+    """Issue 33: a tidy.csv cut at a line boundary, torn mid-line or deleted, and a corrupt manifest,
+    each changed results or dropped a run while the quality line still said every run was ok."""
+    from hostnet.sections import common
+    runs = {name: _ok_run(tmp_path, name) for name in ("cut", "torn", "gone", "garbled", "fine")}
+    assert store.load_manifest(runs["fine"])["checks"]["tidy.csv"]["rows"] == 3
+    text = (runs["cut"] / "tidy.csv").read_text()
+    (runs["cut"] / "tidy.csv").write_text("".join(text.splitlines(keepends=True)[:-1]))  # at a line boundary
+    (runs["torn"] / "tidy.csv").write_text(text[:-5])
+    (runs["gone"] / "tidy.csv").unlink()
+    (runs["garbled"] / "manifest.json").write_text('{"schema": 2, "sta')
+    with pytest.warns(UserWarning) as caught:
+        manifests = store.load_manifests(tmp_path, "c")
+        tidy = store.load_tidy(tmp_path, "c")
+    said = " | ".join(str(w.message) for w in caught)
+    assert f"{runs['garbled']}: manifest.json is empty or unreadable" in said
+    assert f"{runs['cut']}: tidy.csv was changed after the run (2 rows, 3 recorded" in said
+    assert f"{runs['torn']}: tidy.csv was changed after the run" in said
+    status = {m["run_id"]: m["status"] for m in manifests}
+    assert status == {"cut": store.DAMAGED, "torn": store.DAMAGED, "gone": store.DAMAGED, "fine": "ok"}
+    assert {m["run_id"]: m["error"] for m in manifests}["gone"] == f"{runs['gone']}: tidy.csv is missing"
+    assert set(tidy.run_id) == {"fine"}  # only the run whose table is the one it wrote
+    quality = common.run_quality(manifests)
+    assert (quality["ok"], quality["failed"]) == (1, 3)
+    with pytest.raises(store.DamagedRun, match=r"cut: tidy.csv was changed after the run"):
+        store.read_tidy(runs["cut"])
+
+
+def test_rewrite_run_and_seal_record_the_checks_of_what_they_leave(tmp_path):
+    run = _ok_run(tmp_path, "r")
+    m = store.load_manifest(run)
+    store.rewrite_run(run, m, pd.DataFrame([_row(run_id="r", value=9.0)]))
+    assert store.damage(run, store.load_manifest(run)) == "" and list(store.read_tidy(run).value) == [9.0]
+    # a run written before manifests carried checks: believed as it is, sealed once, then checked
+    old = store.load_manifest(run)
+    del old["checks"]
+    (run / "manifest.json").write_text(json.dumps(old))
+    assert store.damage(run, old) == "" and store.seal(run) and not store.seal(run)
+    (run / "tidy.csv").write_text((run / "tidy.csv").read_text().replace("9.0", "8.0"))
+    assert "changed after the run" in store.damage(run, store.load_manifest(run))

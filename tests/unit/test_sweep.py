@@ -150,6 +150,18 @@ def test_a_host_that_stays_unreachable_stops_the_sweep_saying_so(tmp_path, ssh_s
     assert len(tb.journal.entries()) == 1  # nothing lost: still journaled
 
 
+def test_the_campaign_lock_is_never_taken_through_a_symlink(tmp_path, ssh_sweep):
+    tb, _ = ssh_sweep
+    target = tmp_path / "precious"
+    target.write_text("keep me\n")
+    cdir = tmp_path / "runs" / "c"
+    cdir.mkdir(parents=True)
+    (cdir / sweep.LOCK_FILE).symlink_to(target)
+    with pytest.raises(sweep.SweepError, match=r"\.sweep\.lock: cannot open the campaign's lock .*symlink"):
+        sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    assert target.read_text() == "keep me\n"
+
+
 def test_a_second_sweep_on_a_campaign_is_refused_and_leaves_the_first_ones_run_alone(tmp_path, ssh_sweep):
     tb, _ = ssh_sweep
     cdir = tmp_path / "runs" / "c"
@@ -191,7 +203,8 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
         (cdir / run_id).mkdir(parents=True)
         (cdir / run_id / "manifest.json").write_text(text)
     assert [store.run_status(cdir / i) for i in ids] == [store.INCOMPLETE, store.INCOMPLETE]
-    assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them
+    with pytest.warns(UserWarning, match="manifest.json is empty or unreadable; the run is left out"):
+        assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them, and says so
 
     def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
         rd = store.RunDir(runs_dir, campaign, run_id)
@@ -242,11 +255,24 @@ def test_a_campaign_recorded_on_another_kernel_or_receive_path_is_refused_before
     ("- experiment: incast\n", r"\(top level\): \[.*\] is not a mapping of sweep settings"),
     ("perf_freq_hz: -1\n", r"perf_freq_hz: -1 is not a sampling rate"),
     ("configs: tsogro\n", r"configs: 'tsogro' is not a non-empty list of config names"),
-    ("grid: {flows: [1, two]}\n", r"grid\.flows\.1: 'two' is not a whole number of at least 1"),
+    ("grid: {flows: [1, two]}\n", r"grid\.flows\.1: 'two' is not a whole number from 1 to 1,000,000"),
     ("grid: {loss_rate: [2]}\n", r"grid\.loss_rate\.0: 2 is not a fraction from 0 to 1"),
     ("experiment: mixed\ngrid: {long_flow: [true]}\n", r"grid\.long_flow\.0: True is not 0 or 1"),
     ("duration: 2.5\n", r"duration: 2\.5 is not a whole number of seconds"),
     ("rpc_tool: ping\n", r"rpc_tool: 'ping' is not auto, netperf or sockperf"),
+    # issue 33: accepted, or refused late (after a testbed was built), or not on one line
+    ("repetitions: 3.0\n", r"repetitions: 3\.0 is not a whole number from 1 to 1000"),
+    ("duration: 1000000000000\n", r"duration: 1000000000000 is not a whole number of seconds from 1 to 86,400"),
+    ("label: \"lab\\n\"\n", r"label: 'lab\\n' is not a label"),
+    ("grid: {congestion_control: [\"cubic\\n\"]}\n", r"grid\.congestion_control\.0: 'cubic\\n' is not"),
+    ("configs: [tsogro]\nconfigs: [all-opts]\n", r"line 2: key .configs. appears twice in one mapping"),
+    ("", r"empty; a sweep spec names at least its configs"),
+    ("grid: {rx_buffer_kb: [" + ", ".join(str(i) for i in range(200, 320)) + "], rpc_size: ["
+     + ", ".join(str(i) for i in range(1, 121)) + "]}\n", r"14,400 points \(configs x grid\); a sweep takes at most"),
+    ("label: " + "x" * 5000 + "\n", r"label: 'x+\.\.\.x+' is not a label"),
+    ("grid: {flows: [1, 2, 1]}\n", r"grid\.flows lists 1 more than once"),
+    ("configs: [tsogro, all-opts, tsogro]\n", r"configs lists \"tsogro\" more than once"),
+    ("experiment: udp-loss\ngrid: {udp_rate_gbps: [8, 8.0]}\n", r"grid\.udp_rate_gbps lists 8 more than once"),
 ])
 def test_sweep_yaml_is_checked_against_the_schema(tmp_path, text, msg):
     path = tmp_path / "s.yaml"
@@ -254,6 +280,7 @@ def test_sweep_yaml_is_checked_against_the_schema(tmp_path, text, msg):
     with pytest.raises(sweep.SweepError, match=msg) as exc:
         SweepSpec.from_yaml(path)
     assert str(exc.value).startswith(f"{path}: ")
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 400  # one problem, one line
 
 
 def test_sweep_spec_from_python_is_checked_too():

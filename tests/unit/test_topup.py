@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from hostnet import topup, verdicts
-from hostnet.store import SCHEMA_VERSION
+from hostnet.store import SCHEMA_VERSION, TIDY_COLUMNS
 from hostnet.sweep import SweepSpec
 
 SPEC = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2, 4]}, repetitions=2)
@@ -35,6 +35,7 @@ def write_run(cdir, point, rep):
                                                    "experiment": "one-to-one", "status": "ok",
                                                    "repetition": rep, "point": {"id": "x", **point},
                                                    "contaminated": busy}))
+    (run / "tidy.csv").write_text(",".join(TIDY_COLUMNS) + "\n")  # an ok run has its table (store.damage)
 
 
 @pytest.fixture

@@ -126,6 +126,34 @@ def test_match_exec_is_refused_with_file_and_line(home):
         ssh_config.load(path)
 
 
+@pytest.mark.parametrize("line", [
+    "Match ex''ec \"touch {flag}\"",  # issue 33: quoting and escapes hid exec from a word check
+    "Match e\\xec \"touch {flag}\"",
+    "Match !EXEC \"touch {flag}\"",
+    "Match host a exec \"touch {flag}\"",
+    "Match=exec \"touch {flag}\"",
+    "  match all \"exec\" \"touch {flag}\"",
+])
+def test_match_exec_is_refused_however_it_is_spelt_and_nothing_runs(home, tmp_path, line):
+    flag = tmp_path / "ran"
+    path = write(home, "Host a\n    User x\n" + line.format(flag=flag) + "\n    User y\n")
+    with pytest.raises(SshConfigError, match=r"config line 3: 'Match exec'"):
+        ssh_config.build("a", "a", ssh_config.load(path))
+    assert not flag.exists()
+
+
+def test_a_match_without_exec_is_read_and_odd_files_are_one_line_errors(home):
+    cfg = ssh_config.load(write(home, "Match host execution-box\n    User z\n"))
+    assert ssh_config.resolve(cfg, "execution-box").user == "z"
+    with pytest.raises(SshConfigError, match=r"^/dev/zero: not a regular file$"):
+        ssh_config.load("/dev/zero")
+    with pytest.raises(SshConfigError, match=r"config line 1: Match criteria unreadable \(No closing quotation\)"):
+        ssh_config.load(write(home, "Match host \"a\n"))
+    with pytest.raises(SshConfigError, match=r"config: line 1: not UTF-8 text \(byte 0xff\)"):
+        (home / ".ssh" / "config").write_bytes(b"Host \xff\n")
+        ssh_config.load(home / ".ssh" / "config")
+
+
 def test_an_include_loop_is_an_error(home):
     path = write(home, "Include ~/.ssh/config\n")
     with pytest.raises(SshConfigError, match="Include nested deeper"):

@@ -119,6 +119,37 @@ def test_unreadable_and_invalid_yaml(tmp_path):
     assert f'in "{bad}", line 1' in str(exc.value)  # the file itself, not "<unicode string>"
 
 
+def test_hostile_or_damaged_testbed_files_end_in_one_line_naming_the_file(tmp_path):
+    """Issue 33: each of these was accepted with a key silently dropped, or ran into a MemoryError,
+    a RecursionError or an 18 MB message."""
+    text = yaml.safe_dump(valid())
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))
+    cases = [
+        (text + "ssh: {insecure_accept_unknown_keys: true}\n",
+         r"line \d+: key 'ssh' appears twice in one mapping \(first on line \d+\)"),
+        (text.replace("name: ", "name: \"lab\\n\"\nold_name: ", 1), r"name: 'lab\\n' is not a testbed name"),
+        (bomb, r"expands to more than 100,000 values"),
+        ("a: " + "[" * 100 + "]" * 100 + "\n", r"line 1: nested deeper than 32 levels"),
+        ("# " + "x" * (2 << 20) + "\n", r"larger than 1024 KB"),
+    ]
+    for i, (body, msg) in enumerate(cases):
+        path = tmp_path / f"t{i}.yaml"
+        path.write_text(body)
+        with pytest.raises(servers.TestbedFileError, match=msg) as exc:
+            servers.load(path)
+        assert str(exc.value).startswith(f"{path}: ") and len(str(exc.value)) < 400, i
+        assert "\n" not in str(exc.value) or "old_name" in body, i  # that one also names the unknown key
+    raw = tmp_path / "latin1.yaml"
+    raw.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(servers.TestbedFileError, match=rf"^{raw}: line 1: not UTF-8 text \(byte 0xe9\)$"):
+        servers.load(raw)
+    doc = valid()
+    doc["ssh"]["config"] = "/dev/zero"
+    with pytest.raises(servers.TestbedFileError, match=r"ssh\.config: /dev/zero: not a regular file"):
+        servers.from_yaml(write(tmp_path, doc))
+
+
 # --- the journal on the servers themselves ----------------------------------------------------
 class Server(FakeHost):
     """A server whose own files (its journal copy) live in `disk`; commands answered as sh would."""
