@@ -50,7 +50,10 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
     t = store.read_tidy(path)
     merge = t[(t.metric == "gro_merge_ratio") & (t.side == "receiver")].value.item()
     if config == "no-opts":
-        assert merge == pytest.approx(1.0, abs=0.01), merge  # frames per IP packet: nothing merged
+        # frames per IP packet: nothing merged. The link and IP counters are read by separate
+        # commands at each window edge, a few ms apart with packets flowing, so the ratio may sit a
+        # few per cent under 1 (0.981 in one CI run); merging would put it above 1 (all-opts: > 1.5)
+        assert 0.95 <= merge <= 1.02, merge
     else:
         assert merge > 1.5, merge
     folded = (path / "raw" / "local.perf_folded.txt").read_text()
