@@ -72,6 +72,7 @@ def _section_html(m: dict) -> str:
     parts = [f"<h2 id='{_e(_anchor(m['notebook']))}'>{_e(m['title'])}</h2><p class='meta'>Notebook "
              f"<code>{_e(m['notebook'])}</code>; campaign <code>{_e(m['campaign'])}</code>; testbed: "
              f"<span class='testbed'>{_e(m['testbed'])}</span>; {q['ok']}/{q['runs']} runs ok, "
+             + (f"{q['damaged']} with stored files changed or unreadable, " if q.get("damaged") else "") +
              f"{q['contaminated']} flagged for foreign load.</p>"]
     parts.append("<div class='figs'>" + "".join(
         f"<img src='{_e(stem)}.svg' alt='{_e(stem)}'>" for stem in m["figures"]) + "</div>")
@@ -180,7 +181,9 @@ def _results_section(m: dict, figures_href: str) -> str:
     parts = [f"## {md_cell(m['title'])}",
              f"Notebook `notebooks/{m['notebook']}`; campaign `data/runs/{m['campaign']}`.\n"
              f"Testbed: {md_cell(m['testbed'])}.\n"
-             f"Runs: {q.get('runs', 0)}, ok {q.get('ok', 0)}, failed {q.get('failed', 0)}, "
+             f"Runs: {q.get('runs', 0)}, ok {q.get('ok', 0)}, failed {q.get('failed', 0)}"
+             + (f" (of them {q['damaged']} with stored files changed or unreadable)" if q.get("damaged") else "")
+             + ", "
              f"flagged for foreign load {q.get('contaminated', 0)} "
              f"(more than {q.get('foreign_load_limit_pct', 10.0):g} % of a core used by other processes).",
              md_table(["finding", "paper says", "this run shows", "verdict", *extra_columns(m["verdicts"])],

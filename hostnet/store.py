@@ -284,10 +284,31 @@ def usable(manifest: dict) -> bool:
     return manifest["status"] == "ok" and not flagged(manifest)
 
 
-def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[dict]:
+class Manifests(list):
+    """A campaign's manifests, and the runs whose manifest could not be read (`unreadable`, their
+    paths): those have no manifest to list, but the run quality line counts them as failed."""
+
+    unreadable: list[str]
+
+    def __init__(self, items=(), unreadable=()):
+        super().__init__(items)
+        self.unreadable = list(unreadable)
+
+
+def unreadable_runs(runs_dir, campaign: str | None = None) -> list[str]:
+    """Runs of the campaign (all campaigns: None) whose manifest is empty or unreadable; kept
+    attempts (`.failed-<t>`, `.incomplete-<t>`) and runs in progress are not among them."""
+    base = Path(runs_dir)
+    campaigns = [base / campaign] if campaign else sorted(p for p in base.iterdir() if p.is_dir())
+    return [str(r) for c in campaigns if c.is_dir() for r in sorted(c.iterdir())
+            if r.is_dir() and "." not in r.name and run_status(r) == INCOMPLETE]
+
+
+def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> Manifests:
     """Every listed run's manifest; a run whose stored files fail their checks has status DAMAGED
-    (and the reason as its error), so it is never counted ok nor used."""
-    out = []
+    (and the reason as its error), so it is never counted ok nor used. Runs whose manifest cannot
+    be read are in the result's `unreadable` (their experiment is unknown: any campaign asked for)."""
+    out = Manifests(unreadable=unreadable_runs(runs_dir, campaign) if campaign else ())
     for r in list_runs(runs_dir, campaign, experiment):
         m = load_manifest(r)
         if why := damage(r, m):

@@ -240,12 +240,14 @@ def fingerprint(tb: Testbed, versions: dict) -> dict:
     return {"kind": tb.kind,
             "roles": {r: {"cpus": e.cpus, "host": e.host.describe()["kind"]} for r, e in tb.endpoints.items()},
             "kernels": sorted({v["kernel"] for v in versions.values()}),
-            "rx_steering": tb.rx_steering}
+            "rx_steering": tb.rx_steering,
+            "tools": sorted({f"{tool}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                             for vs in versions.values() for tool, v in vs.items() if tool != "kernel"})}
 
 
-# What a point's id hashes: the fingerprint as it was before rx_steering joined it, so the runs of
-# campaigns recorded earlier keep their ids (resumes and top-ups skip them). A different receive
-# path is refused by incomparable() instead.
+# What a point's id hashes: the fingerprint as it was before rx_steering and tools joined it, so the
+# runs of campaigns recorded earlier keep their ids (resumes and top-ups skip them). A different
+# receive path or tool version is refused by incomparable() instead.
 ID_KEYS = ("kind", "roles", "kernels")
 
 

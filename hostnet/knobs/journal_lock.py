@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
@@ -37,9 +38,18 @@ def lock_path(journal: Path) -> Path:
 
 
 def private_dir(path: Path) -> None:
-    """Create a directory only its owner can enter (0700); tighten one this user owns already."""
+    """Create a directory only its owner can enter (0700); tighten one this user owns already,
+    unless others may write in it: a shared directory (/tmp, mode 1777) is refused, not changed
+    (its sticky bit and its other users' access are not hostnet's to take away)."""
     path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    st = path.stat()
+    st = path.lstat()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise KnobError(f"{path}: not a directory of its own (a symlink?); hostnet keeps its journals "
+                              f"only in one (HOSTNET_STATE_DIR)")
+    if st.st_mode & 0o022:
+        raise KnobError(f"{path}: writable by other users (mode {stat.S_IMODE(st.st_mode):o}); hostnet "
+                              f"keeps its journals only in a directory its owner alone can write: point "
+                              f"HOSTNET_STATE_DIR at one (default /run/hostnet)")
     if st.st_uid == os.geteuid() and st.st_mode & 0o777 != DIR_MODE:
         path.chmod(DIR_MODE)
 

@@ -135,8 +135,13 @@ def breakdown_versions(manifests: list[dict]) -> str:
 
 
 def run_quality(manifests: list[dict]) -> dict:
+    """Counts for the quality line; runs whose manifest could not be read (store.Manifests) and
+    runs whose stored table was changed (status damaged) count as failed, never as ok."""
     ok = [m for m in manifests if m["status"] == "ok"]
-    return {"runs": len(manifests), "ok": len(ok), "failed": len(manifests) - len(ok),
+    unreadable = len(getattr(manifests, "unreadable", ()))
+    damaged = sum(1 for m in manifests if m["status"] == store.DAMAGED) + unreadable
+    return {"runs": len(manifests) + unreadable, "ok": len(ok), "failed": len(manifests) + unreadable - len(ok),
+            "damaged": damaged,
             "contaminated": sum(1 for m in ok if m.get("contaminated")),
             "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),

@@ -121,8 +121,9 @@ def test_a_changed_or_missing_tidy_table_is_not_believed_and_counts_as_damaged(t
     assert status == {"cut": store.DAMAGED, "torn": store.DAMAGED, "gone": store.DAMAGED, "fine": "ok"}
     assert {m["run_id"]: m["error"] for m in manifests}["gone"] == f"{runs['gone']}: tidy.csv is missing"
     assert set(tidy.run_id) == {"fine"}  # only the run whose table is the one it wrote
-    quality = common.run_quality(manifests)
-    assert (quality["ok"], quality["failed"]) == (1, 3)
+    assert manifests.unreadable == [str(runs["garbled"])]
+    quality = common.run_quality(manifests)  # 5 runs: the garbled manifest's counts too, as failed
+    assert (quality["runs"], quality["ok"], quality["failed"], quality["damaged"]) == (5, 1, 4, 4)
     with pytest.raises(store.DamagedRun, match=r"cut: tidy.csv was changed after the run"):
         store.read_tidy(runs["cut"])
 

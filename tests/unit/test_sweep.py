@@ -227,14 +227,16 @@ def test_a_campaign_recorded_on_another_kernel_or_receive_path_is_refused_before
     here = sweep.fingerprint(tb, VERSIONS)
     assert here["rx_steering"] == "nic" and here["kernels"] == ["6.12.0"]
     for recorded, differs in (({**here, "kernels": ["6.18.44"]}, "kernels ['6.18.44'] there, ['6.12.0'] here"),
-                              ({**here, "rx_steering": "rps"}, "rx_steering rps there, nic here")):
+                              ({**here, "rx_steering": "rps"}, "rx_steering rps there, nic here"),
+                              ({**here, "tools": ["perf: perf 6.1"]}, "tools ['perf: perf 6.1'] there, "
+                                                                      "['perf: perf 6.12'] here")):
         (cdir / "sweep.json").write_text(json.dumps({"fingerprint": recorded}))
         with pytest.raises(sweep.IncomparableTestbed, match=rf"campaign c was recorded on another testbed "
                                                             rf"\({re.escape(differs)}\).*record a new campaign"):
             sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
     assert not [argv for argv in remote.commands if argv[:2] == ["sh", "-c"]]  # no setting written
     # a sweep.json from before rx_steering was fingerprinted: the runs' manifests name the receive path
-    old = {k: v for k, v in here.items() if k != "rx_steering"}
+    old = {k: v for k, v in here.items() if k not in ("rx_steering", "tools")}
     (cdir / "sweep.json").write_text(json.dumps({"fingerprint": old}))
     run = store.RunDir(tmp_path / "runs", "c", "abc-r0")
     run.manifest.update(experiment="single-flow", testbed={"kind": "ssh", "rx_steering": "napi-thread"})

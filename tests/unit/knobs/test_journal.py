@@ -134,6 +134,23 @@ def test_state_directory_and_journal_are_private(tmp_path):
     assert j.restore() == [] and sorted(p.name for p in path.parent.iterdir()) == []
 
 
+def test_a_shared_or_linked_state_directory_is_refused_not_changed(tmp_path):
+    """Issue 33: a 1777 HOSTNET_STATE_DIR lost its sticky bit to a chmod 0700."""
+    from hostnet.knobs import KnobError
+    host = sysctl_host(**{RMEM: "4096 131072 6291456"})
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(KnobError, match=r"shared: writable by other users \(mode 1777\).*HOSTNET_STATE_DIR"):
+        Journal(shared / "x.journal").set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert shared.stat().st_mode & 0o7777 == 0o1777 and host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(KnobError, match=r"link: not a directory of its own \(a symlink\?\)"):
+        Journal(tmp_path / "link" / "x.journal").set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
+    assert host.files[sysctl_path(RMEM)] == "4096 131072 6291456\n"
+
+
 def test_a_second_controller_is_refused_naming_the_holder(tmp_path):
     from hostnet.knobs import JournalBusy
     host = sysctl_host(**{RMEM: "4096 131072 6291456"})
