@@ -53,13 +53,22 @@ def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
         _die(f"missing {', '.join(missing)}; run `make install` (Debian packages iperf3 linux-perf ethtool iproute2)")
 
 
+def _unanswered(caps_by_host: dict) -> int:
+    """1 when a host did not answer (each named with its reason on stderr, one line), else 0."""
+    lost = {h: c["reachable"].detail for h, c in caps_by_host.items() if c.get("reachable") and not c["reachable"].ok}
+    for host, why in lost.items():
+        print(f"hostnet: {host} is not reachable: {' '.join(str(why).split())}", file=sys.stderr)
+    return 1 if lost else 0
+
+
 def _check(args) -> int:
     from .testbed import capabilities
     if args.file:
         from .testbed.servers import from_yaml
         tb = from_yaml(args.file)
-        print(capabilities.table({e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}))
-        return 0
+        caps = {e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
+        print(capabilities.table(caps))
+        return _unanswered(caps)
     _require_live(("ip",))
 
     def show(tb):

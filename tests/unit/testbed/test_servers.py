@@ -295,3 +295,18 @@ def test_a_named_ssh_config_must_exist_and_be_usable(tmp_path):
     doc["ssh"]["config"] = str(tmp_path / "loop.conf")
     with pytest.raises(servers.TestbedFileError, match=r"hosts\.sender1: .*ProxyJump loop"):
         servers.from_yaml(write(tmp_path, doc))
+
+
+def test_testbed_check_names_a_host_that_does_not_answer_and_exits_non_zero(tmp_path, capsys):
+    """Issue 33: an unreachable host (there: a rejected host key) was `reachable ✗ no` with rc 0.
+    Loopback port 1 has nothing listening: the connection is refused at once, nothing is sent."""
+    doc = valid()
+    for h in doc["hosts"].values():
+        h.update(address="127.0.0.1", port=1)
+    doc["ssh"].update(config=False, connect_timeout_s=5)
+    rc = cli.main(["testbed", "check", str(write(tmp_path, doc))])
+    out, err = capsys.readouterr()
+    assert rc == 1 and "reachable" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("hostnet: ") and " is not reachable: " in line for line in lines)
+    assert {line.split()[1] for line in lines} == {"sender1", "receiver1"}
