@@ -51,9 +51,10 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
     merge = t[(t.metric == "gro_merge_ratio") & (t.side == "receiver")].value.item()
     if config == "no-opts":
         # frames per IP packet: nothing merged. The link and IP counters are read by separate
-        # commands at each window edge, a few ms apart with packets flowing, so the ratio may sit a
-        # few per cent under 1 (0.981 in one CI run); merging would put it above 1 (all-opts: > 1.5)
-        assert 0.95 <= merge <= 1.02, merge
+        # commands at each window edge, a few ms apart with packets flowing, so the ratio strays a
+        # few per cent either way (0.981 and 1.024 in two CI runs); merging puts it far above
+        # (all-opts: > 1.5; 5.8 in the committed campaigns)
+        assert 0.9 <= merge <= 1.1, merge
     else:
         assert merge > 1.5, merge
     folded = (path / "raw" / "local.perf_folded.txt").read_text()
