@@ -80,7 +80,7 @@ def seal(run: Path) -> bool:
     if m.get("status") != "ok" or m.get("checks") or not (Path(run) / "tidy.csv").exists():
         return False
     m["checks"] = checks_of(run)
-    _atomic_write(Path(run) / "manifest.json", json.dumps(m, indent=2, default=str))
+    write_atomic(Path(run) / "manifest.json", json.dumps(m, indent=2, default=str))
     return True
 
 
@@ -110,7 +110,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write, fsync, rename: after a crash or power loss the file holds the old text or the new,
     never a zero-length or torn one."""
     tmp = path.with_name(path.name + ".tmp")
@@ -151,7 +151,7 @@ class RunDir:
                                "started": time.time()}
 
     def write_raw(self, name: str, text: str) -> None:
-        _atomic_write(self.path / "raw" / name, text)
+        write_atomic(self.path / "raw" / name, text)
 
     def read_raw(self, name: str) -> str:
         return (self.path / "raw" / name).read_text()
@@ -160,9 +160,9 @@ class RunDir:
         self.manifest.update(status=status, ended=time.time(), error=error)
         self.manifest["files"] = sorted(p.name for p in (self.path / "raw").iterdir())
         if tidy is not None and status == "ok":
-            _atomic_write(self.path / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+            write_atomic(self.path / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
         self.manifest["checks"] = checks_of(self.path)
-        _atomic_write(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
+        write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
         # every file and both directories on disk before the rename publishes the run, and the
         # rename itself after: a crash never leaves a run whose manifest is empty or missing
         _fsync_dir(self.path / "raw")
@@ -186,9 +186,9 @@ def rewrite_run(run: Path, manifest: dict, tidy: pd.DataFrame) -> None:
     """Replace a finished run's tidy table and manifest (re-derived from its own raw files),
     each file atomically."""
     run = Path(run)
-    _atomic_write(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+    write_atomic(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
     manifest["checks"] = checks_of(run)
-    _atomic_write(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    write_atomic(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
 
 
 INCOMPLETE = "incomplete"

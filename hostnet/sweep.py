@@ -50,7 +50,7 @@ from . import __version__, config as stackconfig, schema, udp_loss, inputfiles
 from .testbed.capabilities import point_requirements
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
-from .store import INCOMPLETE, load_manifests, run_status
+from .store import INCOMPLETE, load_manifests, run_status, write_atomic
 from .testbed import Testbed
 from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
 
@@ -262,20 +262,25 @@ class IncomparableTestbed(SweepError):
 
 
 def recorded_fingerprint(cdir: Path) -> dict | None:
-    """The fingerprint a campaign's sweep.json recorded, with the receive path its runs' manifests
-    name where sweep.json predates rx_steering in it; None for a new campaign."""
+    """The fingerprint a campaign's sweep.json recorded; what its runs' manifests say (receive
+    path, kernels) where sweep.json predates a key or cannot be read (a sweep killed while writing
+    it, before that write was atomic); None for a new campaign."""
     try:
         fp = dict(json.loads((cdir / "sweep.json").read_text())["fingerprint"])
     except FileNotFoundError:
-        return None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SweepError(f"{cdir / 'sweep.json'}: unreadable ({exc}); move it aside to start anew") from exc
-    if "rx_steering" not in fp:
-        steering = {(m.get("testbed") or {}).get("rx_steering") for m in load_manifests(cdir.parent, cdir.name)}
-        steering.discard(None)
-        if len(steering) == 1:
-            fp["rx_steering"] = steering.pop()
-    return fp
+        if not cdir.is_dir():
+            return None
+        fp = {}
+    except (ValueError, KeyError, TypeError):
+        fp = {}  # torn or hand-edited (sweep.json is written atomically now): the runs' manifests say
+    manifests = load_manifests(cdir.parent, cdir.name) if not {"rx_steering", "kernels"} <= fp.keys() else []
+    steering = {(m.get("testbed") or {}).get("rx_steering") for m in manifests} - {None}
+    if "rx_steering" not in fp and len(steering) == 1:
+        fp["rx_steering"] = steering.pop()
+    kernels = {v.get("kernel") for m in manifests for v in (m.get("versions") or {}).values()} - {None}
+    if "kernels" not in fp and kernels:
+        fp["kernels"] = sorted(kernels)
+    return fp or None
 
 
 def incomparable(recorded: dict | None, current: dict) -> list[str]:
@@ -390,7 +395,7 @@ def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dic
     order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in spec.points()]
     random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
-    (cdir / "sweep.json").write_text(json.dumps(
+    write_atomic(cdir / "sweep.json", json.dumps(  # a kill mid-write leaves the old plan, never a torn one
         {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
          "order": [f"{pid}-{rep}" for pid, _, rep in plan]}, indent=2))
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}

@@ -73,7 +73,7 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
         done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
         made += done["ran"] + done["failed"]
         plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
-        sweep_json.write_text(json.dumps(plan, indent=2))  # run_sweep wrote its own one-point plan there
+        store.write_atomic(sweep_json, json.dumps(plan, indent=2))  # run_sweep wrote its own one-point plan there
     return made
 
 
@@ -112,7 +112,7 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
     plan.setdefault("decisive_top_ups", []).append(
         {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
          "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
-    sweep_json.write_text(json.dumps(plan, indent=2))
+    store.write_atomic(sweep_json, json.dumps(plan, indent=2))
     return log
 
 

@@ -243,6 +243,9 @@ def test_a_campaign_recorded_on_another_kernel_or_receive_path_is_refused_before
     run.finish("ok")
     assert sweep.recorded_fingerprint(cdir)["rx_steering"] == "napi-thread"
     assert sweep.incomparable(sweep.recorded_fingerprint(cdir), here) == ["rx_steering napi-thread there, nic here"]
+    # a torn sweep.json (a kill mid-write): the manifests still say which testbed, and a resume goes on
+    (cdir / "sweep.json").write_text('{"spec": {"experi')
+    assert sweep.recorded_fingerprint(cdir) == {"rx_steering": "napi-thread"}  # that run's manifest: no versions
     # ... and ids stay what they were before the receive path joined the fingerprint
     assert sweep.point_id({"config": "tsogro"}, here, "single-flow") == \
         sweep.point_id({"config": "tsogro"}, old, "single-flow")
