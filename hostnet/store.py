@@ -221,6 +221,10 @@ def read_tidy(run: Path) -> pd.DataFrame:
     not the one the run wrote (its manifest's checks)."""
     if why := damage(run, load_manifest(run)):
         raise DamagedRun(f"{run}: {why}")
+    return _table(run)
+
+
+def _table(run: Path) -> pd.DataFrame:
     t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
                     na_values={"value": [""]})
     if "flow" not in t.columns:
@@ -239,7 +243,7 @@ def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = No
             if run.suffix == ".partial" or not run.is_dir():
                 continue
             status = run_status(run)
-            if status == INCOMPLETE and "." not in run.name:  # not a kept .failed-/.incomplete- attempt
+            if _unreadable(run, status):
                 warnings.warn(f"{run}: manifest.json is empty or unreadable; the run is left out "
                               f"(a resumed sweep redoes it)", stacklevel=2)
             if status in (None, INCOMPLETE):
@@ -261,12 +265,13 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
     """Concatenate the tidy tables of every successful run (failed runs have none)."""
     frames = []
     for r in list_runs(runs_dir, campaign, experiment):
-        if load_manifest(r)["status"] != "ok":
+        m = load_manifest(r)
+        if m["status"] != "ok":
             continue
-        try:
-            frames.append(read_tidy(r))
-        except DamagedRun as exc:
-            warnings.warn(f"{exc}; the run is left out", stacklevel=2)
+        if why := damage(r, m):
+            warnings.warn(f"{r}: {why}; the run is left out", stacklevel=2)
+        else:
+            frames.append(_table(r))
     if not frames:
         return pd.DataFrame(columns=TIDY_COLUMNS)
     return pd.concat(frames, ignore_index=True)
@@ -301,7 +306,12 @@ def unreadable_runs(runs_dir, campaign: str | None = None) -> list[str]:
     base = Path(runs_dir)
     campaigns = [base / campaign] if campaign else sorted(p for p in base.iterdir() if p.is_dir())
     return [str(r) for c in campaigns if c.is_dir() for r in sorted(c.iterdir())
-            if r.is_dir() and "." not in r.name and run_status(r) == INCOMPLETE]
+            if r.is_dir() and _unreadable(r, run_status(r))]
+
+
+def _unreadable(run: Path, status: str | None) -> bool:
+    """A run whose manifest is empty or unreadable, not a kept attempt (`.failed-<t>`, ...)."""
+    return status == INCOMPLETE and "." not in run.name
 
 
 def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None = None) -> Manifests:
