@@ -4,6 +4,7 @@ notebooks), and undo what a crashed session left (restore)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import signal
@@ -341,8 +342,10 @@ def cmd_restore(args) -> int:
               f"settings put back")
         return 0
     names = [args.name] if args.name else testbed.stale()
+    held = _held_elsewhere()
+    crumbs = _remove_crumbs()
     if not names:
-        print("nothing to restore: no testbed was left behind by a dead session")
+        print("nothing to restore: no testbed was left behind by a dead session" + crumbs + held)
         return 0
     from .testbed.leftovers import is_servers
     failed = []
@@ -357,9 +360,29 @@ def cmd_restore(args) -> int:
         else:
             kept = " (persistent testbed kept up)" if testbed.is_persistent(name) else ""
             print(f"restored {name}: processes stopped, journaled settings put back{kept}")
+    if crumbs:
+        print(crumbs.lstrip("; "))
     if failed:
         _die(" | ".join(failed))
+    if held := _held_elsewhere():
+        print(held.lstrip("; "))
     return 0
+
+
+def _remove_crumbs() -> str:
+    """Scratch files dead sessions left (tool output, perf.data), removed; what was removed."""
+    from .hosts.base import remove_dead_scratch
+    count, size = remove_dead_scratch()
+    return f"; removed {count} scratch files of dead sessions ({size / 1e6:.1f} MB)" if count else ""
+
+
+def _held_elsewhere() -> str:
+    """Host-wide settings live testbeds hold (knobs/machine.py), which a restore leaves in place."""
+    from .knobs.machine import Ledger
+    held = [f"{e['knob']}[{e['key']}] = {v!r} by {Path(j).stem}"
+            for e in Ledger(testbed.state_dir()).held() for j, v in e["holders"].items()]
+    return ("; host-wide settings held by live testbeds, left as they are until the last lets go: "
+            + ", ".join(held)) if held else ""
 
 
 def cmd_figures(args) -> int:
@@ -669,7 +692,16 @@ def main(argv=None) -> int:
     except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,
             MissingCapability, HostError, KnobError) as exc:
         _die(str(exc))
+    except OSError as exc:
+        if exc.errno not in FULL:
+            raise
+        _die(f"{exc.strerror}: {exc.filename or 'a file hostnet writes'} (free space there, or point --runs-dir or "
+             f"HOSTNET_STATE_DIR elsewhere; a run cut short stays *.partial and is redone, never read)")
     return 1
+
+
+# A disk that cannot take more: said in one line, not a traceback.
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
-from .hosts import HostUnreachable
+from .hosts import HostError, HostUnreachable
 from .knobs import KNOBS, KnobError, queue_irqs
+from .knobs.machine import is_global
 from .testbed import Testbed, steering
 
 RFS_ENTRIES = 32768
@@ -205,6 +206,27 @@ def _absent(host, knob, key: str) -> bool:
             raise
         return True
     return False
+
+
+def moved_globals(tb: Testbed, applied: dict) -> str:
+    """The host-wide settings of a point that no longer read as applied ("" when none moved), read
+    once its window has closed. The machine ledger keeps other hostnet testbeds from moving them;
+    this catches anything else (an operator, another tool) that did during the window."""
+    moved = []
+    for name, value in applied.items():
+        where, knob_name, key = (name.split("/", 2) + ["", ""])[:3]
+        knob = KNOBS.get(knob_name)
+        if knob is None or value == "absent" or not is_global(knob, key):
+            continue
+        try:
+            now = knob.read(host_of(tb, where), key)
+        except (KnobError, HostError) as exc:
+            if isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable):
+                raise
+            now = f"unreadable ({exc})"
+        if knob.normalize(now) != knob.normalize(value):
+            moved.append(f"{name} read {now!r} after the window, {value!r} applied")
+    return "; ".join(moved)
 
 
 def host_of(tb: Testbed, where: str):

@@ -73,7 +73,9 @@ def _section_html(m: dict) -> str:
              f"<code>{_e(m['notebook'])}</code>; campaign <code>{_e(m['campaign'])}</code>; testbed: "
              f"<span class='testbed'>{_e(m['testbed'])}</span>; {q['ok']}/{q['runs']} runs ok, "
              + (f"{q['damaged']} with stored files changed or unreadable, " if q.get("damaged") else "") +
-             f"{q['contaminated']} flagged for foreign load.</p>"]
+             f"{q['contaminated']} flagged for foreign load"
+             + (f", {q['settings_moved']} for a host-wide setting that moved" if q.get("settings_moved") else "")
+             + ".</p>"]
     parts.append("<div class='figs'>" + "".join(
         f"<img src='{_e(stem)}.svg' alt='{_e(stem)}'>" for stem in m["figures"]) + "</div>")
     if m.get("summary"):
@@ -185,7 +187,9 @@ def _results_section(m: dict, figures_href: str) -> str:
              + (f" (of them {q['damaged']} with stored files changed or unreadable)" if q.get("damaged") else "")
              + ", "
              f"flagged for foreign load {q.get('contaminated', 0)} "
-             f"(more than {q.get('foreign_load_limit_pct', 10.0):g} % of a core used by other processes).",
+             f"(more than {q.get('foreign_load_limit_pct', 10.0):g} % of a core used by other processes)"
+             + (f", for a host-wide setting that moved {q['settings_moved']}" if q.get("settings_moved") else "")
+             + ".",
              md_table(["finding", "paper says", "this run shows", "verdict", *extra_columns(m["verdicts"])],
                       [[v["id"], v["paper says"], v["this run shows"], v["verdict"],
                         *(v.get(c) for c in extra_columns(m["verdicts"]))] for v in m["verdicts"]])]

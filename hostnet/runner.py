@@ -198,6 +198,8 @@ def start_point(tb: Testbed, cfg: stackconfig.StackConfig, workload, *, runs_dir
             check_window(end - start, workload.duration_s, len(flows))
         except WindowTooShort as exc:
             rd.manifest["short_window"] = str(exc)
+        if moved := stackconfig.moved_globals(tb, rd.manifest.get("applied", {})):  # flagged: left out
+            rd.manifest["settings_moved"] = moved
     return run
 
 

@@ -114,11 +114,17 @@ def write_atomic(path: Path, text: str) -> None:
     """Write, fsync, rename: after a crash or power loss the file holds the old text or the new,
     never a zero-length or torn one."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # e.g. a full disk: no half-written .tmp left, and the error names the file
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
 
 
 def git_commit() -> str | None:
@@ -277,12 +283,17 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
     return pd.concat(frames, ignore_index=True)
 
 
+# Why a flagged run is left out, and the manifest key that says more (foreign load: its "load" notes).
+FLAGS = {"setting moved": "settings_moved", "short window": "short_window"}
+
+
 def flagged(manifest: dict) -> str:
     """Why a run is left out of analysis though it succeeded ("" when usable): foreign load during
-    its window, or a window too short to measure. Every section asks this one question."""
+    its window, a host-wide setting that moved under it, or a window too short to measure. Every
+    section asks this one question."""
     if manifest.get("contaminated"):
         return "foreign load"
-    return "short window" if manifest.get("short_window") else ""
+    return next((why for why, key in FLAGS.items() if manifest.get(key)), "")
 
 
 def usable(manifest: dict) -> bool:

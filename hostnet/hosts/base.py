@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -25,6 +26,72 @@ STREAM_PIPE = 1 << 20  # Linux's default limit for unprivileged pipes (fs.pipe-m
 # The sudo password of non-root SSH logins (hosts/ssh.py). Read by SshHost only, and kept out of
 # the environment of every process hostnet starts here (child_env).
 SUDO_PASSWORD_VAR = "HOSTNET_SUDO_PASSWORD"
+
+
+def state_dir() -> Path:
+    """This controller's journals, locks, testbed state and scratch files (HOSTNET_STATE_DIR)."""
+    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
+
+
+def private_dir(path: Path) -> None:
+    """Create a directory only its owner can enter (0700); tighten one this user owns already,
+    unless others may write in it: a shared directory (/tmp, mode 1777) is refused, not changed
+    (its sticky bit and its other users' access are not hostnet's to take away)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = path.lstat()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise HostError(f"{path}: not a directory of its own (a symlink?); hostnet keeps its journals "
+                        f"and scratch files only in one (HOSTNET_STATE_DIR)")
+    if st.st_mode & 0o022:
+        raise HostError(f"{path}: writable by other users (mode {stat.S_IMODE(st.st_mode):o}); hostnet "
+                        f"keeps its journals and scratch files only in a directory its owner alone can write: "
+                        f"point HOSTNET_STATE_DIR at one (default /run/hostnet)")
+    if st.st_uid == os.geteuid() and st.st_mode & 0o777 != 0o700:
+        path.chmod(0o700)
+
+
+def scratch_dir() -> Path:
+    """Where hostnet's temporary files on this machine go (tool output, perf.data, bpftrace
+    programs): <state dir>/scratch, 0700, each entry named with the PID of the session that made
+    it (scratch_prefix), so `hostnet restore` removes what a killed session left."""
+    private_dir(state_dir())
+    path = state_dir() / "scratch"
+    private_dir(path)
+    return path
+
+
+def scratch_prefix(kind: str) -> str:
+    return f"hostnet-{os.getpid()}-{kind}-"
+
+
+def make_temp_dir(host: "Host", kind: str, where: str | None = None) -> str:
+    """A private (mktemp: 0700) directory on host for a probe's files: in `where`, else in the
+    host's scratch directory (this machine: scratch_dir()), else in the host's own /tmp."""
+    where = where or host.scratch()
+    args = ["-p", where, scratch_prefix(kind) + "XXXXXX"] if where else ["-t", f"hostnet-{kind}-XXXXXX"]
+    return host.run(["mktemp", "-d", *args]).stdout.strip()
+
+
+def remove_dead_scratch() -> tuple[int, int]:
+    """Remove the scratch entries of sessions that are no longer running: (entries, bytes)."""
+    import re
+    import shutil
+    path = state_dir() / "scratch"
+    if not path.is_dir() or path.is_symlink():
+        return 0, 0
+    count = size = 0
+    for entry in path.iterdir():
+        m = re.match(r"hostnet-([0-9]+)-", entry.name)
+        if not m or _running(int(m.group(1))):
+            continue
+        files = [entry] if not entry.is_dir() or entry.is_symlink() else [p for p in entry.rglob("*") if p.is_file()]
+        size += sum(p.lstat().st_size for p in files)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        count += 1
+    return count, size
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -155,6 +222,10 @@ class Host:
 
     def which(self, tool: str) -> str | None:
         raise NotImplementedError
+
+    def scratch(self) -> str | None:
+        """The directory for hostnet's temporary files on this host (None: the host's own /tmp)."""
+        return None
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": type(self).__name__}

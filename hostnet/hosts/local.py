@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .base import STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv, child_env
+from .base import (STREAM_CHUNK, STREAM_PIPE, Host, HostError, Proc, ProcessTag, Result, check_argv, child_env,
+                   scratch_dir, scratch_prefix)
 
 
 def _chunks(stream) -> Iterator[bytes]:
@@ -46,8 +47,8 @@ class LocalHost(Host):
 
     def start(self, argv) -> Proc:
         full = self.full_argv(argv)
-        fd_out, out = tempfile.mkstemp(prefix="hostnet-out-")
-        fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
+        fd_out, out = tempfile.mkstemp(prefix=scratch_prefix("out"), dir=scratch_dir())
+        fd_err, err = tempfile.mkstemp(prefix=scratch_prefix("err"), dir=scratch_dir())
         try:
             popen = subprocess.Popen(full, stdout=fd_out, stderr=fd_err, stdin=subprocess.DEVNULL,
                                      start_new_session=True, env=self.tag.env() if self.tag else child_env())
@@ -60,7 +61,7 @@ class LocalHost(Host):
 
     def stream(self, argv, sink, *, check=True, timeout=300):
         full = self.full_argv(argv)
-        fd_err, err = tempfile.mkstemp(prefix="hostnet-err-")
+        fd_err, err = tempfile.mkstemp(prefix=scratch_prefix("err"), dir=scratch_dir())
         try:
             popen = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=fd_err, stdin=subprocess.DEVNULL,
                                      env=child_env())
@@ -115,6 +116,9 @@ class LocalHost(Host):
             Path(path).write_text(text)
         except OSError as exc:
             raise HostError(f"{self.name}: cannot write {path}: {exc.strerror}") from exc
+
+    def scratch(self) -> str:
+        return str(scratch_dir())
 
     def which(self, tool: str) -> str | None:
         if self._prefix:

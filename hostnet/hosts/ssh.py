@@ -30,10 +30,11 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
 # Background start: detach into its own session, remember the PID, send output to files.
 # The script is constant; the command arrives as separate, quoted arguments.
-_START = 'base=$1; shift; setsid "$@" >"$base.out" 2>"$base.err" </dev/null & echo $!'
+# umask 077: the output files (and whatever the command writes) are the login user's alone.
+_START = 'umask 077; base=$1; shift; setsid "$@" >"$base.out" 2>"$base.err" </dev/null & echo $!'
 # Many background starts in one round trip (bash: arrays, and $EPOCHREALTIME without a fork):
 # groups "base argv..." separated by $1, a token no argument contains; prints "PID start-time" each.
-_START_MANY = ('sep=$1; shift; while [ $# -gt 0 ]; do base=$1; shift; cmd=(); '
+_START_MANY = ('umask 077; sep=$1; shift; while [ $# -gt 0 ]; do base=$1; shift; cmd=(); '
                'while [ $# -gt 0 ] && [ "$1" != "$sep" ]; do cmd+=("$1"); shift; done; [ $# -gt 0 ] && shift; '
                'setsid "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null & echo "$! $EPOCHREALTIME"; done')
 # Running = exists and is not a zombie (an orphan waits for init to reap it).

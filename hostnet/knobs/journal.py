@@ -15,6 +15,7 @@ from typing import Iterable
 from ..hosts import Host, HostError, host_from_description, netns_exists
 from .base import Knob, KnobError, SettingGone
 from . import guard as mgmt_guard
+from .machine import Ledger, is_global, scope
 from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
                            read_on_host)
 from .journal_lock import JournalBusy, acquire, generation, release
@@ -65,9 +66,12 @@ class Journal:
         known = self.prior(host, knob, key)
         if known is not None:
             return known
-        prior = knob.read(host, key)
+        if is_global(knob, key):  # the machine's value before any testbed changed it (machine.py)
+            prior = Ledger(self.path.parent).baseline(host.describe(), knob.name, key, lambda: knob.read(host, key))
+        else:
+            prior = knob.read(host, key)
         entry = {"host": host.describe(), "knob": knob.name, "key": key, "prior": prior,
-                 "scope": getattr(knob, "scope", ""), "on_host": self.on_hosts}
+                 "scope": scope(knob, key), "on_host": self.on_hosts}
         try:
             append_line(self.path, entry)
         except OSError as exc:  # e.g. a full disk: the setting is not changed
@@ -81,9 +85,16 @@ class Journal:
         return prior
 
     def set(self, host: Host, knob: Knob, key: str, value: str) -> None:
+        """Journal, then write. A host-wide setting is also claimed in the machine ledger: refused
+        (machine.SettingHeld) while another live testbed holds it at another value."""
         knob.validate(key, value)
-        self.record(host, knob, key)
-        knob.write(host, key, str(value))
+        prior = self.record(host, knob, key)
+        if not is_global(knob, key):
+            knob.write(host, key, str(value))
+            return
+        Ledger(self.path.parent).claim(host.describe(), knob.name, key, str(value), self.path, prior,
+                                       write=lambda: knob.write(host, key, str(value)),
+                                       same=lambda a, b: knob.normalize(a) == knob.normalize(b))
 
     def restore(self, *, keep_lock: bool = False) -> list[str]:
         """keep_lock: a restore in the middle of a session (a sweep after a host came back) stays the
@@ -131,7 +142,7 @@ def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_
             merged.append(entry)
     resolved: dict[str, Host | None] = {}
     for entry in reversed(merged):
-        problems += _restore_entry(entry, KNOBS, known, resolved)
+        problems += _restore_entry(entry, KNOBS, known, resolved, path)
     if not problems:
         problems += _delete_host_copies(path, merged, resolved)
     if not problems:
@@ -150,23 +161,28 @@ def _host(desc: dict, known: dict, resolved: dict) -> Host | None:
     return resolved[ident]
 
 
-def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict) -> list[str]:
+def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict, journal: Path) -> list[str]:
     desc = entry["host"]
     if desc.get("kind") == "NetnsHost" and not netns_exists(str(desc.get("netns"))):
         return []
     knob = knobs.get(entry["knob"])
     if knob is None:
         return [f"unknown knob {entry['knob']!r} in the journal"]
+    prior = entry["prior"]
     try:
+        if is_global(knob, entry["key"]):  # left as it is while another live testbed holds it
+            prior = Ledger(journal.parent).release(desc, knob.name, entry["key"], journal, prior)
+            if prior is None:
+                return []
         host = _host(desc, known, resolved)
-        if _already(knob, host, entry["key"], entry["prior"]):
+        if _already(knob, host, entry["key"], prior):
             return []  # nothing to put back (a write that failed, or one undone by hand)
-        knob.write(host, entry["key"], entry["prior"])
+        knob.write(host, entry["key"], prior)
     except SettingGone:  # e.g. NAPI threads gone with threaded NAPI (restored by an earlier pass)
         return []
     except (KnobError, HostError) as exc:
         return [f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
-                f"{entry['prior']!r}: {exc}"]
+                f"{prior!r}: {exc}"]
     return []
 
 

@@ -12,12 +12,12 @@ import fcntl
 import json
 import os
 import socket
-import stat
 import sys
 import time
 from pathlib import Path
 
-from ..hosts import process_start_ticks
+from ..hosts import HostError, process_start_ticks
+from ..hosts.base import private_dir as _private_dir
 from .base import KnobError
 
 FILE_MODE = 0o600
@@ -38,20 +38,11 @@ def lock_path(journal: Path) -> Path:
 
 
 def private_dir(path: Path) -> None:
-    """Create a directory only its owner can enter (0700); tighten one this user owns already,
-    unless others may write in it: a shared directory (/tmp, mode 1777) is refused, not changed
-    (its sticky bit and its other users' access are not hostnet's to take away)."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    st = path.lstat()
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise KnobError(f"{path}: not a directory of its own (a symlink?); hostnet keeps its journals "
-                              f"only in one (HOSTNET_STATE_DIR)")
-    if st.st_mode & 0o022:
-        raise KnobError(f"{path}: writable by other users (mode {stat.S_IMODE(st.st_mode):o}); hostnet "
-                              f"keeps its journals only in a directory its owner alone can write: point "
-                              f"HOSTNET_STATE_DIR at one (default /run/hostnet)")
-    if st.st_uid == os.geteuid() and st.st_mode & 0o777 != DIR_MODE:
-        path.chmod(DIR_MODE)
+    """hosts.private_dir, refusing with a KnobError (a journal cannot be kept there)."""
+    try:
+        _private_dir(path)
+    except HostError as exc:
+        raise KnobError(str(exc)) from None
 
 
 def _key(journal: Path) -> str:

@@ -15,6 +15,7 @@ import re
 import time
 
 from ..hosts import Host, HostError
+from ..hosts.base import make_temp_dir
 from ..knobs import KNOBS, Journal
 
 TRACEFS = "/sys/kernel/tracing"
@@ -57,11 +58,11 @@ class LatencyProbe:
         about a second, which must not fall inside the measurement window."""
         if not host.which("bpftrace"):
             raise HostError(f"{host.name}: bpftrace is missing (Debian: bpftrace); run `make install`")
-        # tracepoints need tracefs; mount it through the journal, so it is unmounted afterwards
-        if KNOBS["mount"].read(host, TRACEFS) != "mounted":
-            self.journal.set(host, KNOBS["mount"], TRACEFS, "mounted")
+        # tracepoints need tracefs; mounted through the journal, so it is unmounted afterwards, and
+        # held in the machine ledger even when mounted already (another testbed's may go first)
+        self.journal.set(host, KNOBS["mount"], TRACEFS, "mounted")
         self._host = host
-        self._dir = host.run(["mktemp", "-d", "-t", "hostnet-bt-XXXXXX"]).stdout.strip()
+        self._dir = make_temp_dir(host, "bt")
         host.write_text(f"{self._dir}/latency.bt", self.program)
         self._proc = host.start(["bpftrace", f"{self._dir}/latency.bt"])
         self.pids = [self._proc.pid]

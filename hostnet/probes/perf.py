@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..hosts import Host, HostError
+from ..hosts.base import make_temp_dir
 from ..parsers.perf_report import PERF_HEADER_ARGS, PERF_REPORT_ARGS
 from ..parsers import ParseError
 from ..parsers.perf_script import fold, fold_chunks, fold_text_lines, parse_perf_script, write_folded
@@ -101,8 +102,7 @@ class ControlledPerf:
         raise NotImplementedError
 
     def arm(self, host: Host) -> None:
-        where = ["-p", self.data_dir] if self.data_dir else []
-        self._dir = host.run(["mktemp", "-d", *where, "-t", "hostnet-perf-XXXXXX"]).stdout.strip()
+        self._dir = make_temp_dir(host, "perf", self.data_dir)
         self._ctl, self._ack = f"{self._dir}/ctl.fifo", f"{self._dir}/ack.fifo"
         host.run(["mkfifo", "-m", "600", self._ctl, self._ack])
         self._proc = host.start(self.argv(self._ctl, self._ack))

@@ -51,7 +51,7 @@ def flag_detail(manifest: dict) -> str:
     142 % of a core on local (stress-ng 98 %, chrome 31 %)"."""
     why = store.flagged(manifest)
     if why != "foreign load":
-        return f"{why}: {manifest['short_window']}" if why else ""
+        return f"{why}: {manifest[store.FLAGS[why]]}" if why else ""
     parts = []
     for machine, load in (manifest.get("load") or {}).items():
         if load.get("contaminated"):
@@ -85,6 +85,8 @@ def flag_report(manifests: list[dict]) -> str:
                  + (f"; busiest: {busiest}" if busiest else ""))
     if short:
         text += f"; {short} for a measurement window too short to use"
+    if moved := sum(1 for m in flagged if store.flagged(m) == "setting moved"):
+        text += f"; {moved} for a host-wide setting that moved during the window"
     return text
 
 
@@ -144,6 +146,7 @@ def run_quality(manifests: list[dict]) -> dict:
             "damaged": damaged,
             "contaminated": sum(1 for m in ok if m.get("contaminated")),
             "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
+            "settings_moved": sum(1 for m in ok if store.flagged(m) == "setting moved"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),
             "foreign_load_limit_pct": analysis.FOREIGN_LOAD_LIMIT_PCT}
 

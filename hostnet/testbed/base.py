@@ -3,16 +3,13 @@ data IP and CPUs, and the machines probes run on. Built by namespaces.py (the em
 or servers.py (a testbed.yaml of real servers)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..hosts import Host
+from ..hosts.base import state_dir  # noqa: F401 (testbed.state_dir, as before)
 from ..knobs import Journal
 
 
-def state_dir() -> Path:
-    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
 
 
 class TestbedError(RuntimeError):

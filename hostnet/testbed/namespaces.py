@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..hosts import HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
+from ..hosts.base import remove_dead_scratch
 from ..knobs import Journal, JournalBusy, restore_journal
 from ..knobs.journal import read_entries
 from ..knobs.journal_lock import in_use, private_dir
@@ -181,6 +182,7 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
         raise TestbedError("the embedded testbed needs root (network namespaces); run as root")
     # A dead session's leftovers first: otherwise this session would journal its changed
     # global settings as "prior" values and restore them later.
+    remove_dead_scratch()
     for dead in stale():
         problems = restore(dead)
         if problems:

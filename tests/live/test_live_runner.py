@@ -108,3 +108,35 @@ def test_cli_run_prints_summary_and_cleans_up(state_dir, tmp_path):
     assert json.loads((Path(run_dir) / "manifest.json").read_text())["status"] == "ok"
     assert not [n for n in LocalHost().run(["ip", "netns", "list"]).stdout.split() if n.startswith("hostnet-r")]
     assert list(state_dir.glob("*.json")) == []
+
+
+def test_two_testbeds_at_once_share_host_wide_settings_and_a_moved_one_flags_the_run(state_dir, tmp_path):
+    """Two embedded testbeds on one machine (#33): the second journals the machine's real value,
+    cannot set another while the first holds it, and the first's teardown leaves it in place for
+    the second's point; a setting moved behind hostnet's back during a window flags that run."""
+    import threading
+    from hostnet.knobs.machine import SettingHeld
+    local, rfs, key = LocalHost(), KNOBS["sysctl"], "net.core.rps_sock_flow_entries"
+    prior = rfs.read(local, key)
+    with testbed.embedded(_name("ga")) as b:
+        with testbed.embedded(_name("gb")) as a:
+            sc.apply(a, sc.get_config("all-opts"))
+            sc.apply(b, sc.get_config("all-opts"))
+            assert [e["prior"] for e in b.journal.entries() if e["key"] == key] == [prior]
+            with pytest.raises(SettingHeld, match=r"held at '32768' by the testbed of .*gb"):
+                sc.apply(b, sc.get_config("no-opts"))
+            sc.apply(b, sc.get_config("all-opts"))
+        assert rfs.read(local, key) == str(sc.RFS_ENTRIES)  # a is gone, b holds it
+        clean = runner.run_point(b, sc.get_config("all-opts"), LongFlow(3, 1), runs_dir=tmp_path, campaign="live")
+        assert not store.flagged(store.load_manifest(clean))
+        # Behind hostnet's back (not through a journal), in the middle of the next window:
+        timer = threading.Timer(2.0, lambda: rfs.write(local, key, "4096"))
+        timer.start()
+        try:
+            moved = runner.run_point(b, sc.get_config("all-opts"), LongFlow(3, 1), runs_dir=tmp_path,
+                                     campaign="live")
+        finally:
+            timer.cancel()
+        m = store.load_manifest(moved)
+        assert store.flagged(m) == "setting moved" and "read '4096' after the window" in m["settings_moved"]
+    assert rfs.read(local, key) == prior  # the last holder put the machine's value back

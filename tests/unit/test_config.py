@@ -176,3 +176,29 @@ def test_irq_plan_reads_the_nics_interrupts_and_refuses_an_irqbalance_it_cannot_
     assert sc.irq_plan(with_systemd) == sc.IrqPlan({"receiver": [101, 102]}, frozenset({"rx"}))
     assert sc.irq_plan(_irq_servers([])) == sc.IrqPlan({})
 
+
+
+def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tmp_path):
+    """The runner reads a point's host-wide settings once its window closed: one that no longer
+    reads as applied (an operator, another tool) flags the run; per-namespace ones are not read."""
+    from conftest import FakeHost
+    from hostnet import store
+    from hostnet.knobs import KNOBS, Journal
+    from hostnet.knobs.sysctl import sysctl_path
+    from hostnet.sections.common import flag_detail, flag_report
+    from hostnet.testbed import Endpoint, Testbed
+    flow, rmem = "net.core.rps_sock_flow_entries", "net.ipv4.tcp_rmem"
+    host = FakeHost("rx", files={sysctl_path(flow): "0\n", sysctl_path(rmem): "4096 131072 6291456\n"})
+    tb = Testbed("lab", "servers", {"receiver": Endpoint("receiver", host, "eth1", "198.18.0.2", [0], "rx")},
+                 {"rx": host}, Journal(tmp_path / "lab.journal"))
+    applied = sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], flow, "32768"),
+                                     ("receiver", KNOBS["sysctl"], rmem, "4096 131072 1048576")])
+    assert sc.moved_globals(tb, applied) == ""
+    host.files[sysctl_path(flow)] = "0\n"
+    host.files[sysctl_path(rmem)] = "4096 131072 6291456\n"  # not host-wide: the journal's own to keep
+    moved = sc.moved_globals(tb, applied)
+    assert moved == f"machine:rx/sysctl/{flow} read '0' after the window, '32768' applied"
+    manifest = {"status": "ok", "run_id": "r1", "settings_moved": moved}
+    assert store.flagged(manifest) == "setting moved" and not store.usable(manifest)
+    assert flag_detail(manifest) == f"setting moved: {moved}"
+    assert flag_report([manifest]).endswith("1 for a host-wide setting that moved during the window")

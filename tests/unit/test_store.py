@@ -140,3 +140,28 @@ def test_rewrite_run_and_seal_record_the_checks_of_what_they_leave(tmp_path):
     assert store.damage(run, old) == "" and store.seal(run) and not store.seal(run)
     (run / "tidy.csv").write_text((run / "tidy.csv").read_text().replace("9.0", "8.0"))
     assert "changed after the run" in store.damage(run, store.load_manifest(run))
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, monkeypatch, capsys):
+    """#33: a full runs or state dir ended in an `OSError: [Errno 28]` traceback and a 0-byte
+    *.json.tmp. Now the temporary file goes, the error names the file, and the CLI says it in a line."""
+    import errno
+    import os
+
+    from hostnet import cli
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(store.os, "fsync", full)
+    target = tmp_path / "sweep.json"
+    with pytest.raises(OSError) as exc:
+        store.write_atomic(target, "{}")
+    assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []
+
+    monkeypatch.setattr(cli, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["compare", "a", "b"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert f"No space left on device: {target}" in err and "Traceback" not in err

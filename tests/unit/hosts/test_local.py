@@ -1,4 +1,6 @@
 """LocalHost (hostnet.hosts.local): stream hands a command's stdout over in chunks while it runs."""
+from pathlib import Path
+
 import pytest
 
 from conftest import gather
@@ -70,3 +72,47 @@ def test_local_children_never_see_the_sudo_password(monkeypatch):
         assert proc.stdout() == "unset kept"
         proc.close()
     assert "HOSTNET_SUDO_PASSWORD" not in ProcessTag("unit-test").env()
+
+
+def test_temporary_files_live_in_the_private_scratch_dir_and_dead_sessions_ones_are_removed(state_dir):
+    """#33: a killed local run left ~10 /tmp/hostnet-* entries (perf.data among them) no restore
+    removed. Now they are 0600/0700 under <state dir>/scratch, named with the session's PID."""
+    import os
+    import subprocess
+    import sys
+
+    from hostnet.hosts.base import make_temp_dir, remove_dead_scratch, scratch_dir
+    host = LocalHost()
+    proc = host.start(["sleep", "30"])
+    made = make_temp_dir(host, "perf")
+    try:
+        scratch = scratch_dir()
+        assert (scratch.stat().st_mode & 0o777) == 0o700 and Path(made).parent == scratch
+        assert Path(made).name.startswith(f"hostnet-{os.getpid()}-perf-")
+        mine = sorted(p.name for p in scratch.iterdir())
+        assert len(mine) == 3 and all(n.startswith(f"hostnet-{os.getpid()}-") for n in mine)
+        assert all((scratch / n).stat().st_mode & 0o077 == 0 for n in mine)
+        # A session that is gone: its PID no longer runs.
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout.strip()
+        (scratch / f"hostnet-{dead}-perf-abc123").mkdir()
+        (scratch / f"hostnet-{dead}-perf-abc123" / "perf.data").write_bytes(b"x" * 1000)
+        (scratch / f"hostnet-{dead}-out-xyz").write_text("iperf3 output")
+        assert remove_dead_scratch() == (2, 1013)
+        assert sorted(p.name for p in scratch.iterdir()) == mine  # this live session's stay
+    finally:
+        proc.stop()
+        proc.close()
+        subprocess.run(["rm", "-rf", made], check=True)
+    assert not any(p.name.startswith(f"hostnet-{os.getpid()}-out") for p in scratch_dir().iterdir())
+
+
+def test_a_shared_state_dir_is_refused_for_scratch_files_too(tmp_path, monkeypatch):
+    from hostnet.hosts.base import scratch_dir
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o1777)
+    monkeypatch.setenv("HOSTNET_STATE_DIR", str(shared))
+    with pytest.raises(HostError, match="writable by other users"):
+        scratch_dir()
+    assert (shared.stat().st_mode & 0o7777) == 0o1777

@@ -313,14 +313,14 @@ def test_each_line_is_fsynced_and_a_new_journal_s_directory_too(tmp_path, monkey
         synced.append((os.readlink(f"/proc/self/fd/{fd}"), os.path.getsize(f"/proc/self/fd/{fd}")))
         real_fsync(fd)
     monkeypatch.setattr(journal_file.os, "fsync", recording_fsync)
-    host = sysctl_host(**{RMEM: "4096 131072 6291456", "net.core.rmem_max": "212992"})
+    host = sysctl_host(**{RMEM: "4096 131072 6291456", "net.ipv4.tcp_wmem": "4096 16384 4194304"})
     path = tmp_path / "state" / "j"
     writes = []
     monkeypatch.setattr(KNOBS["sysctl"].__class__, "write",
                         lambda self, h, k, v: writes.append((k, list(synced))))
     j = Journal(path)
     j.set(host, KNOBS["sysctl"], RMEM, "4096 131072 1048576")
-    j.set(host, KNOBS["sysctl"], "net.core.rmem_max", "1048576")
+    j.set(host, KNOBS["sysctl"], "net.ipv4.tcp_wmem", "4096 16384 1048576")
     first, second = writes
     assert first[1][0][0] == str(path) and first[1][0][1] > 0  # the line, before the first write
     assert first[1][1][0] == str(path.parent)  # then its new directory entry

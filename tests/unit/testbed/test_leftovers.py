@@ -58,3 +58,18 @@ def test_an_unknown_name_is_a_problem_not_a_success(state_dir, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["restore", "--name", "lab-100g"])
     assert exc.value.code != 0 and "no testbed and no journal named 'lab-100g'" in capsys.readouterr().err
+
+
+def test_restore_says_which_host_wide_settings_live_testbeds_still_hold(state_dir, capsys, monkeypatch):
+    """A live testbed's host-wide setting is left in place by a restore; `hostnet restore` says so."""
+    flow = "net.core.rps_sock_flow_entries"
+    host = FakeHost(files={sysctl_path(flow): "0\n"})
+    monkeypatch.setattr("hostnet.knobs.journal.host_from_description", lambda desc: host)
+    path = state_dir / "lab-live.journal"
+    Journal(path).set(host, KNOBS["sysctl"], flow, "32768")
+    assert cli.main(["restore"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing to restore" in out and f"sysctl[{flow}] = '32768' by lab-live" in out
+    release(path)  # the session ends: nothing held any more
+    assert cli.main(["restore", "--name", "lab-live"]) == 0
+    assert "held" not in capsys.readouterr().out and host.files[sysctl_path(flow)] == "0\n"
