@@ -91,6 +91,10 @@ def cmd_testbed(args) -> int:
     if args.action == "up":
         if (args.write_yaml or args.bastion) and not args.ssh:
             _die("--write-yaml and --bastion describe the testbed as servers reached over SSH: add --ssh")
+        if args.write_yaml and not args.bastion:  # refused here, not by the first run that reads the file
+            _die("--write-yaml needs --bastion: without a management network the SSH sessions reach each "
+                 "namespace over its data interface, which hostnet never changes (knobs/guard.py), so no run "
+                 "could use the testbed.yaml")
         _require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
                         n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion)
@@ -433,8 +437,8 @@ def _live_commands(sub) -> None:
     t.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
     t.add_argument("--bastion", action="store_true", help="with --ssh: a jump host namespace and a management "
                                                           "network; --write-yaml then reaches the endpoints through it")
-    t.add_argument("--write-yaml", metavar="PATH", help="with --ssh: write a testbed.yaml (and PATH's .ssh_config) "
-                                                        "describing the testbed as servers reached over SSH")
+    t.add_argument("--write-yaml", metavar="PATH", help="with --ssh --bastion: write a testbed.yaml (and PATH's "
+                                                        ".ssh_config): the testbed as servers reached over SSH")
     _steering_option(t)
     t.set_defaults(func=cmd_testbed)
 

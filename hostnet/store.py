@@ -310,6 +310,12 @@ class Manifests(list):
         super().__init__(items)
         self.unreadable = list(unreadable)
 
+    def __iadd__(self, other):
+        """Another experiment's or campaign's manifests added: its unreadable runs too, once each."""
+        super().__iadd__(other)
+        self.unreadable += [u for u in getattr(other, "unreadable", ()) if u not in self.unreadable]
+        return self
+
 
 def unreadable_runs(runs_dir, campaign: str | None = None) -> list[str]:
     """Runs of the campaign (all campaigns: None) whose manifest is empty or unreadable; kept

@@ -389,6 +389,18 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
                          progress=progress, reconnect_wait_s=reconnect_wait_s)
 
 
+# What earlier top-ups wrote into sweep.json (topup.py): a resume keeps it.
+KEPT_RECORDS = ("top_ups", "decisive_top_ups")
+
+
+def _records_kept(cdir: Path) -> dict:
+    try:
+        previous = json.loads((cdir / "sweep.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: previous[k] for k in KEPT_RECORDS if isinstance(previous, dict) and k in previous}
+
+
 def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dict, fp: dict, cdir: Path, *,
               runs_dir, campaign: str, progress: bool, reconnect_wait_s: float) -> dict:
     order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in spec.points()]
@@ -397,7 +409,7 @@ def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dic
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     write_atomic(cdir / "sweep.json", json.dumps(  # a kill mid-write leaves the old plan, never a torn one
         {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
-         "order": [f"{pid}-{rep}" for pid, _, rep in plan]}, indent=2))
+         "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(cdir)}, indent=2))
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
     started = time.monotonic()

@@ -187,11 +187,12 @@ class FakeRemote:
         if self._drop_when is not None and self._drop_when(argv):
             self._drop_at, self._drop_when = now + self._drop_delay, None
         rc, out = 0, ""
-        if argv[:2] == ["sh", "-c"] and argv[2].startswith("base=$1"):  # a background start
+        from hostnet.hosts.ssh import _START, _START_MANY
+        if argv[:2] == ["sh", "-c"] and argv[2] == _START:  # a background start
             self._pid += 1
             self.running[self._pid] = now + self.lifetime_s
             out = f"{self._pid}\n"
-        elif argv[:2] == ["bash", "-c"] and argv[2].startswith("sep=$1"):  # many background starts
+        elif argv[:2] == ["bash", "-c"] and argv[2] == _START_MANY:  # many background starts
             for _ in range(1 + argv[5:].count(argv[4])):
                 self._pid += 1
                 self.running[self._pid] = now + self.lifetime_s

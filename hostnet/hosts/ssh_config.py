@@ -15,11 +15,12 @@ import glob
 import os
 import re
 import shlex
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import inputfiles
-from .base import HostError
+from .base import SUDO_PASSWORD_VAR, HostError
 
 DEFAULT_PATH = "~/.ssh/config"
 _INCLUDE = re.compile(r"^\s*include\s*(?:=\s*)?(?P<paths>.+?)\s*$", re.IGNORECASE)
@@ -84,6 +85,19 @@ def _runs_a_command(path: Path, i: int, line: str) -> bool:
     return any(t.lstrip("!").lower() == "exec" for t in tokens)
 
 
+@contextmanager
+def without_sudo_password():
+    """The sudo password out of this process's environment while an ssh_config is parsed and
+    looked up: `Match exec` is refused (load), and whatever else a lookup might run (paramiko's
+    own matching) still cannot see it. Put back after, for SshHost to read."""
+    password = os.environ.pop(SUDO_PASSWORD_VAR, None)
+    try:
+        yield
+    finally:
+        if password is not None:
+            os.environ[SUDO_PASSWORD_VAR] = password
+
+
 def load(path: str | os.PathLike | None = DEFAULT_PATH):
     """The parsed config, or None when there is no such file (nothing to honour)."""
     import paramiko
@@ -93,7 +107,8 @@ def load(path: str | os.PathLike | None = DEFAULT_PATH):
     if not path.exists():
         return None
     try:
-        return paramiko.SSHConfig.from_text(_inline(path))
+        with without_sudo_password():
+            return paramiko.SSHConfig.from_text(_inline(path))
     except paramiko.ssh_exception.ConfigParseError as exc:
         raise SshConfigError(f"{path}: {inputfiles.one_line(str(exc))}") from None
 
@@ -102,7 +117,8 @@ def resolve(config, name: str) -> Target:
     """What config says about host `name` (an alias or an address); config None: only the name."""
     if config is None:
         return Target(name, name)
-    opts = config.lookup(name)
+    with without_sudo_password():
+        opts = config.lookup(name)
     port = opts.get("port")
     jump = opts.get("proxyjump")
     command = opts.get("proxycommand")

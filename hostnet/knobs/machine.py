@@ -156,10 +156,14 @@ class Ledger:
             return entry["prior"]
 
     def held(self) -> list[dict]:
-        """Every setting in the ledger, each with its live holders only."""
+        """Every setting in the ledger, each with its live holders only. A setting nobody holds
+        any more (a session killed between its baseline and its claim) leaves the ledger: its
+        value was never changed, or the journal that changed it is gone with its restore."""
         if not self.path.exists():
             return []
         with self._locked() as settings:
+            for ident in [i for i, e in settings.items() if not _live(e) and not _unrestored(e)]:
+                del settings[ident]
             return [{**e, "holders": _live(e)} for e in settings.values()]
 
 

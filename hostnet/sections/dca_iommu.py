@@ -103,7 +103,7 @@ def point_of_experiment(experiment: str) -> tuple[str, str]:
 
 def load(runs_dir, campaigns: list[str]) -> tuple[pd.DataFrame, list[dict], dict[str, dict]]:
     """Tidy runs of the campaigns (columns ddio = ddio-on/ddio-minimal, iommu = off/on), manifests, records."""
-    frames, manifests, records = [], [], {}
+    frames, manifests, records = [], store.Manifests(), {}
     for campaign in campaigns:
         records[campaign] = capability_record.read(runs_dir, campaign)
         exps = sorted({m["experiment"] for m in store.load_manifests(runs_dir, campaign)

@@ -96,7 +96,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
 def load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict]:
     """Tidy data of both placements (empty where nothing ran), manifests, the capability record."""
     record = capability_record.read(runs_dir, campaign)
-    frames, manifests = [], []
+    frames, manifests = [], store.Manifests()
     for placement in PLACEMENTS:
         exp = f"{EXPERIMENT}-{placement}"
         ms = store.load_manifests(runs_dir, campaign, exp)

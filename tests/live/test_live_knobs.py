@@ -138,7 +138,8 @@ def test_fault_injection_sigkill_then_restore(state_dir, tmp_path, summary_line)
         left_behind += bool(pids)
         assert KNOBS["sysctl"].read(local, rfs) == prior, i
         # a controller killed before it wrote anything leaves no state directory at all
-        assert not [p for p in state_dir.glob("*") if p.suffix in (".json", ".journal")], i
+        assert not [p for p in state_dir.glob("*") if p.suffix in (".json", ".journal", ".ledger")], i
+        assert not list((state_dir / "scratch").glob("hostnet-*")), i  # its tool output and perf.data too
         assert "hostnet" not in local.run(["nft", "list", "tables"]).stdout
         clean += 1
     summary_line(f"fault injection: {clean}/20 SIGKILLed runs fully restored by `hostnet restore` "

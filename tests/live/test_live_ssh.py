@@ -92,6 +92,14 @@ def test_background_process_is_stopped_and_reaped(sshbed):
     echo = host.start(["sh", "-c", "echo out; echo err >&2"])
     echo.wait(10)
     assert echo.stdout() == "out\n" and echo.stderr() == "err\n"
+    # #33: the output files were 0644 on the host; now only the login user reads them
+    modes = host.run(["stat", "-c", "%a", f"{echo._base}.out", f"{echo._base}.err"]).stdout.split()
+    assert modes == ["600", "600"]
+    many = host.start_many([["true"], ["true"]])
+    assert host.run(["stat", "-c", "%a", f"{many[0][0]._base}.out"]).stdout.split() == ["600"]
+    for proc, _ in many:
+        proc.wait(10)
+        proc.close()
     echo.close()
 
 

@@ -253,3 +253,13 @@ def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
     assert cli.main(["sweep", str(REPO / "sweeps" / "rx-buffer.yaml"), "--testbed", str(path), "--quiet"]) == 0
     assert using.calls == [(str(path), {})] and ran["campaign"].endswith("-servers")
     assert f"--campaign {ran['campaign']} --testbed {path}" in capsys.readouterr().out
+
+
+def test_a_repeated_config_is_refused_before_anything_runs(capsys, state_dir):
+    """#33: `--config tsogro tsogro` once removed the .partial the background finisher was still
+    writing and listed the point twice in sweep.json; now it is one line, before any testbed."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "single-flow", "--config", "tsogro", "tsogro"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and 'configs lists "tsogro" more than once' in err and err.count("\n") == 1
+    assert not state_dir.exists()  # no testbed was built, nothing journaled

@@ -165,3 +165,18 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1
     assert f"No space left on device: {target}" in err and "Traceback" not in err
+
+
+def test_sections_that_gather_several_experiments_keep_the_unreadable_runs_once(tmp_path):
+    """Time budget, NUMA and DCA gather their manifests experiment by experiment: an unreadable
+    run (no manifest, so no experiment) is counted once in their quality line, not dropped."""
+    from hostnet.sections import common
+    runs = {name: _ok_run(tmp_path, name) for name in ("fine", "garbled")}
+    (runs["garbled"] / "manifest.json").write_text("{")
+    gathered = store.Manifests()
+    with pytest.warns(UserWarning):
+        for _ in range(2):  # as for two experiments of one campaign
+            gathered += store.load_manifests(tmp_path, "c")
+    assert gathered.unreadable == [str(runs["garbled"])]
+    quality = common.run_quality(gathered)
+    assert (quality["runs"], quality["failed"]) == (3, 1)

@@ -366,3 +366,24 @@ def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profi
     assert [o.rsplit("-", 1)[1] for o in order] == [c for c, _ in calls]
     # a spec without them keeps the order (and run names) it always had
     assert SweepSpec(repetitions=2).unprofiled_repetitions == 0
+
+
+def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_sweep, monkeypatch):
+    """#33 (suspected in review, confirmed): rerunning a sweep rewrote sweep.json with its plan only,
+    dropping what earlier top-ups had recorded there."""
+    tb, _ = ssh_sweep
+
+    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
+        rd = store.RunDir(runs_dir, campaign, run_id)
+        rd.manifest.update(experiment="single-flow", repetition=repetition)
+        return SimpleNamespace(finish=lambda: rd.finish("ok"))
+    monkeypatch.setattr(sweep, "start_point", start_point)
+    sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    path = tmp_path / "runs" / "c" / "sweep.json"
+    plan = json.loads(path.read_text())
+    records = {"top_ups": [{"ran": 1, "failed": 0}], "decisive_top_ups": [{"rounds": 1, "stopped": "decided"}]}
+    path.write_text(json.dumps({**plan, **records}))
+    out = sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
+    assert (out["ran"], out["skipped"]) == (0, 2)
+    again = json.loads(path.read_text())
+    assert {k: again[k] for k in records} == records and again["order"] == plan["order"]

@@ -41,7 +41,7 @@ def load(runs_dir, campaign: str, include_contaminated: bool = False):
     with flagged runs). An experiment whose every run was flagged for foreign load (a quick live run
     on a busy machine) is shown with its flagged runs rather than not at all, and named in the
     last item so the notebook can say so."""
-    frames, manifests, flagged = {}, [], []
+    frames, manifests, flagged = {}, store.Manifests(), []
     for exp in (MICRO_EXPERIMENT, BATCH_EXPERIMENT):
         try:
             frames[exp], ms = common.load(runs_dir, campaign, exp, include_contaminated)

@@ -180,3 +180,23 @@ def test_a_jump_loop_is_an_error(home):
     cfg = ssh_config.load(write(home, "Host loop\n    ProxyJump loop\n"))
     with pytest.raises(SshConfigError, match="ProxyJump loop"):
         ssh_config.build("loop", "loop", cfg)
+
+
+def test_the_sudo_password_is_out_of_the_environment_while_a_config_is_read(home, monkeypatch):
+    """#33: a `Match exec` that ran during from_yaml saw HOSTNET_SUDO_PASSWORD. Exec is refused; and
+    whatever paramiko runs while it parses or looks up a host sees no password either."""
+    import os
+
+    import paramiko
+
+    from hostnet.hosts.base import SUDO_PASSWORD_VAR
+    monkeypatch.setenv(SUDO_PASSWORD_VAR, "hunter2")
+    seen = []
+    real_from_text, real_lookup = paramiko.SSHConfig.from_text, paramiko.SSHConfig.lookup
+    monkeypatch.setattr(paramiko.SSHConfig, "from_text", classmethod(
+        lambda cls, text: (seen.append(os.environ.get(SUDO_PASSWORD_VAR)), real_from_text(text))[1]))
+    monkeypatch.setattr(paramiko.SSHConfig, "lookup",
+                        lambda self, name: (seen.append(os.environ.get(SUDO_PASSWORD_VAR)), real_lookup(self, name))[1])
+    config = ssh_config.load(write(home, "Host a\n    User x\n"))
+    assert ssh_config.resolve(config, "a").user == "x"
+    assert seen == [None, None] and os.environ[SUDO_PASSWORD_VAR] == "hunter2"  # back for SshHost

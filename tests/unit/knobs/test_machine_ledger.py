@@ -129,3 +129,11 @@ def test_the_ledger_is_private_and_a_damaged_one_is_an_error_not_a_guess(tmp_pat
     (tmp_path / LEDGER).write_text("{not json")
     with pytest.raises(KnobError, match="not a machine ledger"):
         Journal(tmp_path / "b.journal").set(host, KNOBS["sysctl"], FLOW, "32768")
+
+
+def test_a_setting_nobody_holds_leaves_the_ledger_when_it_is_listed(tmp_path):
+    """A session killed between its baseline and its claim leaves an entry without holders."""
+    ledger = Ledger(tmp_path)
+    ledger.baseline({"name": "fake", "kind": "FakeHost"}, "sysctl", FLOW, lambda: "0")
+    assert (tmp_path / LEDGER).exists()
+    assert ledger.held() == [] and not (tmp_path / LEDGER).exists()

@@ -73,3 +73,12 @@ def test_testbed_up_refuses_yaml_and_bastion_without_ssh(capsys):
         with pytest.raises(SystemExit):
             cli.main(["testbed", "up", "--name", "lab4", *extra])
         assert "add --ssh" in capsys.readouterr().err
+
+
+def test_testbed_up_refuses_a_yaml_no_run_could_use(capsys):
+    """#33: without --bastion the written testbed.yaml's SSH sessions ride the data interfaces, and
+    the command it suggested was refused by the management-path guard; now up refuses first."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["testbed", "up", "--name", "lab4", "--ssh", "--write-yaml", "x.yaml"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--write-yaml needs --bastion" in err and err.count("\n") == 1
