@@ -198,11 +198,15 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     # testbed whose controller died from one that is still in use.
     pid = os.getpid()
     tmp = _state_file(name).with_suffix(".json.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps({"layout": asdict(layout), "persistent": persistent,
-                             "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
-    os.replace(tmp, _state_file(name))  # a reader never sees half a state file
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps({"layout": asdict(layout), "persistent": persistent,
+                                 "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
+        os.replace(tmp, _state_file(name))  # a reader never sees half a state file
+    except OSError as exc:  # a full state dir: nothing half-written is left, and the error names it
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(_state_file(name))) from None
     try:
         _create_links(local, layout)
         if ssh:
