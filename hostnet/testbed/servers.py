@@ -93,7 +93,10 @@ SCHEMA = {
                                "description": "an ssh_config file path, or false"},
                     # a YAML boolean: the string "false" must not turn host-key checking off
                     "insecure_accept_unknown_keys": {"type": "boolean", "description": "true or false"},
-                    "connect_timeout_s": _SECONDS, "command_timeout_s": _SECONDS}},
+                    # fabric takes whole seconds: it cut 0.5 to 0, which meant no timeout at all
+                    "connect_timeout_s": {"type": "integer", "minimum": 1, "maximum": 3600,
+                                          "description": "a whole number of seconds from 1 to 3600"},
+                    "command_timeout_s": _SECONDS}},
         "hosts": {"type": "object", "minProperties": 1, "propertyNames": _HOST_NAME,
                   "additionalProperties": _HOST, "description": "a non-empty mapping of host name to host"},
         "roles": {"type": "object", "description": "a mapping with senders and receivers",

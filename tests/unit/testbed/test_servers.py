@@ -75,7 +75,9 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     (lambda d: d["hosts"]["sender1"].update(tools=["iperf3"]), r"tools: \['iperf3'\] is not a mapping"),
     (lambda d: d["hosts"].update(sender1=None), r"hosts\.sender1: None is not a mapping of host settings"),
     (lambda d: d["roles"].update(senders="sender1"), r"roles\.senders: 'sender1' is not a non-empty list"),
-    (lambda d: d["ssh"].update(connect_timeout_s=0), r"ssh\.connect_timeout_s: 0 is not a number of seconds"),
+    (lambda d: d["ssh"].update(connect_timeout_s=0), r"ssh\.connect_timeout_s: 0 is not a whole number of seconds"),
+    # #33: fabric's int() made 0.5 a 0, and 0 means no connect timeout at all
+    (lambda d: d["ssh"].update(connect_timeout_s=0.5), r"ssh\.connect_timeout_s: 0\.5 is not a whole number of sec"),
     (lambda d: d.update(extra=1), r"extra is not a known key \(known: hosts, name, roles, ssh\)"),
     (lambda d: d["hosts"]["sender1"].update(proxy_jump="gw; reboot"),
      r"hosts\.sender1\.proxy_jump: 'gw; reboot' is not a jump host list"),
