@@ -6,6 +6,7 @@ ProcessTag marks every process hostnet starts so a restore after a crash finds i
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import stat
@@ -66,10 +67,19 @@ def scratch_prefix(kind: str) -> str:
 
 def make_temp_dir(host: "Host", kind: str, where: str | None = None) -> str:
     """A private (mktemp: 0700) directory on host for a probe's files: in `where`, else in the
-    host's scratch directory (this machine: scratch_dir()), else in the host's own /tmp."""
+    host's scratch directory (this machine: scratch_dir()), else in the host's own /tmp, named
+    after its testbed (remote_temp_prefix)."""
     where = where or host.scratch()
-    args = ["-p", where, scratch_prefix(kind) + "XXXXXX"] if where else ["-t", f"hostnet-{kind}-XXXXXX"]
+    args = ["-p", where, scratch_prefix(kind) + "XXXXXX"] if where else ["-p", "/tmp", remote_temp_prefix(host, kind)
+                                                                         + "XXXXXX"]
     return host.run(["mktemp", "-d", *args]).stdout.strip()
+
+
+def remote_temp_prefix(host: "Host", kind: str) -> str:
+    """A remote host's temporary files begin with their testbed's files_prefix, so `hostnet
+    restore --file` removes what a killed controller's session left there."""
+    tag = getattr(host, "tag", None)
+    return f"{tag.files_prefix if tag else 'hostnet'}-{kind}-"
 
 
 def remove_dead_scratch() -> tuple[int, int]:
@@ -280,12 +290,19 @@ class ProcessTag:
              '&& echo "${p#/proc/}"; done; true')
 
     def kill_on(self, host: "Host") -> list[int]:
-        """Stop marked processes on a (remote) host, e.g. after the controller died mid-run."""
+        """Stop marked processes on a (remote) host, e.g. after the controller died mid-run, and
+        remove the temporary files they and their probes had there (files_prefix)."""
         pids = [int(p) for p in host.run(["sh", "-c", self._FIND, "sh", f"{self.VAR}={self.tag}"]).stdout.split()
                 if p.isdigit()]
         if pids:
             host.run(["kill", "-KILL", *map(str, pids)], check=False)
+        host.run(["sh", "-c", 'rm -rf -- /tmp/"$1"-*', "sh", self.files_prefix], check=False)
         return pids
+
+    @property
+    def files_prefix(self) -> str:
+        """How this testbed's temporary files on a remote host begin (hex only: safe in a glob)."""
+        return "hostnet-" + hashlib.sha256(self.tag.encode()).hexdigest()[:12]
 
     def kill_all(self, wait_s: float = 5.0) -> list[int]:
         killed = []

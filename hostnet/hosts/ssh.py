@@ -24,7 +24,8 @@ from typing import Sequence
 
 from invoke.watchers import StreamWatcher
 
-from .base import STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv
+from .base import (STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv,
+                   remote_temp_prefix)
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -318,7 +319,7 @@ class SshHost(Host):
 
     def start(self, argv) -> RemoteProc:
         argv = check_argv(argv)
-        base = f"/tmp/hostnet-{uuid.uuid4().hex[:12]}"
+        base = f"/tmp/{remote_temp_prefix(self, 'out')}{uuid.uuid4().hex[:12]}"
         full = ["sh", "-c", _START, "sh", base, *(["env", f"{ProcessTag.VAR}={self.tag.tag}"] if self.tag else []),
                 *argv]
         pid = self.run(full).stdout.strip().splitlines()[-1]
@@ -334,7 +335,7 @@ class SshHost(Host):
             return []
         sep = f"--hostnet-next-{uuid.uuid4().hex}--"
         tag = ["env", f"{ProcessTag.VAR}={self.tag.tag}"] if self.tag else []
-        bases = [f"/tmp/hostnet-{uuid.uuid4().hex[:12]}" for _ in argvs]
+        bases = [f"/tmp/{remote_temp_prefix(self, 'out')}{uuid.uuid4().hex[:12]}" for _ in argvs]
         args: list[str] = []
         for i, (base, argv) in enumerate(zip(bases, argvs, strict=True)):
             args += [*([sep] if i else []), base, *tag, *argv]

@@ -2,6 +2,8 @@
 and key, unreadable and invalid YAML; the journal kept on each server too, and `hostnet restore
 --file` from either copy. No connection is made."""
 import json
+import re
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -312,3 +314,17 @@ def test_testbed_check_names_a_host_that_does_not_answer_and_exits_non_zero(tmp_
     lines = err.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("hostnet: ") and " is not reachable: " in line for line in lines)
     assert {line.split()[1] for line in lines} == {"sender1", "receiver1"}
+
+
+def test_restore_file_removes_what_the_dead_session_left_in_each_hosts_tmp(lab, state_dir, capsys):
+    """#33: SSH runs left /tmp/hostnet-<hex>.out/.err on the hosts. Their names now begin with the
+    testbed's files_prefix, and `hostnet restore --file` removes those after stopping its processes."""
+    from hostnet.hosts import ProcessTag
+    from hostnet.hosts.base import remote_temp_prefix
+    hosts, _, yaml_path = lab
+    prefix = ProcessTag(f"{state_dir}/lab-100g").files_prefix
+    assert re.fullmatch(r"hostnet-[0-9a-f]{12}", prefix)
+    assert remote_temp_prefix(SimpleNamespace(tag=ProcessTag(f"{state_dir}/lab-100g")), "out") == prefix + "-out-"
+    assert cli.main(["restore", "--file", str(yaml_path)]) == 0
+    for h in hosts.values():
+        assert ["sh", "-c", 'rm -rf -- /tmp/"$1"-*', "sh", prefix] in h.commands
