@@ -193,6 +193,40 @@ def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | N
     return params
 
 
+def preflight(declared: dict[Path, dict], params: dict, figures_dir: Path | None = None) -> list[str]:
+    """What would make the batch fail, found before any kernel starts (each costs seconds, and a
+    replay of a missing runs dir used to end on an unrelated error): a figures directory that
+    cannot be written; in replay, a runs directory or a recorded campaign a notebook names that is
+    not there. Paths resolve as each notebook's kernel resolves them (from its directory)."""
+    problems, notebooks = [], list(declared)
+    figures = Path(figures_dir) if figures_dir is not None else project.root(notebooks[0].parent) / "figures"
+    try:
+        figures.mkdir(parents=True, exist_ok=True)
+        if not os.access(figures, os.W_OK):
+            problems.append(f"figures directory {figures} is not writable")
+    except OSError as exc:
+        problems.append(f"figures directory {figures}: {exc.strerror}")
+    if params.get("mode") != "replay":
+        return problems
+    import ast
+    for nb, parameters in declared.items():
+        try:
+            value = {k: params.get(k, ast.literal_eval(v["default"])) for k, v in parameters.items()
+                     if k == "runs_dir" or "campaign" in k}
+        except (ValueError, SyntaxError):  # not a literal: check_conventions says so; the kernel decides
+            continue
+        if "runs_dir" not in value:
+            continue
+        runs = project.resolve(value.pop("runs_dir"), start=nb.parent)
+        if not runs.is_dir():
+            problems.append(f"runs directory {runs} does not exist")  # said once for every notebook
+            continue
+        for name in (c for v in value.values() for c in (v if isinstance(v, list) else [v]) if c):
+            if not (runs / str(name)).is_dir():
+                problems.append(f"{nb.name}: no campaign {name} in {runs}")
+    return list(dict.fromkeys(problems))
+
+
 def replay_jobs(n_notebooks: int) -> int:
     """How many notebooks a replay executes side by side: one more than the cores (each kernel also
     waits, on its start and on papermill's messages: on 2 cores 3 at once replayed the 14 in 20 s,
@@ -225,8 +259,10 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
         raise ValueError(f"jobs={jobs}: live notebooks run one at a time (side by side they would load each "
                          f"other's measurements)")
     jobs = 1 if mode == "run" else (jobs or replay_jobs(len(notebooks)))
-    for nb in notebooks:  # all checked before the first one runs for minutes
-        check_declared(nb, params)
+    declared = {nb: check_declared(nb, params) for nb in notebooks}  # all checked before the first one runs
+    if problems := preflight(declared, params, figures_dir):
+        raise NotebookExecutionError(f"nothing ran: {len(problems)} problems found before any kernel started:\n"
+                                     + "\n".join(problems))
     failures, start = [], time.time()
     what = f"{mode}{', ' + name + ' profile' if mode == 'run' else ''}"
     for i, (nb, status, seconds) in enumerate(_execute_all(notebooks, params, output_dir, jobs, progress, what), 1):
@@ -234,7 +270,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
     from . import report  # here, not at the top: replay's worker processes need none of its statistics
-    figures = Path(figures_dir or project.root() / "figures")
+    figures = Path(figures_dir or project.root(notebooks[0].parent) / "figures")  # where the kernels wrote
     out = report.build(figures)
     doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
     progress(f"results: {doc}")

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from . import analysis, config as stackconfig, store, testbed
+from .batch import PROFILES
 from .testbed.capabilities import MissingCapability
 from .hosts import HostError, LocalHost
 from .knobs import KnobError
@@ -472,7 +473,7 @@ def _live_commands(sub) -> None:
     w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
                                 "or a notebook (.ipynb)")
     w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
-    w.add_argument("--profile", choices=("quick", "paper", "smoke"),
+    w.add_argument("--profile", choices=tuple(PROFILES),
                    help="notebook sweeps: overrides params.yaml's profile")
     w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print each point's campaign and "
                                                           "parameters, run nothing")
@@ -543,9 +544,10 @@ def _data_commands(sub) -> None:
     f = sub.add_parser("figures", help="execute the notebooks with papermill and build figures/index.html")
     f.add_argument("--mode", choices=("replay", "run"), default="replay",
                    help="replay: the recorded campaigns, no root (default); run: measure live (root)")
-    f.add_argument("--profile", choices=("quick", "paper", "smoke"), default="quick",
-                   help="run mode: quick (3 s points, 1 s warm-up, 3 repetitions), paper (20 s, 5 repetitions) or "
-                        "smoke (2 s, 2 repetitions: exercises the notebooks, rarely decides)")
+    f.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                   help="run mode: " + "; ".join(f"{n} ({p['duration']} s points, {p['warmup']} s warm-up, "
+                                                 f"{p['repetitions']} repetitions)" for n, p in PROFILES.items())
+                        + " (smoke exercises the notebooks and rarely decides)")
     f.add_argument("--duration", type=int, help="run mode: override the profile's measured seconds per point")
     f.add_argument("--repetitions", type=int, help="run mode: override the profile's repetitions")
     f.add_argument("--quick", action="store_true", help="same as --profile quick")

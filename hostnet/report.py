@@ -67,11 +67,18 @@ def _summary_html(summary: pd.DataFrame) -> str:
             f"<th>by notebook</th></tr>{''.join(rows)}</table>")
 
 
+def _seconds(values: list) -> str:
+    """How long points measured: "5 s", or "2-5 s" for a notebook joining campaigns."""
+    lo, hi = min(values), max(values)
+    return f"{lo:g} s" if lo == hi else f"{lo:g}-{hi:g} s"
+
+
 def _section_html(m: dict) -> str:
     q = m["quality"]
     parts = [f"<h2 id='{_e(_anchor(m['notebook']))}'>{_e(m['title'])}</h2><p class='meta'>Notebook "
              f"<code>{_e(m['notebook'])}</code>; campaign <code>{_e(m['campaign'])}</code>; testbed: "
-             f"<span class='testbed'>{_e(m['testbed'])}</span>; {q['ok']}/{q['runs']} runs ok, "
+             f"<span class='testbed'>{_e(m['testbed'])}</span>; {q['ok']}/{q['runs']} runs ok"
+             + (f" (points measured {_seconds(q['point_seconds'])})" if q.get("point_seconds") else "") + ", "
              + (f"{q['damaged']} with stored files changed or unreadable, " if q.get("damaged") else "") +
              f"{q['contaminated']} flagged for foreign load"
              + (f", {q['settings_moved']} for a host-wide setting that moved" if q.get("settings_moved") else "")
@@ -184,6 +191,7 @@ def _results_section(m: dict, figures_href: str) -> str:
              f"Notebook `notebooks/{m['notebook']}`; campaign `data/runs/{m['campaign']}`.\n"
              f"Testbed: {md_cell(m['testbed'])}.\n"
              f"Runs: {q.get('runs', 0)}, ok {q.get('ok', 0)}, failed {q.get('failed', 0)}"
+             + (f"; points measured {_seconds(q['point_seconds'])}" if q.get("point_seconds") else "")
              + (f" (of them {q['damaged']} with stored files changed or unreadable)" if q.get("damaged") else "")
              + ", "
              f"flagged for foreign load {q.get('contaminated', 0)} "

@@ -148,6 +148,9 @@ def run_quality(manifests: list[dict]) -> dict:
             "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
             "settings_moved": sum(1 for m in ok if store.flagged(m) == "setting moved"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),
+            # how long each point measured (its workload's duration; a campaign's own, not a profile's)
+            "point_seconds": sorted({m["workload"]["duration_s"] for m in ok
+                                     if isinstance(m.get("workload"), dict) and "duration_s" in m["workload"]}),
             "foreign_load_limit_pct": analysis.FOREIGN_LOAD_LIMIT_PCT}
 
 

@@ -242,3 +242,36 @@ def test_a_batch_kernel_is_ipykernel_without_the_iri_grammars(tmp_path):
     (tmp_path / "k.ipynb").write_text(nbformat.writes(nb))
     out = batch.execute(tmp_path / "k.ipynb", None, tmp_path / "out")
     assert json.loads(out.read_text())["cells"][0]["outputs"][0]["text"] == ["None False True\n"]
+
+
+def test_a_replay_of_a_missing_runs_dir_or_campaign_fails_before_any_kernel_starts(tmp_path, monkeypatch, capsys):
+    """#31: `hostnet figures --runs-dir /nonexistent` started all 14 kernels (38 s) and ended on an
+    unrelated `[Errno 2] ... index.html`. Now nothing runs; the problems are the last lines."""
+    import time
+    ran = []
+    monkeypatch.setattr(batch, "execute", lambda *a: ran.append(a))
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["figures", "--runs-dir", str(tmp_path / "nonexistent"), "--figures-dir", str(tmp_path / "f")])
+    assert exc.value.code == 2 and ran == [] and time.monotonic() - started < 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"runs directory {tmp_path / 'nonexistent'} does not exist"
+    assert "nothing ran: 1 problems found before any kernel started" in err[0]
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "20261126-115144-incast-embedded").mkdir()  # one recorded campaign of the fourteen
+    declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()}
+    problems = batch.preflight(declared, {"mode": "replay", "runs_dir": str(runs)}, tmp_path / "f")
+    assert f"04-incast.ipynb: no campaign 20261126-115144-incast-embedded in {runs}" not in problems
+    assert f"13-time-budget.ipynb: no campaign 20261126-114855-time-budget-embedded in {runs}" in problems
+    assert f"14-end-host-loss.ipynb: no campaign 20261124-031952-congestion-control-embedded in {runs}" in problems
+    assert batch.preflight(declared, {"mode": "replay"}, tmp_path / "f") == []  # the checkout's own data
+
+
+def test_a_figures_dir_that_cannot_be_written_is_found_first(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()[:1]}
+    problems = batch.preflight(declared, {"mode": "run"}, blocked / "figs")
+    assert problems == [f"figures directory {blocked / 'figs'}: Not a directory"]
