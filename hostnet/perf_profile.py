@@ -145,14 +145,19 @@ def profile_from_text(text: str, source: str) -> Profile:
     return p
 
 
+HOSTNET_REPORT_COLUMNS = ["Overhead", "Samples", "CPU", "Command", "Symbol"]  # PERF_REPORT_ARGS' header
+
+
 def text_format(text: str, source: str) -> str:
     """Which of perf's text formats this is, by its first lines."""
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     if not lines:
         raise ParseError(source, "empty")
     body = [ln for ln in lines if not ln.startswith("#")]
-    if any(ln.startswith("# Overhead") or ln.startswith("# Children") for ln in lines):
-        return "hostnet perf report" if any("\t" in ln for ln in body[:5]) else "perf report"
+    header = next((ln for ln in lines if ln.startswith(("# Overhead", "# Children"))), None)
+    if header is not None:  # hostnet's own layout (PERF_REPORT_ARGS), else any of perf's (-t SEP included)
+        return "hostnet perf report" if [c.strip() for c in header[2:].split("\t")] == HOSTNET_REPORT_COLUMNS \
+            else "perf report"
     if not body:
         raise ParseError(source, "only comment lines: not perf output")
     first = body[0]

@@ -158,23 +158,31 @@ class ReportProfile:
 
 _COLUMNS = {"Overhead", "Children", "Self", "Samples", "Period", "CPU", "Command", "Pid:Command", "Shared Object",
             "Symbol"}
+# Columns that carry no samples, read and ignored: perf adds "IPC [IPC Coverage]" after a `symbol`
+# sort key (it holds "-" without branch records, cycle counts with them).
+_IGNORED = re.compile(r"^IPC(\s+\[IPC Coverage\])?$")
 _DOTS = re.compile(r"^#( +\.+)+ *$")
 _PCT = re.compile(r"^\s*\d+\.\d+%$")
 _FOLDED_CHAIN = re.compile(r"^\d+\.\d+% \S")
 _MARKERS = {"[k]": True, "[.]": False}  # guest ([g], [u]) and hypervisor ([H]) samples are not a host's
 _EVENT = re.compile(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'")
 _EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (?P<count>\d+)")
+_HEADER = re.compile(r"^# (Overhead|Children)\b")
+_NAME = re.compile("|".join(re.escape(c) for c in sorted(_COLUMNS, key=len, reverse=True)) + "|IPC")
 
 
 def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:
     """`perf report --stdio` in perf's own layout -> one row per entry with its self share.
 
-    Columns are cut where perf's dotted line under the header puts them. Call-graph lines under
-    an entry (children or -g) are skipped: perf prunes them (0.5 % by default), so they cannot
-    give every sample's stack. Rows missing (a cut file) show as self shares that do not add up
-    to 100 %, and raise."""
+    Either layout perf prints: columns aligned over a dotted line (the default; cut where the dots
+    put them), or separated by `-t SEP` (no dotted line; a row with more fields than the header
+    holds the separator inside a value, e.g. a C++ symbol with `-t ,`, and raises). Columns that
+    carry no samples (IPC) are ignored; any other column hostnet does not read is refused, since
+    it could change what a row counts. Call-graph lines under an entry (children or -g) are
+    skipped: perf prunes them (0.5 % by default), so they cannot give every sample's stack. Rows
+    missing (a cut file) show as self shares that do not add up to 100 %, and raise."""
     lines = text.splitlines()
-    spans, columns, header_at = None, [], 0
+    layout, columns, header_at = None, [], 0
     event = event_count = None
     rows: list[ReportRow] = []
     call_graph = trailer = False
@@ -189,16 +197,12 @@ def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:
             elif m := _EVENT_COUNT.match(line):
                 event_count = int(m["count"])
             elif _DOTS.match(line):
-                spans = [(m.start(), m.end()) for m in re.finditer(r"\.+", line)]
-                header = lines[n - 2] if n >= 2 else ""
-                ends = [s for s, _ in spans[1:]] + [None]
-                columns = [header[s:e].strip() for (s, _), e in zip(spans, ends, strict=True)]
-                unknown = [c for c in columns if c not in _COLUMNS]
-                if unknown:
-                    raise ParseError(source, f"columns {unknown} are not read (sort by cpu, comm, pid, dso, sym)",
-                                     n - 1)
-                if "Symbol" not in columns or not {"Overhead", "Self"} & set(columns):
-                    raise ParseError(source, "the report needs an Overhead (or Self) and a Symbol column", n - 1)
+                layout = _Spans(line, lines[n - 2] if n >= 2 else "")
+            elif _HEADER.match(line) and not (n < len(lines) and _DOTS.match(lines[n])):
+                layout = _Fields(line, source, n)
+            if layout is not None and not columns:
+                columns = layout.columns
+                _check_columns(columns, source, n - 1 if isinstance(layout, _Spans) else n)
                 header_at = n
             continue
         if not line.strip():
@@ -207,19 +211,19 @@ def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:
             raise ParseError(source, "perf report: " + line.strip()[:200], n)
         if trailer:
             raise ParseError(source, "a row after the closing '# (...)' line", n)
-        if spans is None:
+        if layout is None:
             raise ParseError(source, "no column header ('# Overhead ...' over a dotted line): is this perf report "
                                      "--stdio output?", n)
-        end = spans[0][1]
-        if not _PCT.match(line[:end]) or line[end:end + 2].strip():
+        cells = layout.cells(line, source, n)
+        if cells is None:
             # a call-graph line under the entry above: indented past the first column (graph, flat,
             # caller, callee), or "pct% frame;frame;..." at the margin (-g folded)
-            if line[:end].strip() and not _FOLDED_CHAIN.match(line):
+            if layout.first(line).strip() and not _FOLDED_CHAIN.match(line):
                 raise ParseError(source, f"neither a row nor a call-graph line: {line.strip()[:80]!r}", n)
             call_graph = True
             continue
-        rows.append(_report_row(line, spans, columns, source, n))
-    if spans is None:
+        rows.append(_report_row(cells, source, n))
+    if layout is None:
         raise ParseError(source, "no column header ('# Overhead ...' over a dotted line): is this perf report "
                                  "--stdio output?")
     if not rows:
@@ -232,12 +236,66 @@ def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:
     if abs(total - 100.0) > slack:
         raise ParseError(source, f"the rows' self shares add up to {total:.2f} %, not 100 %: rows missing (cut short, "
                                  "or --percent-limit)?")
-    return ReportProfile(rows, columns, event, event_count, "Children" in columns, call_graph)
+    return ReportProfile(rows, [c for c in columns if not _IGNORED.match(c)], event, event_count,
+                         "Children" in columns, call_graph)
 
 
-def _report_row(line: str, spans, columns, source: str, n: int) -> ReportRow:
-    ends = [s for s, _ in spans[1:]] + [None]
-    cells = {c: line[s:e].strip() for c, (s, _), e in zip(columns, spans, ends, strict=True)}
+def _check_columns(columns: list[str], source: str, n: int) -> None:
+    unknown = [c for c in columns if c not in _COLUMNS and not _IGNORED.match(c)]
+    if unknown:
+        raise ParseError(source, f"columns {unknown} are not read (sort by cpu, comm, pid, dso, sym)", n)
+    if "Symbol" not in columns or not {"Overhead", "Self"} & set(columns):
+        raise ParseError(source, "the report needs an Overhead (or Self) and a Symbol column", n)
+
+
+class _Spans:
+    """perf's default layout: each column where the dotted line under the header puts it."""
+
+    def __init__(self, dots: str, header: str):
+        self.spans = [(m.start(), m.end()) for m in re.finditer(r"\.+", dots)]
+        self.ends = [s for s, _ in self.spans[1:]] + [None]
+        self.columns = [header[s:e].strip() for (s, _), e in zip(self.spans, self.ends, strict=True)]
+
+    def first(self, line: str) -> str:
+        return line[:self.spans[0][1]]
+
+    def cells(self, line: str, source: str, n: int) -> dict | None:
+        """The row's cells by column, None for a call-graph line."""
+        end = self.spans[0][1]
+        if not _PCT.match(line[:end]) or line[end:end + 2].strip():
+            return None
+        return {c: line[s:e].strip() for c, (s, _), e in zip(self.columns, self.spans, self.ends, strict=True)}
+
+
+class _Fields:
+    """`perf report -t SEP`: the header and every row split on SEP (read from the header: what
+    stands between its first column name and the next)."""
+
+    def __init__(self, header: str, source: str, n: int):
+        body = header[2:]
+        first = _HEADER.match(header)[1]
+        nxt = _NAME.search(body, len(first))
+        sep = body[len(first):nxt.start()].strip(" ") if nxt else ""
+        if not sep:
+            raise ParseError(source, "a report header with one column, or columns separated by spaces only "
+                                     "(-t ' '): the fields cannot be told apart", n)
+        self.sep = sep
+        self.columns = [c.strip() for c in body.split(sep)]
+
+    def first(self, line: str) -> str:
+        return line.split(self.sep, 1)[0]
+
+    def cells(self, line: str, source: str, n: int) -> dict | None:
+        fields = line.split(self.sep)
+        if not _PCT.match(fields[0].strip()):
+            return None
+        if len(fields) != len(self.columns):
+            raise ParseError(source, f"{len(fields)} fields where the header has {len(self.columns)}: a value holds "
+                                     f"the separator {self.sep!r} (a symbol?); use another perf report -t", n)
+        return {c: f.strip() for c, f in zip(self.columns, fields, strict=True)}
+
+
+def _report_row(cells: dict, source: str, n: int) -> ReportRow:
     share = cells.get("Self", cells.get("Overhead", ""))
     if not re.fullmatch(r"\d+\.\d+%", share):
         raise ParseError(source, f"bad overhead {share!r}", n)

@@ -278,3 +278,39 @@ def unnamed_as_unknown(stacks):
     for s, n in stacks.items():
         out[Sample(s.cpu, s.comm, tuple(name(f) for f in s.frames))] += n
     return out
+
+
+VARIANTS = FIXTURES / "perf-report-variants"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in VARIANTS.glob("*.txt.gz") if not p.name.startswith("script")))
+def test_perf_s_flat_report_variants_give_the_breakdown_of_the_perf_data_they_came_from(name):
+    """#31: `--sort symbol` (and cpu,symbol, ...) print `IPC [IPC Coverage]` columns, and hostnet
+    refused every such capture. Each layout perf prints for one perf.data (sort keys, IPC, -F, -t
+    SEP, children or not) gives the leaf breakdown its perf script text gives: exactly where the
+    report has a Samples column, else within the rounding of its printed shares."""
+    script = profile(VARIANTS / "script_default.txt.gz")
+    report = profile(VARIANTS / name)
+    assert report.format == "perf report" and report.event == "cpu-clock"
+    cpus = report.cpus()
+    exact = shares(script, script.cpus() if cpus == [NO_CPU] else cpus, embedded=False)
+    got = shares(report, cpus, embedded=False)
+    if report.unit == "samples":
+        assert got["busy_samples"] == exact["busy_samples"] > 500
+        assert got["leaf_pct"] == pytest.approx(exact["leaf_pct"], abs=1e-9)
+    else:
+        assert_within_rounding(got, exact, len(report.rows))
+
+
+def test_a_field_separated_row_with_the_separator_inside_a_value_is_refused():
+    text = gzip.decompress((VARIANTS / "flat_sym_ipc_comma.txt.gz").read_bytes()).decode()
+    head, _, rest = text.partition("\n 2")  # the first row
+    damaged = head + "\n 2" + rest.replace("[k] ", "[k] std::pair<int, int> ", 1)
+    with pytest.raises(ParseError, match=r"fields where the header has 3: a value holds the separator ','"):
+        perf_profile.profile_from_text(damaged, "perf report -t ,")
+
+
+def test_a_column_that_would_change_the_counts_is_still_refused():
+    text = gzip.decompress((VARIANTS / "flat_sym_ipc.txt.gz").read_bytes()).decode()
+    with pytest.raises(ParseError, match=r"columns \['Weight'\] are not read"):
+        perf_profile.profile_from_text(text.replace("IPC   [IPC Coverage]", "Weight              "), "perf report")
