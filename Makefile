@@ -23,11 +23,15 @@ netperf:
 native: $(STAMP)
 	$(PY) -m hostnet.native
 
-# Reinstalled only when the dependency list changes.
-$(STAMP): pyproject.toml
+# The exact versions of uv.lock (every library, the dev and lab extras, hostnet editable), so
+# figures and the nbval-checked tables do not depend on the day's releases; pyproject.toml keeps the
+# ranges a library user gets. --locked: a lock that no longer matches pyproject.toml is an error
+# (`uv lock` makes a new one), never silently re-resolved. Reinstalled when either file changes.
+UV_VERSION := 0.13.8
+$(STAMP): pyproject.toml uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --upgrade pip uv==$(UV_VERSION)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --python $(PY)
 	touch $(STAMP)
 
 # The whole suite: unit tests, live tests on an embedded testbed (root; --live asks for them),
@@ -84,4 +88,4 @@ lint: install
 	$(VENV)/bin/ruff check hostnet tests
 
 clean:
-	rm -rf $(VENV) .venv-floors .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-floors .pytest_cache build

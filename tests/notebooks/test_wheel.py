@@ -6,13 +6,15 @@ papermill replays of notebooks 02 and 01 in a copied checkout and builds the rep
 The fresh venv sees the test venv's installed libraries through a .pth file (everything but hostnet
 and JupyterLab, an extra: the CLI and papermill must run without it),
 and pip installs the wheel with --no-index: its dependency metadata must be satisfied by them, and
-nothing is downloaded except the build backend (setuptools, build isolation). About a minute."""
+nothing is downloaded except the build backend (hatchling, build isolation). The wheel is built from a
+read-only copy of the sources, which the build leaves as it was. About a minute."""
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import time
+import zipfile
 from pathlib import Path
 
 from conftest import REPO
@@ -47,8 +49,23 @@ def _libraries_without_hostnet(target: Path) -> Path:
 def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_line):
     t0 = time.time()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HOSTNET_ROOT")}
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", tmp_path / "wheels", REPO], tmp_path, env)
+    # Built from a read-only copy of the sources, which the build must leave as it was (#31: setuptools
+    # wrote hostnet.egg-info into the checkout, so a read-only one could not be installed).
+    source = tmp_path / "source"
+    shutil.copytree(REPO / "hostnet", source / "hostnet", ignore=shutil.ignore_patterns("__pycache__", "build"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, source / name)
+    subprocess.run(["chmod", "-R", "a-w", str(source)], check=True)
+    before = sorted(p.relative_to(source) for p in source.rglob("*"))
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", tmp_path / "wheels", source], tmp_path,
+         env)
+    assert sorted(p.relative_to(source) for p in source.rglob("*")) == before
+    subprocess.run(["chmod", "-R", "u+w", str(source)], check=True)  # for pytest to remove it
     wheel = next((tmp_path / "wheels").glob("hostnet-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    data = [f"hostnet/{p.relative_to(REPO / 'hostnet')}" for d in ("reference", "taxonomy", "native", "assets")
+            for p in (REPO / "hostnet" / d).iterdir() if p.is_file()]
+    assert set(data) <= names and not any("__pycache__" in n or "/build/" in n for n in names)
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], tmp_path, env)
     py = venv / "bin" / "python"

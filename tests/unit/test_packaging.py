@@ -1,10 +1,13 @@
 """How hostnet installs: environment.yml is pyproject.toml's dependency set, every dependency has a
 floor that scripts/floors.py pins (and scripts/test-floors.sh tests), JupyterLab is an extra, the
-license is an SPDX string with its file, CITATION.cff cites the tool and the paper, and the wheel's
-package data covers what the code reads through importlib.resources."""
+license is an SPDX string with its file, CITATION.cff cites the tool and the paper, the wheel
+ships what the code reads through importlib.resources, and uv.lock satisfies pyproject.toml."""
 import importlib.util
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 import yaml
@@ -67,7 +70,7 @@ def test_the_license_is_an_spdx_string_and_its_file_ships():
     assert PROJECT["license"] == "MIT" and PROJECT["license-files"] == ["LICENSE"]
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
     build = PYPROJECT["build-system"]["requires"]
-    assert build == ["setuptools>=77"]  # the first setuptools that reads project.license as SPDX
+    assert build == ["hatchling>=1.27"]  # the first hatchling that reads project.license as SPDX
 
 
 def test_citation_cites_this_version_and_the_paper():
@@ -78,11 +81,24 @@ def test_citation_cites_this_version_and_the_paper():
     assert [a["family-names"] for a in paper["authors"]] == ["Cai", "Chaudhary", "Vuppalapati", "Hwang", "Agarwal"]
 
 
-def test_package_data_covers_every_file_read_through_resources():
-    from fnmatch import fnmatch
-    patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["hostnet"]
-    shipped = [p for d in ("reference", "taxonomy", "native") for p in (REPO / "hostnet" / d).iterdir()
-               if p.is_file() and p.suffix in (".csv", ".md", ".tsv", ".c")]
-    unmatched = [str(p) for p in shipped
-                 if not any(fnmatch(str(p.relative_to(REPO / "hostnet")), pat) for pat in patterns)]
-    assert len(shipped) > 10 and unmatched == []
+def test_the_wheel_ships_every_file_read_through_resources():
+    """hatchling puts the whole package in the wheel but what .gitignore names: no data file read
+    through importlib.resources may be ignored (the wheel itself is built in tests/notebooks/test_wheel.py)."""
+    assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["hostnet"]
+    shipped = [str(p.relative_to(REPO)) for d in ("reference", "taxonomy", "native", "assets")
+               for p in (REPO / "hostnet" / d).iterdir() if p.is_file()]
+    ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *shipped],
+                             capture_output=True, text=True).stdout.split()
+    assert len(shipped) > 10 and ignored == []
+
+
+def test_the_lock_file_satisfies_pyproject():
+    """#31: make venv installs uv.lock's exact versions; a pyproject.toml changed without `uv lock`
+    would leave them behind (make install's `uv sync --locked` refuses that too)."""
+    uv = Path(sys.executable).parent / "uv"
+    if not uv.exists():
+        pytest.skip("uv is not installed in this venv (make venv installs it)")
+    res = subprocess.run([str(uv), "lock", "--check", "--offline"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-500:]
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    assert next(p for p in lock["package"] if p["name"] == "hostnet")["source"] == {"editable": "."}
