@@ -63,6 +63,18 @@ def shown(value) -> str:
     return project.shown(value)
 
 
+class NoProject(FileNotFoundError):
+    """A relative runs_dir outside any project: nothing tells where the recorded data is."""
+
+
 def paths(runs_dir, reference_dir, figures_dir) -> tuple[Path, Path, Path]:
-    """runs_dir, reference_dir and figures_dir as absolute paths (docstring of hostnet.project)."""
-    return project.resolve(runs_dir), project.reference_dir(reference_dir), project.resolve(figures_dir)
+    """runs_dir, reference_dir and figures_dir as absolute paths (docstring of hostnet.project).
+    A relative runs_dir that does not exist, where no project was found (no HOSTNET_ROOT, no
+    data/runs at or above the working directory: plain papermill run from elsewhere), is one error
+    naming the ways to point at the data, not a missing campaign later."""
+    runs = project.resolve(runs_dir)
+    if not Path(runs_dir).expanduser().is_absolute() and not runs.is_dir() and not project.found():
+        raise NoProject(f"no hostnet project at or above {Path.cwd()} (no {project.MARKER} there) and "
+                        f"{project.ENV} is not set: set {project.ENV}=<a checkout> (or run papermill with "
+                        f"--cwd inside it), or pass runs_dir as an absolute path")
+    return runs, project.reference_dir(reference_dir), project.resolve(figures_dir)

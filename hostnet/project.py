@@ -27,6 +27,12 @@ def root(start: str | os.PathLike | None = None) -> Path:
     return next((d for d in (here, *here.parents) if (d / MARKER).is_dir()), here)
 
 
+def found(start: str | os.PathLike | None = None) -> bool:
+    """Whether root() found a project ($HOSTNET_ROOT, or data/runs at or above `start`), rather
+    than falling back to the working directory."""
+    return bool(os.environ.get(ENV)) or (root(start) / MARKER).is_dir()
+
+
 def resolve(path: str | os.PathLike, start: str | os.PathLike | None = None) -> Path:
     """A path as given when absolute, else relative to the project root."""
     p = Path(path).expanduser()

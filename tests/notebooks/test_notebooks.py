@@ -117,10 +117,21 @@ def test_notebook_03_on_a_campaign_with_every_run_flagged_ends_normally_saying_s
     assert "FLAGGED RUNS" in (tmp_path / "figures" / "one-to-one-tpc.svg").read_text()
 
 
-def _papermill(*args, cwd):
+def _papermill(*args, cwd, root=""):
     return subprocess.run([sys.executable, "-m", "papermill", "--no-progress-bar", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "HOSTNET_ROOT": ""})
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HOSTNET_ROOT": root})
+
+
+def test_plain_papermill_outside_the_checkout_says_how_to_find_the_data_or_finds_it(tmp_path):
+    """#31: from another directory, the first cell fails in one line naming HOSTNET_ROOT; with it set,
+    the notebook replays from there (its figures where figures_dir says)."""
+    res = _papermill(RX, tmp_path / "out.ipynb", cwd=tmp_path)
+    assert res.returncode != 0 and "NoProject" in res.stderr and "set HOSTNET_ROOT=<a checkout>" in res.stderr
+    figs = tmp_path / "figures"
+    res = _papermill(RX, tmp_path / "out.ipynb", "-p", "figures_dir", figs, cwd=tmp_path, root=REPO)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (figs / "02-rx-buffer.meta.json").exists()
 
 
 def test_plain_papermill_from_anywhere_in_the_checkout_and_an_undeclared_parameter_fails(tmp_path):

@@ -39,3 +39,20 @@ def test_paths_resolve_against_the_project_root(tmp_path, monkeypatch):
     assert (runs, figures) == (tmp_path.resolve() / "data" / "runs", project.Path("/abs/figures"))
     assert reference == project.packaged("reference")
     assert notebook.path("figures") == tmp_path.resolve() / "figures"
+
+
+def test_outside_any_project_a_relative_runs_dir_is_one_error_naming_the_ways_out(tmp_path, monkeypatch):
+    """#31: plain papermill from another directory ended in `FileNotFoundError: no campaign
+    /home/<user>/elsewhere/data/runs/...`, with no word of HOSTNET_ROOT."""
+    from conftest import REPO
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(project.ENV, raising=False)
+    assert not project.found()
+    with pytest.raises(notebook.NoProject, match=r"no hostnet project at or above .*HOSTNET_ROOT is not set: "
+                                                 r"set HOSTNET_ROOT=<a checkout>.*absolute path") as exc:
+        notebook.paths("data/runs", "", "figures")
+    assert "\n" not in str(exc.value)
+    runs, _, figures = notebook.paths(str(REPO / "data" / "runs"), "", "figures")  # absolute: as given
+    assert runs == REPO / "data" / "runs" and figures == tmp_path / "figures"
+    monkeypatch.setenv(project.ENV, str(REPO))
+    assert project.found() and notebook.paths("data/runs", "", "figures")[0] == REPO / "data" / "runs"
