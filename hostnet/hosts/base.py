@@ -51,6 +51,24 @@ def private_dir(path: Path) -> None:
         path.chmod(0o700)
 
 
+def write_private(path: Path, data: bytes) -> None:
+    """A file only its owner reads (0600), written whole: tmp, fsync, rename, never through a
+    symlink. On a failure (a full disk) no .tmp is left and the OSError names the file."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
 def scratch_dir() -> Path:
     """Where hostnet's temporary files on this machine go (tool output, perf.data, bpftrace
     programs): <state dir>/scratch, 0700, each entry named with the PID of the session that made

@@ -22,6 +22,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..hosts.base import write_private
 from .base import Knob, KnobError
 from .journal_lock import FILE_MODE, in_use, private_dir
 
@@ -90,25 +91,14 @@ class Ledger:
         return data.get("settings", {}) if isinstance(data, dict) else {}
 
     def _write(self, settings: dict) -> None:
-        tmp = self.path.with_name(LEDGER + ".tmp")
+        if not settings:  # nothing held: no file left behind
+            self.path.unlink(missing_ok=True)
+            return
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
-            try:
-                data = json.dumps({"settings": settings}, sort_keys=True, indent=1).encode()
-                while data:
-                    data = data[os.write(fd, data):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_private(self.path, json.dumps({"settings": settings}, sort_keys=True, indent=1).encode())
         except OSError as exc:  # e.g. a full disk: the setting is not changed
-            tmp.unlink(missing_ok=True)
             raise KnobError(f"cannot write the machine ledger {self.path} ({exc.strerror}); not changing "
                             f"host-wide settings") from exc
-        if settings:
-            os.replace(tmp, self.path)
-        else:  # nothing held: no file left behind
-            tmp.unlink()
-            self.path.unlink(missing_ok=True)
 
     def baseline(self, desc: dict, knob: str, key: str, read) -> str:
         """The machine's value before any testbed changed it: the ledger's while a setting is held

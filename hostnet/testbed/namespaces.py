@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..hosts import HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
-from ..hosts.base import remove_dead_scratch
+from ..hosts.base import remove_dead_scratch, write_private
 from ..knobs import Journal, JournalBusy, restore_journal
 from ..knobs.journal import read_entries
 from ..knobs.journal_lock import in_use, private_dir
@@ -197,16 +197,9 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     # The owner (this process, identified by PID and start time) lets `hostnet restore` tell a
     # testbed whose controller died from one that is still in use.
     pid = os.getpid()
-    tmp = _state_file(name).with_suffix(".json.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps({"layout": asdict(layout), "persistent": persistent,
-                                 "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2))
-        os.replace(tmp, _state_file(name))  # a reader never sees half a state file
-    except OSError as exc:  # a full state dir: nothing half-written is left, and the error names it
-        tmp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror, str(_state_file(name))) from None
+    write_private(_state_file(name), json.dumps({  # a reader never sees half a state file
+        "layout": asdict(layout), "persistent": persistent,
+        "owner": {"pid": pid, "start_ticks": process_start_ticks(pid)}}, indent=2).encode())
     try:
         _create_links(local, layout)
         if ssh:
