@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import logging
 import os
 import re
 import tempfile
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from . import batch_kernel, project
 from .testbed.session import is_file, kind_of
+
+log = logging.getLogger(__name__)  # one line per notebook or point (INFO); the CLI shows them
 
 
 def default_notebooks_dir() -> Path:
@@ -94,13 +97,17 @@ def check_conventions(notebook: Path) -> list[str]:
     problems = [f"does not declare {p}" for p in CONVENTION_PARAMETERS if p not in declared]
     if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
         problems.append(f"mode defaults to {declared['mode']['default']}, not \"replay\"")
+    # papermill --help-notebook shows "Unknown type" for a parameter without an annotation
+    problems += [f"parameter {name} has no type annotation" for name, p in declared.items()
+                 if p["inferred_type_name"] == "None"]
     return problems + non_literal_parameters(notebook) + first_cell_problems(notebook)
 
 
-# What the first code cell after `parameters` starts with (hostnet.notebook): refuse undeclared
-# parameters (papermill only warns) and resolve the path parameters against the project root.
-FIRST_CELL_CALLS = ("notebook.refuse_undeclared()",
-                    "runs_dir, reference_dir, figures_dir = notebook.paths(runs_dir, reference_dir, figures_dir)")
+# What the first code cell after `parameters` starts with (hostnet.notebook): start the notebook
+# under its own name (undeclared parameters refused, papermill only warns; in replay, those only a
+# live run uses) and resolve the path parameters against the project root.
+FIRST_CELL_CALLS = ('nb = notebook.start("{name}", mode)',
+                    "runs_dir, reference_dir, figures_dir = nb.paths(runs_dir, reference_dir, figures_dir)")
 
 
 def first_cell_problems(notebook: Path) -> list[str]:
@@ -110,7 +117,8 @@ def first_cell_problems(notebook: Path) -> list[str]:
     if not tagged or tagged[0] + 1 >= len(code):
         return ["has no code cell after its parameters cell"]
     source = "".join(code[tagged[0] + 1]["source"])
-    return [f"the cell after parameters does not call {call}" for call in FIRST_CELL_CALLS if call not in source]
+    calls = [call.format(name=Path(notebook).name) for call in FIRST_CELL_CALLS]
+    return [f"the cell after parameters does not call {call}" for call in calls if call not in source]
 
 
 def non_literal_parameters(notebook: Path) -> list[str]:
@@ -237,7 +245,7 @@ def replay_jobs(n_notebooks: int) -> int:
 def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
                   quick: bool = False, notebooks_dir: Path | None = None,
                   output_dir: Path | None = None, figures_dir: Path | None = None,
-                  profile_name: str | None = None, runs_dir: Path | None = None, progress=print,
+                  profile_name: str | None = None, runs_dir: Path | None = None,
                   results_doc: Path | None = None, testbed: str | None = None, jobs: int | None = None) -> Path:
     """Every section notebook (replay, or run with a profile), then figures/index.html and
     docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
@@ -252,8 +260,10 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     NotebookExecutionError names the failures at the end."""
     name = profile_name or "quick"
     overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
-    params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
     notebooks = section_notebooks(notebooks_dir)
+    # asked for: the project's figures/ unless named (a notebook's own default is beside its output)
+    figures_dir = Path(figures_dir or project.root(notebooks[0].parent) / "figures")
+    params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
     output_dir = output_dir or notebooks[0].parent / "executed"
     if mode == "run" and jobs not in (None, 1):
         raise ValueError(f"jobs={jobs}: live notebooks run one at a time (side by side they would load each "
@@ -265,35 +275,35 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
                                      + "\n".join(problems))
     failures, start = [], time.time()
     what = f"{mode}{', ' + name + ' profile' if mode == 'run' else ''}"
-    for i, (nb, status, seconds) in enumerate(_execute_all(notebooks, params, output_dir, jobs, progress, what), 1):
-        progress(f"[{i}/{len(notebooks)}] {nb.name}: {status} in {seconds:.0f} s")
+    for i, (nb, status, seconds) in enumerate(_execute_all(notebooks, params, output_dir, jobs, what), 1):
+        log.info("[%d/%d] %s: %s in %.0f s", i, len(notebooks), nb.name, status, seconds)
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
     from . import report  # here, not at the top: replay's worker processes need none of its statistics
-    figures = Path(figures_dir or project.root(notebooks[0].parent) / "figures")  # where the kernels wrote
+    figures = figures_dir  # where the kernels wrote
     out = report.build(figures)
     doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
-    progress(f"results: {doc}")
-    progress(f"{len(notebooks) - len(failures)} of {len(notebooks)} notebooks ran in {time.time() - start:.0f} s"
-             + (f" ({jobs} side by side)" if jobs > 1 else ""))
+    log.info("results: %s", doc)
+    log.info("%d of %d notebooks ran in %.0f s%s", len(notebooks) - len(failures), len(notebooks),
+             time.time() - start, f" ({jobs} side by side)" if jobs > 1 else "")
     if failures:
         raise NotebookExecutionError(f"{len(failures)} of {len(notebooks)} notebooks failed (executed copies in "
                                      f"{output_dir}; report built from the others): " + "; ".join(failures))
     return out
 
 
-def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: int, progress, what: str):
+def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: int, what: str):
     """(notebook, status, seconds) for each notebook as it ends. jobs > 1: worker processes, started
     fresh (spawn: papermill changes the working directory and holds ZeroMQ sockets, neither of
     which threads or a forked copy of this process may share)."""
     if jobs == 1:
         for nb in notebooks:
-            progress(f"{nb.name} ({what})")
+            log.info("%s (%s)", nb.name, what)
             yield (nb, *_execute_recorded(nb, params, output_dir))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    progress(f"{len(notebooks)} notebooks ({what}), {jobs} side by side")
+    log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=batch_kernel.skip_unused_imports) as pool:
         futures = {pool.submit(_execute_recorded, nb, params, output_dir): nb for nb in notebooks}
@@ -336,55 +346,102 @@ def _fit_declared(point: dict, declared: dict) -> dict:
 
 
 def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-               profile_name: str = "quick", runs_dir: Path | None = None) -> list[dict]:
-    """One entry per grid point: its campaign and the notebook parameters; checked, nothing run.
-    A `testbed` parameter names what every point runs on (a testbed.yaml path is made absolute) and
-    the campaign's kind (…-embedded, …-servers)."""
+               profile_name: str | None = None, runs_dir: Path | None = None, mode: str = "run",
+               output_dir: Path | None = None) -> list[dict]:
+    """One entry per grid point: where it goes (`dir`), its campaign and the notebook parameters;
+    checked, nothing run.
+
+    mode "run": each point a new live campaign (runs_dir/<campaign>/, the executed notebook and
+    its figures inside), measured with the profile (default quick). A `testbed` parameter names
+    what every point runs on (a testbed.yaml path is made absolute) and the campaign's kind.
+    mode "replay": each point reads the recorded campaign (the notebook's own, or the `campaign`
+    parameter), its swept parameters selecting recorded points (hostnet.sections.replay): a value
+    not recorded, or a parameter only a live run uses (a profile included), is refused here,
+    before any kernel starts. Executed notebooks and figures go to output_dir/<point>/ (default
+    ./hostnet-sweeps/<time>-<notebook>/)."""
     notebook = Path(notebook)
-    runs_dir = Path(runs_dir or default_runs_dir())
+    runs_dir = Path(runs_dir or default_runs_dir()).resolve()
     parameters = dict(parameters or {})
     clash = sorted(set(grid) & set(parameters))
     if clash:
         raise ValueError(f"{', '.join(clash)} both swept and fixed")
-    fixed = {**profile(profile_name), **parameters}
+    if "mode" in {*grid, *parameters}:
+        raise ValueError("mode is not a parameter of a sweep: say --mode replay or --mode run")
+    if mode not in ("replay", "run"):
+        raise ValueError(f"mode must be 'replay' or 'run', not {mode!r}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if mode == "replay":
+        return _replay_plan(notebook, grid, parameters, profile_name, runs_dir,
+                            Path(output_dir or Path.cwd() / "hostnet-sweeps" / f"{stamp}-{notebook.stem}"))
+    fixed = {**profile(profile_name or "quick"), **parameters}
     if is_file(str(fixed.get("testbed", ""))):
         fixed["testbed"] = str(Path(fixed["testbed"]).resolve())
     testbed_kind = kind_of(str(fixed.get("testbed", "embedded")))
     declared = check_declared(notebook, {*grid, *fixed, "mode", "campaign", "runs_dir", "figures_dir"})
-    stamp = time.strftime("%Y%m%d-%H%M%S")
     plan = []
     for point in grid_points(grid):
         point = _fit_declared(point, declared)
         campaign = f"{stamp}-{notebook.stem}-{_slug(point)}-{testbed_kind}"
-        cdir = Path(runs_dir).resolve() / campaign
-        plan.append({"point": point, "campaign": campaign, "campaign_dir": cdir,
+        cdir = runs_dir / campaign
+        plan.append({"point": point, "campaign": campaign, "dir": cdir,
                      "parameters": {**fixed, **point, "mode": "run", "campaign": campaign,
-                                    "runs_dir": str(Path(runs_dir).resolve()), "figures_dir": str(cdir / "figures")}})
+                                    "runs_dir": str(runs_dir), "figures_dir": str(cdir / "figures")}})
+    return plan
+
+
+def _replay_plan(notebook: Path, grid: dict, fixed: dict, profile_name: str | None, runs_dir: Path,
+                 output_dir: Path) -> list[dict]:
+    import ast
+
+    from . import store
+    from .sections import replay, section
+    if profile_name:
+        raise replay.ReplayParameterError(
+            f"profile {profile_name} shapes live runs (duration, warmup, repetitions): a replay reads what "
+            f"was recorded, so it would change nothing; drop it, or --mode run")
+    declared = check_declared(notebook, {*grid, *fixed, "mode", "runs_dir", "figures_dir"})
+    entry = section(notebook.name)
+    replay.refuse_run_only(entry, {*grid, *fixed})
+    runs_dir = project.resolve(fixed.pop("runs_dir")) if "runs_dir" in fixed else runs_dir
+    campaigns = {c: str(fixed.get(c) or ast.literal_eval(declared[c]["default"]))
+                 for c in {s.campaign for s in entry.selects} if c in declared}
+    for name in campaigns.values():
+        if not (runs_dir / name).is_dir():
+            raise FileNotFoundError(f"no campaign {name} in {runs_dir} to replay")
+    recorded = {c: store.load_manifests(runs_dir, name) for c, name in campaigns.items()}
+    plan = []
+    for point in grid_points(grid):
+        point = _fit_declared(point, declared)
+        replay.selection(entry, {**fixed, **point}, recorded.__getitem__)
+        pdir = output_dir / _slug(point)
+        plan.append({"point": point, "campaign": campaigns.get("campaign", ""), "dir": pdir,
+                     "parameters": {**fixed, **point, "mode": "replay", "runs_dir": str(runs_dir),
+                                    "figures_dir": str(pdir / "figures")}})
     return plan
 
 
 def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-                   profile_name: str = "quick", runs_dir: Path | None = None, progress=print) -> list[dict]:
-    """Execute the notebook once per grid point, serially, each live (mode "run") into its own campaign.
+                   profile_name: str | None = None, runs_dir: Path | None = None,
+                   mode: str = "run", output_dir: Path | None = None) -> list[dict]:
+    """Execute the notebook once per grid point, serially (sweep_plan says where each goes).
 
-    The executed notebook lands next to the campaign's run directories
-    (runs_dir/<campaign>/<notebook>.ipynb) with its figures in runs_dir/<campaign>/figures/, and
+    The executed notebook lands in the point's directory with its figures in figures/ there, and
     notebook_sweep.json records the point. A failed point is recorded and the sweep goes on;
     NotebookExecutionError names the failures at the end.
     """
-    plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir)
+    plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir, mode, output_dir)
     failures = []
     for i, entry in enumerate(plan, 1):
-        progress(f"[{i}/{len(plan)}] {Path(notebook).name} {entry['point']} -> {entry['campaign']}")
-        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["campaign_dir"])
-        entry["executed"] = entry["campaign_dir"] / Path(notebook).name
+        log.info("[%d/%d] %s %s -> %s", i, len(plan), Path(notebook).name, entry["point"], entry["dir"])
+        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["dir"])
+        entry["executed"] = entry["dir"] / Path(notebook).name
         entry["seconds"] = round(seconds, 1)
         if entry["status"] != "ok":
             failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
-        record = {"notebook": Path(notebook).name, "profile": profile_name, "point": entry["point"],
+        record = {"notebook": Path(notebook).name, "mode": mode, "profile": profile_name, "point": entry["point"],
                   "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
-        entry["campaign_dir"].mkdir(parents=True, exist_ok=True)
-        (entry["campaign_dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
+        entry["dir"].mkdir(parents=True, exist_ok=True)
+        (entry["dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
     if failures:
         raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures))
     return plan
@@ -401,8 +458,11 @@ def load_sweep_file(path) -> dict:
         raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")
     if not data.get("grid"):
         raise ValueError(f"{path}: needs a grid, e.g. grid: {{sizes_kb: [200, 3200]}}")
-    return {"grid": data["grid"], "parameters": data.get("parameters") or {},
-            "profile": data.get("profile") or "quick"}
+    for part in ("grid", "parameters"):
+        if "mode" in (data.get(part) or {}):
+            raise ValueError(f"{path}: mode in {part} would be overridden by the sweep: say --mode replay or "
+                             f"--mode run on the command line instead")
+    return {"grid": data["grid"], "parameters": data.get("parameters") or {}, "profile": data.get("profile")}
 
 
 # --- stored outputs for nbval ----------------------------------------------------------------------
@@ -445,7 +505,7 @@ def strip_volatile(nb: dict) -> dict:
     return nb
 
 
-def store_outputs(notebooks=None, notebooks_dir: Path | None = None, progress=print) -> list[Path]:
+def store_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
     """Execute notebooks (default: 00 and every section) in replay mode with their own default
     parameters and write the outputs back into the notebooks, volatile metadata stripped, so that
     nbval compares the cells marked `# NBVAL_CHECK_OUTPUT`."""
@@ -454,25 +514,26 @@ def store_outputs(notebooks=None, notebooks_dir: Path | None = None, progress=pr
     written = []
     with tempfile.TemporaryDirectory(prefix="hostnet-outputs-") as tmp:
         for nb in targets:
-            progress(f"storing outputs of {nb.name}")
+            log.info("storing outputs of %s", nb.name)
             declared = declared_parameters(nb)
             if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
                 raise NotebookParameterError(f"{nb.name}: mode must default to \"replay\" to store outputs")
             executed = execute(nb, None, Path(tmp))  # no injected parameters cell: the notebook as committed
-            clean = strip_volatile(json.loads(executed.read_text()))
-            nbformat.validate(nbformat.from_dict(clean))
-            nb.write_text(json.dumps(clean, indent=1, ensure_ascii=False) + "\n")
+            clean = nbformat.from_dict(strip_volatile(nbformat.read(executed, as_version=4)))
+            nbformat.validate(clean)
+            nbformat.write(clean, nb)
             written.append(nb)
     return written
 
 
 def strip_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
     """The inverse of store_outputs (e.g. before editing a notebook's code)."""
+    import nbformat
     targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
     for nb in targets:
-        data = json.loads(nb.read_text())
-        for cell in data["cells"]:
-            if cell["cell_type"] == "code":
-                cell["outputs"], cell["execution_count"] = [], None
-        nb.write_text(json.dumps(strip_volatile(data), indent=1, ensure_ascii=False) + "\n")
+        data = nbformat.read(nb, as_version=4)
+        for cell in data.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(nbformat.from_dict(strip_volatile(data)), nb)
     return targets

@@ -6,10 +6,12 @@ gives the same bytes, so a cached figure is byte for byte the one a fresh render
 that changes in any way, or a renderer upgraded, is drawn again. Concurrent writers (notebooks
 replayed side by side) each write a temporary file and rename it into place.
 
-$HOSTNET_CHART_CACHE names the directory, or "off"; default ~/.cache/hostnet/charts
-($XDG_CACHE_HOME honoured). The oldest entries go when there are more than MAX_ENTRIES.
-A small content-addressed directory rather than a cache library: one get and one put, with a key
-hostnet has to build anyway.
+$HOSTNET_CHART_CACHE names the directory, or "off"; default the user's cache directory as
+platformdirs places it (~/.cache/hostnet/charts on Linux, $XDG_CACHE_HOME honoured). The least
+recently used entries go when there are more than MAX_ENTRIES.
+A small content-addressed directory rather than a cache library (joblib.Memory pickles a function's
+result under a hash of its arguments, diskcache keeps a SQLite index): here one get and one put of
+bytes, with a key hostnet has to build anyway, which any process can read while another writes.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def directory() -> Path | None:
         return None
     if where:
         return Path(where)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hostnet" / "charts"
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("hostnet")) / "charts"
 
 
 def _renderers() -> dict[str, str]:

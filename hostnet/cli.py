@@ -207,6 +207,8 @@ def cmd_run(args) -> int:
 def cmd_sweep(args) -> int:
     if args.spec.endswith(".ipynb"):
         return _sweep_notebook(args)
+    if args.mode or args.output_dir:
+        _die("--mode and --output-dir are for notebook sweeps; a sweep spec always measures live")
     from .sweep import SweepError, SweepSpec, run_sweep
     try:
         spec = SweepSpec.from_yaml(args.spec)
@@ -246,22 +248,28 @@ def _fresh_shape(args, spec: str) -> dict:
 
 
 def _sweep_notebook(args) -> int:
-    """hostnet sweep NOTEBOOK.ipynb -f params.yaml: the notebook once per grid point, live, serially."""
+    """hostnet sweep NOTEBOOK.ipynb -f params.yaml --mode replay|run: the notebook once per grid
+    point, serially; replay selects recorded points, run measures each live (batch.sweep_plan)."""
     from .batch import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
     if not args.file:
         _die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
+    if not args.mode:
+        _die("a notebook sweep needs --mode replay (select recorded points) or --mode run (measure each live)")
     spec = load_sweep_file(args.file)
     name = args.profile or spec["profile"]
     if args.testbed:  # every point on it, as the notebook's own `testbed` parameter would say
         spec["parameters"] = {**spec["parameters"], "testbed": _testbed_spec(args)}
-    plan = sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, Path(args.runs_dir))
+    where = dict(runs_dir=Path(args.runs_dir), mode=args.mode,
+                 output_dir=Path(args.output_dir) if args.output_dir else None)
+    plan = sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
     if args.dry_run:
         for entry in plan:
-            print(f"{entry['campaign']}: {json.dumps(entry['parameters'])}")
+            print(f"{entry['dir']}: {json.dumps(entry['parameters'])}")
         return 0
-    _require_live()
+    if args.mode == "run":
+        _require_live()
     try:
-        done = sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, Path(args.runs_dir))
+        done = sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
     except NotebookExecutionError as exc:
         _die(str(exc))
     for entry in done:
@@ -418,6 +426,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--root", help=f"the project root: where notebooks/, figures/ and data/ are (default: "
                                   f"${project.ENV}, else the nearest directory at or above the working directory "
                                   f"holding data/runs/, else the working directory)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more diagnostics on stderr (-v: debug); progress lines are shown by default")
+    p.add_argument("--log-quiet", action="store_true", help="only warnings and errors on stderr")
     sub = p.add_subparsers(dest="command", required=True)
     _live_commands(sub)
     _data_commands(sub)
@@ -473,10 +484,14 @@ def _live_commands(sub) -> None:
     w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
                                 "or a notebook (.ipynb)")
     w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
+    w.add_argument("--mode", choices=("replay", "run"),
+                   help="notebook sweeps (required): replay selects recorded points, run measures each live")
     w.add_argument("--profile", choices=tuple(PROFILES),
-                   help="notebook sweeps: overrides params.yaml's profile")
-    w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print each point's campaign and "
-                                                          "parameters, run nothing")
+                   help="notebook sweeps, run mode: overrides params.yaml's profile (default quick)")
+    w.add_argument("--output-dir", help="notebook sweeps, replay: where each point's notebook and figures go "
+                                        "(default ./hostnet-sweeps/<time>-<notebook>)")
+    w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print where each point goes and "
+                                                          "its parameters, run nothing")
     w.add_argument("--campaign", help="resume this campaign (default: a new one)")
     w.add_argument("--runs-dir", default="data/runs", help="where campaigns are written (default: data/runs)")
     w.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
@@ -676,8 +691,24 @@ def _steering_option(p: argparse.ArgumentParser) -> None:
                         f"${steering.ENV}, else {steering.DEFAULT}; docs/receive-path.md)")
 
 
+def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """hostnet's loggers (progress at INFO, diagnostics at DEBUG) on stderr, one plain line each;
+    other libraries' loggers stay as Python leaves them (warnings and errors)."""
+    import logging
+
+    class Stderr(logging.StreamHandler):  # the stderr of the moment (a test's capture, a redirect)
+        stream = property(lambda self: sys.stderr, lambda self, _: None)
+    handler = Stderr()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    top = logging.getLogger("hostnet")
+    top.handlers[:] = [handler]
+    top.propagate = False
+    top.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    setup_logging(args.verbose, args.log_quiet)
     if args.root:  # the notebooks' kernels inherit it
         from . import project
         os.environ[project.ENV] = str(Path(args.root).resolve())

@@ -165,3 +165,22 @@ def sweep_record(runs_dir, campaign: str) -> dict | None:
     """The notebook sweep point a campaign was recorded for (hostnet sweep NOTEBOOK), if any."""
     path = Path(runs_dir) / campaign / "notebook_sweep.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+# What a notebook without a live kernel shows of the widgets (GitHub, nbviewer, the stored outputs):
+# the widget view needs a kernel, so its plain-text fallback says how to get one.
+OFFLINE_TEXT = ("Interactive explorer: open this notebook in JupyterLab and run it to pick campaigns, runs, "
+                "the side and a flame graph. The static view of the default selection follows.")
+
+
+class Interactive:
+    """A widget shown as itself where a kernel renders it, else as OFFLINE_TEXT (not its repr,
+    `VBox(children=(Dropdown(…`, which is all a stored output could show)."""
+
+    def __init__(self, widget):
+        self.widget = widget
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        return {**data, "text/plain": OFFLINE_TEXT}

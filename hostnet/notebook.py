@@ -1,56 +1,143 @@
 """What every notebook's first code cell calls, so that a notebook behaves the same under plain
-papermill, `hostnet figures` and JupyterLab, wherever it is run from:
+papermill, `hostnet figures`, `hostnet sweep` and JupyterLab, wherever it is run from:
 
-- refuse_undeclared(): a parameter papermill injected that the `parameters` cell does not declare is
-  an error (papermill itself only logs a warning and exits 0);
-- paths() / path(): the path parameters, relative ones resolved against the project root (hostnet.project),
-  reference_dir "" meaning the reference data shipped in the package.
+    nb = notebook.start("02-rx-buffer.ipynb", mode)
+    runs_dir, reference_dir, figures_dir = nb.paths(runs_dir, reference_dir, figures_dir)
+    ...
+    tidy, manifests = nb.select(tidy, manifests)
+
+- start(): the parameters papermill injected (`given`), read from the kernel's input history:
+  papermill runs the parameters cell, then its injected cell, then this one. A name the
+  parameters cell does not declare is an error (papermill itself only logs a warning and exits 0);
+  in replay, a parameter only a live run uses is an error (hostnet.sections.replay).
+  The history is the only place a kernel sees them: papermill's inspect_notebook reads the
+  notebook file, whose path a kernel under plain papermill is not told.
+- paths(): the path parameters, relative ones resolved against the project root (hostnet.project),
+  reference_dir "" meaning the reference data shipped in the package, figures_dir "" meaning
+  figures/ next to the output notebook when papermill names it (--inject-output-path), else
+  hostnet-figures/ in the working directory: never the checkout's committed figures/ unless asked.
+- select(): in replay, the recorded runs the injected selecting parameters pick (sizes_kb: [200]
+  shows the 200 KB point only); nothing injected, everything recorded.
 """
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import project
 
 # papermill's injected cell starts with this comment (papermill.translators.PythonTranslator.codify)
 INJECTED_HEADER = "# Parameters\n"
+# what papermill injects itself with --inject-paths / --inject-output-path / --inject-input-path
+PAPERMILL_PATHS = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
+# figures_dir "" without an output notebook to put them beside: in the working directory, under a
+# name no checkout commits
+DEFAULT_FIGURES = "hostnet-figures"
 
 
 class UndeclaredParameterError(NameError):
     pass
 
 
-def assigned_names(source: str) -> set[str]:
-    """The names a cell of `name = value` statements assigns."""
-    names = set()
+def assigned(source: str) -> dict[str, str]:
+    """{name: value source} of a cell of `name = value` statements (annotated or not), in order."""
+    out = {}
     for stmt in ast.parse(source).body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-        names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
+        for t in targets:
+            if isinstance(t, ast.Name) and getattr(stmt, "value", None) is not None:
+                out[t.id] = ast.get_source_segment(source, stmt.value)
+    return out
+
+
+def assigned_names(source: str) -> set[str]:
+    return set(assigned(source))
+
+
+def _cells(history: list[str]) -> tuple[str, str] | None:
+    """(parameters cell, injected cell) from the kernel's input history (oldest first, the running
+    cell last); None without an injected cell (JupyterLab, or nothing was passed)."""
+    if len(history) < 3 or not history[-2].startswith(INJECTED_HEADER):
+        return None
+    return history[-3], history[-2]
+
+
+def injected(history: list[str]) -> dict:
+    """What papermill injected, as values (papermill writes each as a Python literal)."""
+    cells = _cells(history)
+    return {} if cells is None else {k: ast.literal_eval(v) for k, v in assigned(cells[1]).items()}
 
 
 def undeclared(history: list[str]) -> list[str]:
-    """Names papermill injected that the parameters cell does not assign, from the kernel's input
-    history (oldest first, the running cell last): papermill runs the parameters cell, then its
-    injected cell, then this one. Without an injected cell nothing was passed: nothing to refuse."""
-    if len(history) < 3 or not history[-2].startswith(INJECTED_HEADER):
+    """Names papermill injected that the parameters cell does not assign (its own paths aside)."""
+    cells = _cells(history)
+    if cells is None:
         return []
-    return sorted(assigned_names(history[-2]) - assigned_names(history[-3]))
+    return sorted(set(assigned(cells[1])) - set(assigned(cells[0])) - set(PAPERMILL_PATHS))
 
 
-def refuse_undeclared(shell=None) -> None:
-    """Raise UndeclaredParameterError when papermill passed a parameter this notebook does not declare."""
+def _history(shell) -> list[str] | None:
     if shell is None:
         from IPython import get_ipython
         shell = get_ipython()
-    if shell is None:  # not in a kernel (a plain script): papermill injected nothing
-        return
-    unknown = undeclared(list(shell.history_manager.input_hist_raw))
-    if unknown:
+    return None if shell is None else list(shell.history_manager.input_hist_raw)
+
+
+def refuse_undeclared(shell=None) -> dict:
+    """Raise UndeclaredParameterError when papermill passed a parameter this notebook does not
+    declare; else return what it injected ({} outside a kernel or without papermill)."""
+    history = _history(shell)
+    if history is None:  # not in a kernel (a plain script): papermill injected nothing
+        return {}
+    if unknown := undeclared(history):
         raise UndeclaredParameterError(
             f"this notebook does not declare the parameter(s) {', '.join(unknown)} (a misspelling?); "
-            f"it declares {', '.join(sorted(assigned_names(shell.history_manager.input_hist_raw[-3])))}")
+            f"it declares {', '.join(sorted(assigned_names(_cells(history)[0])))}")
+    return injected(history)
+
+
+@dataclass
+class Started:
+    """One notebook's run: which notebook, in which mode, with what papermill injected."""
+    notebook: str
+    mode: str
+    given: dict = field(default_factory=dict)
+
+    def _section(self):
+        from .sections import section
+        return section(self.notebook)
+
+    def paths(self, runs_dir, reference_dir, figures_dir) -> tuple[Path, Path, Path]:
+        """runs_dir, reference_dir and figures_dir as absolute paths (module docstring)."""
+        runs, reference, figures = paths(runs_dir, reference_dir, figures_dir or ".")
+        if not str(figures_dir):
+            output = self.given.get("PAPERMILL_OUTPUT_PATH")
+            figures = (Path(output).expanduser().resolve().parent / "figures" if output
+                       else Path.cwd() / DEFAULT_FIGURES)
+        return runs, reference, figures
+
+    def select(self, *frames_then_manifests, campaign: str = "campaign") -> tuple:
+        """(frames..., manifests) cut to the recorded runs the injected selecting parameters of
+        `campaign` (the parameter naming the campaign these came from) pick; unchanged in a live
+        run or when none was injected. A value not recorded: ReplayParameterError."""
+        *frames, manifests = frames_then_manifests
+        if self.mode != "replay":
+            return (*frames, manifests)
+        from .sections import replay
+        chosen = replay.selection(self._section(), self.given, lambda _: manifests, campaign)
+        return replay.apply(tuple(frames), manifests, chosen, campaign)
+
+
+def start(notebook: str, mode: str = "replay", shell=None) -> Started:
+    """The first call of a notebook (module docstring): undeclared parameters refused, and in
+    replay the parameters only a live run uses."""
+    given = refuse_undeclared(shell)
+    started = Started(notebook, mode, given)
+    if mode == "replay":
+        from .sections import replay
+        replay.refuse_run_only(started._section(), given)
+    return started
 
 
 def path(value) -> Path:

@@ -33,6 +33,7 @@ import fcntl
 import hashlib
 import itertools
 import json
+import logging
 import math
 import os
 import platform
@@ -53,6 +54,8 @@ from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, s
 from .store import INCOMPLETE, load_manifests, run_status, write_atomic
 from .testbed import Testbed
 from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
+
+log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 
 # mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
@@ -454,7 +457,7 @@ def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dic
             if bar.disable and progress:  # not a terminal: plain progress lines with an ETA
                 per = (time.monotonic() - started) / max(1, i + 1 - done["skipped"])
                 eta = per * (len(plan) - i - 1)
-                print(f"[{i + 1}/{len(plan)}] {point} rep {rep}: ETA {eta:.0f} s", file=sys.stderr, flush=True)
+                log.info("[%d/%d] %s rep %s: ETA %.0f s", i + 1, len(plan), point, rep, eta)
     bar.close()
     return done
 

@@ -50,7 +50,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
         retrans, out = (grid_view.counter(g, "sender", f"snmp:Tcp.{n}") for n in ("RetransSegs", "OutSegs"))
         ratio = (100 * retrans / out).dropna()
         row["retrans_pct"] = float(ratio.mean()) if len(ratio) else float("nan")
-        row["repetitions"] = int((g.metric == "tpc_gbps").sum())
+        row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -51,7 +51,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
                                   ("latency_p99_usec", "rx_to_copy_latency_p99_usec", "receiver")):
             mean, ci = analysis.confidence(g[(g.metric == metric) & (g.side == side)].value)
             row[col], row[col + "_ci95"] = mean, ci
-        row["repetitions"] = int((g.metric == "tpc_gbps").sum())
+        row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -56,7 +56,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver")):
             row[col], row[col + "_ci95"] = grid_view.mean_ci(g, metric, side)
         row["flows"] = int(g[(g.metric == "flow_count")].value.max())
-        row["repetitions"] = int((g.metric == "tpc_gbps").sum())
+        row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -20,7 +20,7 @@ def sweep_02(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
     # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
     done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True,
                                                                  "duration": duration, **fixed},
-                                "smoke", tmp_path, progress=lambda line: None)
+                                "smoke", tmp_path, mode="run")
     assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]
@@ -40,7 +40,7 @@ def sweep_07(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
     done = batch.sweep_notebook(SHORT, {"rpc_sizes": [4, 64]},
                                 {"repetitions": 1, "flows": 2, "include_contaminated": True, "duration": duration,
                                  **fixed},
-                                "smoke", tmp_path, progress=lambda line: None)
+                                "smoke", tmp_path, mode="run")
     assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]

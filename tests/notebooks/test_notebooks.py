@@ -146,6 +146,24 @@ def test_plain_papermill_from_anywhere_in_the_checkout_and_an_undeclared_paramet
     assert "UndeclaredParameterError" in res.stderr and "figures_dirr" in res.stderr
 
 
+def test_plain_papermill_in_replay_selects_what_it_is_given_and_never_writes_the_committed_figures(tmp_path):
+    """#31: a papermill loop in replay with sizes_kb [200] showed all 8 sizes, and without --cwd
+    the figures went into the checkout's committed figures/. Now the given size alone is shown,
+    the figures land beside the output notebook, and a parameter only a live run uses is refused."""
+    committed = REPO / "figures" / "02-rx-buffer.meta.json"
+    before = committed.stat().st_mtime_ns
+    out = tmp_path / "sweep" / "out.ipynb"
+    out.parent.mkdir()
+    res = _papermill(RX, out, "-y", "{sizes_kb: [200]}", "--inject-output-path", cwd=REPO)
+    assert res.returncode == 0, res.stderr[-3000:]
+    meta = json.loads((tmp_path / "sweep" / "figures" / "02-rx-buffer.meta.json").read_text())
+    assert [row["rx_buffer_kb"] for row in meta["summary"]] == [200]
+    assert committed.stat().st_mtime_ns == before
+    res = _papermill(RX, tmp_path / "bad.ipynb", "-p", "duration", "3", cwd=REPO)
+    assert res.returncode != 0
+    assert "ReplayParameterError: duration only shapes a live run" in res.stderr
+
+
 def _nbval_project(tmp_path, stored: str):
     """notebooks/ with this directory's conftest, sanitize file and one unmarked cell whose stored output
     is `stored` (a fresh run prints 2)."""
@@ -162,13 +180,14 @@ def _nbval_project(tmp_path, stored: str):
     return nbs
 
 
-def test_nbval_is_lax_by_default_strict_with_nbval_and_runs_from_inside_notebooks(tmp_path):
+def test_nbval_is_strict_by_default_lax_on_request_and_runs_from_inside_notebooks(tmp_path):
+    """#31: strict nbval failed on 00-explore; now it is the default (every cell compared)."""
     nbs = _nbval_project(tmp_path, "3\n")  # an unmarked cell's stored output that differs
 
     def pytest_(*args):
         return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=nbs,
                               capture_output=True, text=True, timeout=300)
-    lax = pytest_()
+    lax = pytest_("--nbval-lax")
     assert lax.returncode == 0 and "1 passed" in lax.stdout, lax.stdout[-2000:]
-    strict = pytest_("--nbval")
+    strict = pytest_()
     assert strict.returncode == 1 and "1 failed" in strict.stdout, strict.stdout[-2000:]

@@ -96,16 +96,16 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
     # venv's, whose interpreter is not this venv's: the module is the same command)
     _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/02-rx-buffer.ipynb", tmp_path / "02.ipynb"],
          checkout, env)
-    meta = (checkout / "figures" / "02-rx-buffer.meta.json").read_text()
-    assert RX in meta and '"verdicts"' in meta
-    assert (checkout / "figures" / "rx-buffer-latency.svg").stat().st_size > 1000
-    # the paper's main experiment, then the report over both notebooks' figures
-    _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/01-single-flow.ipynb", tmp_path / "01.ipynb"],
-         checkout, env)
-    assert SINGLE in (checkout / "figures" / "01-single-flow.meta.json").read_text()
-    index = checkout / _run([py, "-c", "from hostnet import report; print(report.build('figures'))"], checkout,
-                            env).strip()
+    meta = (checkout / "hostnet-figures" / "02-rx-buffer.meta.json").read_text()  # figures_dir "": not figures/
+    assert RX in meta and '"verdicts"' in meta and not (checkout / "figures").exists()
+    assert (checkout / "hostnet-figures" / "rx-buffer-latency.svg").stat().st_size > 1000
+    # the paper's main experiment into the figures/ it names, then the report over both notebooks' figures
+    _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/01-single-flow.ipynb", tmp_path / "01.ipynb",
+          "-p", "figures_dir", "hostnet-figures"], checkout, env)
+    assert SINGLE in (checkout / "hostnet-figures" / "01-single-flow.meta.json").read_text()
+    index = checkout / _run([py, "-c", "from hostnet import report; print(report.build('hostnet-figures'))"],
+                            checkout, env).strip()
     html = index.read_text()
-    assert index == checkout / "figures" / "index.html" and SINGLE in html and RX in html
+    assert index == checkout / "hostnet-figures" / "index.html" and SINGLE in html and RX in html
     summary_line(f"wheel test: build, fresh venv, install, four commands, notebooks 01 and 02 and the report "
                  f"in {time.time() - t0:.0f} s")

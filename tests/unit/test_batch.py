@@ -2,7 +2,9 @@
 outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
 themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
 import os
+import contextlib
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -57,7 +59,43 @@ def test_sweep_plan_one_campaign_per_point(tmp_path):
     assert p["duration"] == batch.QUICK["duration"] and p["warmup"] == 1
     assert p["runs_dir"] == str(tmp_path.resolve())
     assert p["figures_dir"] == str(tmp_path.resolve() / first["campaign"] / "figures")
+    assert first["dir"] == tmp_path.resolve() / first["campaign"]
     assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
+
+
+RX_CAMPAIGN = "20261124-030018-rx-buffer-embedded"  # the committed campaign notebook 02 replays
+
+
+def test_a_replay_sweep_selects_recorded_points_into_its_own_directory(tmp_path):
+    """#31: a replay sweep ran live (mode forced to "run"), and a papermill loop in replay showed all
+    8 sizes for sizes_kb [200] and [3200] alike."""
+    runs = REPO / "data" / "runs"
+    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None, runs,
+                            mode="replay", output_dir=tmp_path / "out")
+    assert [e["point"] for e in plan] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
+    first = plan[0]
+    assert first["campaign"] == RX_CAMPAIGN and first["dir"] == tmp_path / "out" / "sizes_kb-200"
+    assert first["parameters"] == {"include_contaminated": True, "sizes_kb": [200], "mode": "replay",
+                                   "runs_dir": str(runs.resolve()),
+                                   "figures_dir": str(tmp_path / "out" / "sizes_kb-200" / "figures")}
+
+
+def test_a_replay_sweep_refuses_what_a_replay_cannot_mean_before_any_kernel(tmp_path):
+    from hostnet.sections.replay import ReplayParameterError
+    runs = REPO / "data" / "runs"
+    with pytest.raises(ReplayParameterError, match=r"^sizes_kb 300 is not recorded in the replayed campaign "
+                                                   r"\(its rx_buffer_kb values: 100, 200, 400, 800, 1600, 3200, "
+                                                   r"6400, 12800\)"):
+        batch.sweep_plan(RX, {"sizes_kb": [200, 300]}, {}, None, runs, mode="replay")
+    with pytest.raises(ReplayParameterError, match="^duration, latency_sample_every only shape a live run"):
+        batch.sweep_plan(RX, {"latency_sample_every": [1, 4]}, {"duration": 3}, None, runs, mode="replay")
+    with pytest.raises(ReplayParameterError, match="^profile quick shapes live runs"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {}, "quick", runs, mode="replay")
+    with pytest.raises(ValueError, match="mode is not a parameter of a sweep"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"mode": "replay"}, None, runs, mode="replay")
+    with pytest.raises(FileNotFoundError, match="no campaign nope in"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"campaign": "nope"}, None, runs, mode="replay")
+    assert not any(tmp_path.iterdir())
 
 
 def test_sweep_refuses_undeclared_and_clashing_parameters(tmp_path):
@@ -75,14 +113,21 @@ def test_sweep_file_and_cli_dry_run(tmp_path, capsys):
     spec = tmp_path / "params.yaml"
     spec.write_text("profile: paper\nparameters: {config: tsogro}\ngrid: {sizes_kb: [200, 3200]}\n")
     assert batch.load_sweep_file(spec)["profile"] == "paper"
-    assert cli.main(["sweep", str(RX), "-f", str(spec), "--runs-dir", str(tmp_path), "--dry-run"]) == 0
+    assert cli.main(["sweep", str(RX), "-f", str(spec), "--runs-dir", str(tmp_path), "--mode", "run",
+                     "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and '"duration": 20' in lines[0] and '"sizes_kb": [3200]' in lines[1]
     (tmp_path / "bad.yaml").write_text("grid: {sizes_kb: [200]}\nrepeats: 3\n")
     with pytest.raises(ValueError, match="unknown keys repeats"):
         batch.load_sweep_file(tmp_path / "bad.yaml")
+    (tmp_path / "mode.yaml").write_text("grid: {sizes_kb: [200]}\nparameters: {mode: replay}\n")
+    with pytest.raises(ValueError, match="mode in parameters would be overridden by the sweep: say --mode"):
+        batch.load_sweep_file(tmp_path / "mode.yaml")
     with pytest.raises(SystemExit):
         cli.main(["sweep", str(RX)])  # a notebook sweep without -f
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", str(RX), "-f", str(spec)])  # nor without --mode
+    assert "needs --mode replay (select recorded points) or --mode run" in capsys.readouterr().err
 
 
 def test_strip_volatile_keeps_outputs_drops_timings():
@@ -156,13 +201,30 @@ def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatc
     monkeypatch.setattr(batch, "execute", execute)
     (tmp_path / "figs").mkdir()
     with pytest.raises(batch.NotebookExecutionError,
-                       match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"):
+                       match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"), \
+            _logged(batch.log, lines):
         batch.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
-                            progress=lines.append, jobs=1)  # in this process, where execute is replaced
+                            jobs=1)  # in this process, where execute is replaced
     assert ran == [p.name for p in batch.section_notebooks()]  # the ones after 04 still ran
     assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
     assert lines[0] == "01-single-flow.ipynb (replay)" and lines[1] == f"[1/{len(ran)}] 01-single-flow.ipynb: ok in 0 s"
     assert f"[4/{len(ran)}] 04-incast.ipynb: failed: RuntimeError: testbed vanished in 0 s" in lines
+
+
+@contextlib.contextmanager
+def _logged(logger, lines: list):
+    """What `logger` says at INFO, appended to `lines` while the block runs."""
+    class Collect(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def test_a_live_batch_runs_one_notebook_at_a_time(tmp_path):
@@ -204,7 +266,9 @@ def test_the_cell_after_parameters_must_refuse_undeclared_parameters_and_resolve
     code[1]["source"] = ["from hostnet.sections import rx_buffer\n"]
     (tmp_path / "02.ipynb").write_text(json.dumps(nb))
     assert batch.first_cell_problems(tmp_path / "02.ipynb") == [
-        f"the cell after parameters does not call {call}" for call in batch.FIRST_CELL_CALLS]
+        'the cell after parameters does not call nb = notebook.start("02.ipynb", mode)',
+        "the cell after parameters does not call "
+        "runs_dir, reference_dir, figures_dir = nb.paths(runs_dir, reference_dir, figures_dir)"]
 
 
 def test_a_batch_kernel_prints_no_tcp_warning_and_no_interrupt_on_shutdown(tmp_path, capfd):

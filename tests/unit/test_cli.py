@@ -263,3 +263,21 @@ def test_a_repeated_config_is_refused_before_anything_runs(capsys, state_dir):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and 'configs lists "tsogro" more than once' in err and err.count("\n") == 1
     assert not state_dir.exists()  # no testbed was built, nothing journaled
+
+
+def test_progress_goes_through_logging_to_stderr_and_log_quiet_silences_it(capsys):
+    """#31: progress went through print and callbacks; now hostnet's loggers, set up by the CLI."""
+    import logging
+    from hostnet import batch
+    cli.setup_logging()
+    batch.log.info("[1/2] 02-rx-buffer.ipynb: ok in 3 s")
+    logging.getLogger("hostnet.sweep").debug("not shown without -v")
+    out = capsys.readouterr()
+    assert out.err == "[1/2] 02-rx-buffer.ipynb: ok in 3 s\n" and out.out == ""
+    cli.setup_logging(verbose=1)
+    logging.getLogger("hostnet.sweep").debug("shown with -v")
+    cli.setup_logging(quiet=True)
+    batch.log.info("not shown with --log-quiet")
+    batch.log.warning("a warning still is")
+    assert capsys.readouterr().err == "shown with -v\na warning still is\n"
+    cli.setup_logging()

@@ -115,3 +115,18 @@ def test_flamegraph_takes_each_side_from_its_own_machine(tmp_path):
     spec = explore.flamegraph(run, "receiver").to_dict()
     frames = {d["frame"]: d["samples"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
     assert frames == {"iperf3": 40, "receiver_only_frame": 40}
+
+
+def test_the_stored_widget_cell_says_how_to_explore_and_is_not_compared():
+    """#31: the committed widget cell showed raw `VBox(children=(Dropdown(…` text, and strict nbval
+    failed on the output nbval (which routes no widget output) sees instead."""
+    nb = json.loads((REPO / "notebooks" / "00-explore.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "pick_campaign.observe" in "".join(c["source"]))
+    assert "".join(cell["source"]).startswith("# NBVAL_IGNORE_OUTPUT\n")
+    assert [o["data"] for o in cell["outputs"]] == [{"text/plain": [explore.OFFLINE_TEXT]}]
+
+    class FakeWidget:
+        def _repr_mimebundle_(self, **kwargs):
+            return {"text/plain": "VBox(children=(…", "application/vnd.jupyter.widget-view+json": {"model_id": "m"}}
+    bundle = explore.Interactive(FakeWidget())._repr_mimebundle_()
+    assert bundle == {"text/plain": explore.OFFLINE_TEXT, "application/vnd.jupyter.widget-view+json": {"model_id": "m"}}

@@ -26,11 +26,21 @@ class FakeShell:
         self.history_manager = type("H", (), {"input_hist_raw": ["", *cells]})()
 
 
+def test_injected_values_are_read_as_papermill_wrote_them_and_its_own_paths_are_not_undeclared():
+    injected = '# Parameters\nsizes_kb = [200]\nPAPERMILL_OUTPUT_PATH = "/tmp/o.ipynb"\nratio = 0.5\n'
+    history = ["", PARAMS, injected, "this cell"]
+    assert notebook.injected(history) == {"sizes_kb": [200], "PAPERMILL_OUTPUT_PATH": "/tmp/o.ipynb", "ratio": 0.5}
+    assert notebook.undeclared(history) == ["ratio"]
+    annotated = 'mode: str = "replay"\nsizes_kb: list = [1]  # KB\n'
+    assert notebook.assigned(annotated) == {"mode": '"replay"', "sizes_kb": "[1]"}
+
+
 def test_refuse_undeclared_raises_with_what_the_notebook_declares():
     shell = FakeShell(PARAMS, '# Parameters\nfigures_dirr = "/tmp/x"\n', "this cell")
     with pytest.raises(notebook.UndeclaredParameterError, match="figures_dirr.*it declares mode, runs_dir, sizes_kb"):
         notebook.refuse_undeclared(shell)
-    notebook.refuse_undeclared(FakeShell(PARAMS, '# Parameters\nmode = "run"\n', "this cell"))  # declared: fine
+    assert notebook.refuse_undeclared(FakeShell(PARAMS, '# Parameters\nmode = "run"\n', "this cell")) == {
+        "mode": "run"}  # declared: fine, and what was injected
 
 
 def test_paths_resolve_against_the_project_root(tmp_path, monkeypatch):
