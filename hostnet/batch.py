@@ -403,19 +403,28 @@ def _replay_plan(notebook: Path, grid: dict, fixed: dict, profile_name: str | No
     entry = section(notebook.name)
     replay.refuse_run_only(entry, {*grid, *fixed})
     runs_dir = project.resolve(fixed.pop("runs_dir")) if "runs_dir" in fixed else runs_dir
-    campaigns = {c: str(fixed.get(c) or ast.literal_eval(declared[c]["default"]))
-                 for c in {s.campaign for s in entry.selects} if c in declared}
-    for name in campaigns.values():
-        if not (runs_dir / name).is_dir():
-            raise FileNotFoundError(f"no campaign {name} in {runs_dir} to replay")
-    recorded = {c: store.load_manifests(runs_dir, name) for c, name in campaigns.items()}
+    recorded: dict[str, list] = {}
+
+    def manifests_of(name: str) -> list:
+        if name not in recorded:
+            if not (runs_dir / name).is_dir():
+                raise FileNotFoundError(f"no campaign {name} in {runs_dir} to replay")
+            recorded[name] = store.load_manifests(runs_dir, name)
+        return recorded[name]
+
     plan = []
     for point in grid_points(grid):
         point = _fit_declared(point, declared)
-        replay.selection(entry, {**fixed, **point}, recorded.__getitem__)
+        given = {**fixed, **point}
+        campaigns = {c: str(given[c] if c in given else ast.literal_eval(declared[c]["default"]))
+                     for c in {s.campaign for s in entry.selects} if c in declared}
+        for name in filter(None, campaigns.values()):
+            manifests_of(name)  # each named campaign is there
+        if all(campaigns.values()):  # "" replays the newest campaign: the notebook picks and checks it
+            replay.selection(entry, given, lambda c, names=campaigns: manifests_of(names[c]))
         pdir = output_dir / _slug(point)
         plan.append({"point": point, "campaign": campaigns.get("campaign", ""), "dir": pdir,
-                     "parameters": {**fixed, **point, "mode": "replay", "runs_dir": str(runs_dir),
+                     "parameters": {**given, "mode": "replay", "runs_dir": str(runs_dir),
                                     "figures_dir": str(pdir / "figures")}})
     return plan
 
@@ -438,7 +447,8 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
         entry["seconds"] = round(seconds, 1)
         if entry["status"] != "ok":
             failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
-        record = {"notebook": Path(notebook).name, "mode": mode, "profile": profile_name, "point": entry["point"],
+        record = {"notebook": Path(notebook).name, "mode": mode,
+                  "profile": (profile_name or "quick") if mode == "run" else None, "point": entry["point"],
                   "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
         entry["dir"].mkdir(parents=True, exist_ok=True)
         (entry["dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))

@@ -75,7 +75,7 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
     Section("07-short-flows.ipynb",
             "§3.6 Short flows: RPC size vs throughput per core and CPU breakdown (Fig. 10)", "§3.6", "incast",
             "hostnet.sections.short_flows",
-            (_CONFIG, _FLOWS, Select("rpc_sizes", "rpc_size", "short_flows:size_bytes"))),
+            (_CONFIG, _FLOWS, Select("rpc_sizes", "rpc_size", "short_flows:recorded_size"))),
     Section("08-mixed-flows.ipynb", "§3.7 Mixed long and short flows on one core (Fig. 11)", "§3.7", "mixed",
             "hostnet.sections.mixed_flows",
             (_CONFIG, Select("short_flows", "short_flows"), Select("rpc_size", "rpc_size", "kb"))),

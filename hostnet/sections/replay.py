@@ -26,12 +26,20 @@ def _as_list(value) -> list:
 
 
 def _converter(select: Select):
+    """The function from a parameter's value to the value its runs record; it raises ValueError
+    for a value no run could have recorded (4.5 KB, a size above the tool's largest)."""
     if not select.convert:
         return lambda v: v
     if select.convert == "kb":
-        return lambda v: int(v) * 1024
+        return _kb
     module, name = select.convert.split(":")
     return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+
+
+def _kb(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ValueError(f"{value!r} is not a whole number of KB")
+    return int(value) * 1024
 
 
 def _same(a, b) -> bool:
@@ -65,28 +73,43 @@ def recorded_values(manifests: list[dict], key: str) -> list:
     return sorted(values, key=lambda v: (isinstance(v, str), v))
 
 
-def selection(section: Section, given: dict, manifests_of, campaign: str | None = None
-              ) -> dict[str, tuple[Select, list]]:
-    """{param: (select, recorded values asked for)} for every selecting parameter in `given` (of
-    the campaign parameter `campaign` only, when named). manifests_of(campaign parameter) -> that
-    campaign's manifests. A value not recorded is a ReplayParameterError naming the campaign's
-    recorded values."""
+def selection(section: Section, asked: dict, manifests_of, campaign: str | None = None,
+              strict: set | None = None) -> dict[str, tuple[Select, list]]:
+    """{param: (select, recorded values to keep)} for every selecting parameter in `asked` (of the
+    campaign parameter `campaign` only, when named). manifests_of(campaign parameter) -> that
+    campaign's manifests. A value of a `strict` parameter (default: all of them; the ones a person
+    passed) that was not recorded is a ReplayParameterError naming the recorded values; a value of
+    another one (a notebook's default: dctcp where the host had none) is left out, unless none of
+    its values was recorded while the campaign records others (one with no such runs at all, 09's
+    capability check here, selects nothing)."""
     chosen = {}
     for sel in section.selects:
-        if sel.param not in given or (campaign is not None and sel.campaign != campaign):
+        if sel.param not in asked or (campaign is not None and sel.campaign != campaign):
             continue
-        manifests = manifests_of(sel.campaign)
-        recorded = recorded_values(manifests, sel.key)
+        recorded = recorded_values(manifests_of(sel.campaign), sel.key)
+        lenient = strict is not None and sel.param not in strict
+        if lenient and not recorded:  # a campaign with no such runs (09's check on this testbed)
+            continue
         convert = _converter(sel)
-        asked = _as_list(given[sel.param])
-        missing = [v for v in asked if not any(_same(convert(v), r) for r in recorded)]
-        if missing:
+        keep_values, missing = [], []
+        for v in _as_list(asked[sel.param]):
+            try:
+                value = convert(v)
+            except (ValueError, TypeError):
+                value = _NOT_RECORDABLE
+            found = [r for r in recorded if _same(value, r)]
+            keep_values += found
+            missing += [] if found else [v]
+        if missing and (not lenient or not keep_values):
             shown = ", ".join(map(str, recorded)) or "none"
             raise ReplayParameterError(
-                f"{sel.param} {', '.join(map(str, missing))} is not recorded in the replayed campaign "
+                f"{sel.param} {', '.join(map(repr, missing))} is not recorded in the replayed campaign "
                 f"(its {sel.key} values: {shown}); choose among those, or run live (mode \"run\")")
-        chosen[sel.param] = (sel, [convert(v) for v in asked])
+        chosen[sel.param] = (sel, keep_values)
     return chosen
+
+
+_NOT_RECORDABLE = object()
 
 
 def check(section: Section, given: dict, manifests_of) -> dict[str, tuple[Select, list]]:

@@ -33,6 +33,14 @@ def size_bytes(kb) -> int:
     return min(int(kb) * 1024, SOCKPERF_MAX_BYTES)
 
 
+def recorded_size(kb) -> int:
+    """The size a run of `kb` KB records (replay's selection): only whole KB up to 64, since larger
+    sizes are capped at sockperf's largest message and would select the 64 KB runs."""
+    if isinstance(kb, bool) or not isinstance(kb, (int, float)) or int(kb) != kb or not 0 < kb <= 64:
+        raise ValueError(f"{kb!r} KB is not a size a run records (whole KB, at most 64)")
+    return size_bytes(kb)
+
+
 def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="short-flows",

@@ -43,11 +43,31 @@ def test_a_value_not_recorded_names_the_recorded_ones_in_one_line():
                               "200, 3200); choose among those, or run live (mode \"run\")")
 
 
-def test_values_are_converted_to_the_units_recorded():
+def test_values_are_converted_to_the_units_recorded_and_no_other_value_maps_onto_them():
     ms = [_manifest("a", rpc_size=4096), _manifest("b", rpc_size=65506)]  # sockperf's largest message for 64 KB
     chosen = replay.selection(section("07-short-flows"), {"rpc_sizes": [64]}, lambda _: ms)
     assert chosen["rpc_sizes"][1] == [65506]
     assert replay.selection(section("08-mixed-flows"), {"rpc_size": 4}, lambda _: ms)["rpc_size"][1] == [4096]
+    # the review's finds: 100 KB is capped to 65506 bytes live, 4.5 became int 4 -> 4096
+    with pytest.raises(replay.ReplayParameterError, match=r"^rpc_sizes 100 is not recorded"):
+        replay.selection(section("07-short-flows"), {"rpc_sizes": [100]}, lambda _: ms)
+    with pytest.raises(replay.ReplayParameterError, match=r"^rpc_size 4.5 is not recorded"):
+        replay.selection(section("08-mixed-flows"), {"rpc_size": 4.5}, lambda _: ms)
+    with pytest.raises(replay.ReplayParameterError, match=r"^rpc_sizes '4' is not recorded"):  # -r: a str
+        replay.selection(section("07-short-flows"), {"rpc_sizes": ["4"]}, lambda _: ms)
+
+
+def test_a_default_value_not_recorded_is_left_out_but_a_passed_one_is_an_error():
+    """11's default algorithms name dctcp, which this host refused: the default shows what was
+    recorded; dctcp passed by a person is an error; no recorded value at all is an error either way."""
+    ms = [_manifest("a", congestion_control="cubic", flows=1), _manifest("b", congestion_control="bbr", flows=1)]
+    asked = {"algorithms": ["cubic", "bbr", "dctcp"]}
+    chosen = replay.selection(section("11-congestion-control"), asked, lambda _: ms, strict=set())
+    assert chosen["algorithms"][1] == ["cubic", "bbr"]
+    with pytest.raises(replay.ReplayParameterError, match=r"^algorithms 'dctcp' is not recorded .*bbr, cubic"):
+        replay.selection(section("11-congestion-control"), asked, lambda _: ms, strict={"algorithms"})
+    with pytest.raises(replay.ReplayParameterError, match=r"^algorithms 'vegas' is not recorded"):
+        replay.selection(section("11-congestion-control"), {"algorithms": ["vegas"]}, lambda _: ms, strict=set())
 
 
 def test_each_select_reads_the_campaign_its_parameter_names():
@@ -69,8 +89,9 @@ def test_run_only_parameters_are_refused_in_one_line_naming_them_all():
 
 
 class FakeShell:
-    def __init__(self, *cells):
+    def __init__(self, *cells, **user_ns):
         self.history_manager = type("H", (), {"input_hist_raw": ["", *cells]})()
+        self.user_ns = user_ns
 
 
 PARAMS = 'mode: str = "replay"\nsizes_kb: list = [100, 200]\nduration: int = 5\nfigures_dir: str = ""\n'
@@ -90,6 +111,30 @@ def test_a_notebook_started_under_papermill_selects_and_refuses(tmp_path):
     assert notebook.start("02-rx-buffer.ipynb", "replay", FakeShell(PARAMS, "this cell")).given == {}
 
 
+def test_in_jupyterlab_the_parameters_cell_selects_too():
+    """No papermill: sizes_kb edited in the parameters cell selects from the kernel's own values."""
+    nb = notebook.start("02-rx-buffer.ipynb", "replay", FakeShell(PARAMS, "this cell", sizes_kb=[3200, 999]))
+    kept_tidy, kept = nb.select(pd.DataFrame({"run_id": ["a-r0", "b-r0"]}), MANIFESTS)
+    assert list(kept_tidy.run_id) == ["b-r0"]  # 999: not recorded and not passed, left out
+    nb = notebook.start("02-rx-buffer.ipynb", "replay", FakeShell(PARAMS, "this cell", sizes_kb=[999]))
+    with pytest.raises(replay.ReplayParameterError, match="^sizes_kb 999 is not recorded"):
+        nb.select(pd.DataFrame({"run_id": ["a-r0"]}), MANIFESTS)
+
+
+def test_a_passed_value_of_the_wrong_type_is_refused_before_it_is_iterated_letter_by_letter():
+    """-p algorithms cubic passes a str: notebook 11 built an empty table from its letters."""
+    with pytest.raises(notebook.ParameterTypeError, match=r"^sizes_kb is declared list, given 200 \(int\); "
+                                                          r"duration is declared int, given '5' \(str\)"):
+        notebook.start("02-rx-buffer.ipynb", "run", FakeShell(PARAMS, '# Parameters\nsizes_kb = 200\nduration = "5"\n',
+                                                              "this cell"))
+    cell = 'x: "Optional[list]" = [1]\nr: float = 1.0\nflag: bool = False\n'
+    assert notebook.annotations(cell) == {"x": "Optional[list]", "r": "float", "flag": "bool"}
+    assert notebook.mistyped({"x": None, "r": 2, "flag": True}, notebook.annotations(cell)) == []
+    assert notebook.mistyped({"r": True, "flag": 1}, notebook.annotations(cell)) == [
+        "r is declared float, given True (bool)", "flag is declared bool, given 1 (int)"]
+    assert notebook.injected(["", cell, "# Parameters\nr = float('inf')\n", "x"]) == {"r": float("inf")}
+
+
 def test_figures_go_beside_the_output_notebook_or_in_the_working_directory_never_the_committed_ones(
         tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -101,6 +146,10 @@ def test_figures_go_beside_the_output_notebook_or_in_the_working_directory_never
     plain = notebook.start("02-rx-buffer.ipynb", "replay", FakeShell(PARAMS, "this cell"))
     assert plain.paths("data/runs", "", "")[2] == tmp_path / notebook.DEFAULT_FIGURES
     assert plain.paths("data/runs", "", "figures")[2] == REPO / "figures"  # asked for by name
+    for output in ("-", "s3://bucket/out.ipynb", str(REPO / "out.ipynb")):  # stdout, a URL, beside figures/
+        shell = FakeShell(PARAMS, f'# Parameters\nPAPERMILL_OUTPUT_PATH = "{output}"\n', "this cell")
+        figures = notebook.start("02-rx-buffer.ipynb", "replay", shell).paths("data/runs", "", "")[2]
+        assert figures != REPO / "figures" and figures.name == notebook.DEFAULT_FIGURES, output
 
 
 @pytest.mark.parametrize("name", [n for n in SECTIONS if n != "00-explore.ipynb"])
@@ -128,3 +177,10 @@ def test_a_select_convert_names_a_function_or_kb():
     assert replay._converter(Select("x", "y", "kb"))(4) == 4096
     assert replay._converter(Select("x", "y", "short_flows:size_bytes"))(64) == 65506
     assert replay._converter(Select("x", "y"))("same") == "same"
+
+
+def test_a_default_selects_nothing_in_a_campaign_without_such_runs():
+    """09 on this testbed: the campaign is the capability check, no run records rpc_size."""
+    assert replay.selection(section("09-numa"), {"rpc_size": 4096}, lambda _: [], strict=set()) == {}
+    with pytest.raises(replay.ReplayParameterError, match=r"^rpc_size 4096 is not recorded .*values: none"):
+        replay.selection(section("09-numa"), {"rpc_size": 4096}, lambda _: [], strict={"rpc_size"})
