@@ -123,10 +123,16 @@ def undeclared(history: list[str]) -> list[str]:
     return sorted(set(assigned(cells[1])) - set(assigned(cells[0])) - set(PAPERMILL_PATHS))
 
 
-def _history(shell) -> list[str] | None:
+def _shell(shell=None):
+    """The kernel's shell (None in a plain script): the one given, else IPython's running one."""
     if shell is None:
         from IPython import get_ipython
         shell = get_ipython()
+    return shell
+
+
+def _history(shell) -> list[str] | None:
+    shell = _shell(shell)
     return None if shell is None else list(shell.history_manager.input_hist_raw)
 
 
@@ -199,10 +205,7 @@ def start(notebook: str, mode: str = "replay", shell=None) -> Started:
 
 
 def _namespace(shell) -> dict:
-    if shell is None:
-        from IPython import get_ipython
-        shell = get_ipython()
-    return getattr(shell, "user_ns", None) or {}
+    return getattr(_shell(shell), "user_ns", None) or {}
 
 
 def path(value) -> Path:
