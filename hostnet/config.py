@@ -33,6 +33,10 @@ class StackConfig:
     # receiver-side random drop (nftables, knobs/loss.py); None leaves the loss knob untouched,
     # so hosts without nft run every other experiment. A loss sweep sets it at every point, 0 too.
     loss_rate: float | None = None
+    # BIG TCP: the GSO (sender) and GRO (receiver) packet size limit in bytes, IPv4 and IPv6 alike;
+    # None leaves the hosts' limits untouched (most experiments); a BIG TCP sweep sets it at every
+    # point, 65536 (the legacy limit) too. Needs TSO and GRO on.
+    big_tcp_bytes: int | None = None
 
     def describe(self) -> dict:
         return asdict(self)
@@ -64,6 +68,9 @@ CONFIGS: dict[str, StackConfig] = {c.name: c for c in (
     StackConfig("all-opts", tso=True, gro=True, mtu=9000, arfs=True),
 )}
 
+GSO_LEGACY_MAX = 65536   # the GSO/GRO limit before BIG TCP
+BIG_TCP_MAX = 524280     # the largest tso_max_size a driver reports (veth's)
+
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr", "dctcp", "vegas")  # vegas: the 2010 study (F28)
 
 
@@ -82,6 +89,12 @@ def validate(cfg: StackConfig) -> None:
         raise ConfigError(f"congestion control {cfg.congestion_control!r}: one of {CONGESTION_CONTROLS}")
     if cfg.loss_rate is not None and not 0 <= cfg.loss_rate < 1:
         raise ConfigError(f"loss rate {cfg.loss_rate} is outside [0, 1)")
+    if cfg.big_tcp_bytes is not None:
+        if not GSO_LEGACY_MAX <= cfg.big_tcp_bytes <= BIG_TCP_MAX:
+            raise ConfigError(f"big_tcp_bytes {cfg.big_tcp_bytes}: a packet size from {GSO_LEGACY_MAX} "
+                              f"to {BIG_TCP_MAX}")
+        if not (cfg.tso and cfg.gro):
+            raise ConfigError(f"big_tcp_bytes needs TSO and GRO on (config {cfg.name} has them off)")
     if cfg.tcp_rmem is not None:
         parts = cfg.tcp_rmem.split()
         if len(parts) != 3 or not all(p.isdigit() for p in parts) or sorted(map(int, parts)) != list(map(int, parts)):
@@ -104,11 +117,17 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
         out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[steering.sends_tso(mode, cfg.tso)]),
                 (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
                 (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
+    big = None if cfg.big_tcp_bytes is None else str(cfg.big_tcp_bytes)
+    if big:  # BIG TCP: gso_max_size first, which sets the IPv4 limit too at 64 KB and below
+        out += [(s.role, KNOBS[f"link.{a}"], s.iface, big) for s in tb.senders
+                for a in ("gso_max_size", "gso_ipv4_max_size")]
     for r in tb.receivers:
         gro, gro_max_size = steering.receive_gro(mode, cfg.gro)
         out.append((r.role, KNOBS["offload.gro"], r.iface, onoff[gro]))
-        if mode == steering.NAPI_THREAD:  # merging nothing is how this path turns GRO "off"
-            out.append((r.role, KNOBS["gro_max_size"], r.iface, gro_max_size))
+        if mode == steering.NAPI_THREAD or big:  # merging nothing is how this path turns GRO "off"
+            out.append((r.role, KNOBS["gro_max_size"], r.iface, big or gro_max_size))
+        if big:
+            out.append((r.role, KNOBS["link.gro_ipv4_max_size"], r.iface, big))
         out += [(r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
         if cfg.loss_rate is not None:

@@ -7,6 +7,9 @@ ledger item:
 - xdp_copy: veth's copy of a non-linear skb into a page-pool page for an XDP program
   (skb_pp_cow_data). No NIC makes it; removed. (Campaigns recorded before GRO-off steps kept NAPI
   through gro_max_size 0 have it at every GRO-off step; later ones have none.)
+- zerocopy_copy: the copy of a MSG_ZEROCOPY sender's pinned pages when the receiving socket is
+  on the same host (skb_copy_ubufs on local delivery; the sender's completion says "copied"). A
+  NIC sends the pinned pages by DMA and the remote receiver gets pages of its own; removed.
 - nic_tso: software segmentation standing in for TSO (the GSO subtree under validate_xmit_skb),
   only at steps whose TSO is on: a NIC segments in hardware. Without TSO the kernel segments in
   software on a real host too, and the work stays in the stack. Removed, kept apart.
@@ -33,16 +36,22 @@ from collections import defaultdict
 
 import pandas as pd
 
-LEDGER_RULE = "testbed-ledger/2"
-XDP_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
-    "xdp_copy", "gro_lookup", "nic_tso", "nic_wakeup", "peer_transmit", "napi_scheduling")
-ITEMS = (XDP_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING)
+LEDGER_RULE = "testbed-ledger/3"
+XDP_COPY, ZEROCOPY_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING = (
+    "xdp_copy", "zerocopy_copy", "gro_lookup", "nic_tso", "nic_wakeup", "peer_transmit",
+    "napi_scheduling")
+ITEMS = (XDP_COPY, ZEROCOPY_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, NAPI_SCHEDULING)
 AMBIGUOUS = NAPI_SCHEDULING  # also the category name of the ambiguous line in NIC-equivalent breakdowns
 # where NIC-equivalent accounting puts each item
-BILLING = {XDP_COPY: "removed (no NIC copies for XDP here)", GRO_LOOKUP: "removed (a GRO-off NIC looks nothing up)",
+BILLING = {XDP_COPY: "removed (no NIC copies for XDP here)",
+           ZEROCOPY_COPY: "removed (a NIC sends the pinned pages by DMA)",
+           GRO_LOOKUP: "removed (a GRO-off NIC looks nothing up)",
            NIC_TSO: "NIC stand-in (removed)",
            NIC_WAKEUP: "NIC stand-in (removed)", PEER_TRANSMIT: "the peer side (a switch's behind a bridge)",
            NAPI_SCHEDULING: "its own line (ambiguous)"}
+# the receive path's local delivery, where a zero-copy skb's user pages are copied (skb_orphan_frags_rx)
+_LOCAL_DELIVERY = frozenset({"ip_local_deliver_finish", "ip6_input_finish", "__netif_receive_skb_core",
+                             "__netif_receive_skb_one_core", "deliver_skb"})
 _GSO = frozenset({"__skb_gso_segment", "skb_gso_segment", "skb_mac_gso_segment"})
 # past these the GRO engine hands the packet on: delivery, the stack's own work
 _GRO_DELIVERS = frozenset({"napi_gro_complete", "gro_normal_list", "gro_normal_one", "netif_receive_skb_list_internal",
@@ -61,6 +70,8 @@ def item(names: list[str], category: str, *, instrument: bool, gso_for_tso: bool
         return None
     if "skb_pp_cow_data" in names:
         return XDP_COPY
+    if "skb_copy_ubufs" in names and _LOCAL_DELIVERY.intersection(names[names.index("skb_copy_ubufs"):]):
+        return ZEROCOPY_COPY
     if gro_off and "dev_gro_receive" in names and not _GRO_DELIVERS.intersection(names):
         return GRO_LOOKUP
     if gso_for_tso and _GSO.intersection(names) and "validate_xmit_skb" in names:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-from . import config as stackconfig, tidy
+from . import config as stackconfig, native, tidy
 from .testbed import capabilities
 from .hosts import HostError, HostUnreachable
 from .parsers import ParseError, ss
@@ -71,10 +71,17 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
     if tb.kind == "embedded" and os.geteuid() != 0:
         raise PreflightError("a live run on the embedded testbed needs root; run as root (sudo)")
     versions = {}
+    built = [t for t in tools if t in native.TOOLS]  # hostnet's own: built on the host, not on its PATH
+    tools = tuple(t for t in tools if t not in built)
     for ep in tb.endpoints.values():
         for tool in REQUIRED_TOOLS["roles"] + list(tools):
             if not ep.host.which(tool):
                 raise PreflightError(f"{tool} is missing on {ep.host.name}; run `make install`")
+        if built:
+            try:
+                native.compiler(ep.host)
+            except native.NativeBuildError as exc:
+                raise PreflightError(str(exc)) from None
     for name, host in tb.machines.items():
         for tool in REQUIRED_TOOLS["machines"]:
             if not host.which(tool):
@@ -83,6 +90,7 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
             "perf": host.run(["perf", "--version"], check=False).stdout.strip(),
             **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
                for t in tools},
+            **{t: native.binary_name(t) for t in built},  # its source's hash names the build
             "kernel": host.run(["uname", "-r"]).stdout.strip(),
             # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
             "cpu_accounting": capabilities.cpu_accounting(
@@ -231,8 +239,9 @@ class PendingRun:
             _write_outputs(rd, self.workload, flows, self.procs, self.raw, self.ep_raw)
             our_pids = [os.getpid(), *self.procs.pids()] + [pid for ps in self.probes.values() for p in ps
                                                             for pid in getattr(p, "pids", [])]
-            client_text = {f.index: rd.read_raw(tidy.client_file(self.workload, f)) for f in flows}
-            rows = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, client_text, self.raw,
+            outputs = {f.index: tidy.FlowOutput(rd.read_raw(tidy.client_file(self.workload, f)),
+                                                rd.read_raw(tidy.server_file(self.workload, f))) for f in flows}
+            rows = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, outputs, self.raw,
                                    self.ep_raw, our_pids, next(iter(self.versions.values()))["kernel"])
             if not self.cache_counters:
                 off = "profile" if not self.profile else "cache counters"
@@ -555,7 +564,7 @@ def _write_outputs(rd: RunDir, workload, flows: list[Flow], procs: FlowProcs, ra
         rd.write_raw(tidy.client_file(workload, f), client.stdout() + (client.stderr() if tool != "iperf3" else ""))
         rd.write_raw(f"{tool}_client_{f.index}.stderr.txt", client.stderr())
         server = procs.servers[f.index]
-        rd.write_raw(f"{tool}_server_{f.index}.txt", server.stdout() + server.stderr())
+        rd.write_raw(tidy.server_file(workload, f), server.stdout() + server.stderr())
     for prefix, files_of in (*raw.items(), *ep_raw.items()):
         for name, text in files_of.items():
             rd.write_raw(f"{prefix}.{name}", text)

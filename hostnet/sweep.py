@@ -7,7 +7,10 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
     grid:                            # any of: rx_buffer_kb, flows, rpc_size, congestion_control,
                                      # latency_sample_every, udp_rate_gbps, socket_buffer_kb, app_cpu,
                                      # loss_rate (receive-side random drop),
-                                     # short_flows and long_flow (experiment: mixed)
+                                     # short_flows and long_flow (experiment: mixed),
+                                     # send_mode, recv_mode (zcflow: sendfile, MSG_ZEROCOPY,
+                                     # TCP_ZEROCOPY_RECEIVE), mtu, big_tcp_bytes (BIG TCP's
+                                     # GSO/GRO packet limit)
       rx_buffer_kb: [100, 200, 400]
     repetitions: 3
     duration: 5
@@ -53,7 +56,8 @@ from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
 from .store import INCOMPLETE, load_manifests, run_status, write_atomic
 from .testbed import Testbed
-from .workloads import PATTERNS, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate
+from .workloads import (PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate,
+                        ZeroCopyFlows)
 
 log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 
@@ -61,7 +65,9 @@ log = logging.getLogger(__name__)  # where no progress bar can draw (not a termi
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
                        "udp-loss": "single", "mixed": "single"}
 GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
-             "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow")
+             "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
+             "send_mode", "recv_mode", "mtu", "big_tcp_bytes")
+ZERO_COPY_KEYS = ("send_mode", "recv_mode")
 MIXED_KEYS = ("short_flows", "long_flow")
 
 
@@ -96,6 +102,12 @@ _GRID_VALUES = {
     "app_cpu": {"enum": list(UDP_PLACEMENTS), "description": f"one of {', '.join(UDP_PLACEMENTS)}"},
     "loss_rate": {"type": "number", "minimum": 0, "maximum": 1, "description": "a fraction from 0 to 1"},
     "long_flow": {"enum": [0, 1], "description": "0 or 1"},
+    "send_mode": {"enum": list(SEND_MODES), "description": f"one of {', '.join(SEND_MODES)}"},
+    "recv_mode": {"enum": list(RECV_MODES), "description": f"one of {', '.join(RECV_MODES)}"},
+    "mtu": {"type": "integer", "minimum": 68, "maximum": 65535, "description": "an MTU from 68 to 65535"},
+    "big_tcp_bytes": {"type": "integer", "minimum": stackconfig.GSO_LEGACY_MAX, "maximum": stackconfig.BIG_TCP_MAX,
+                      "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
+                                     f"{stackconfig.BIG_TCP_MAX}"},
 }
 # The spec's shape (types, ranges, names), checked before anything is derived from it.
 SCHEMA = {
@@ -216,12 +228,24 @@ def point_config(point: dict) -> stackconfig.StackConfig:
         overrides["congestion_control"] = point["congestion_control"]
     if "loss_rate" in point:
         overrides["loss_rate"] = float(point["loss_rate"])
+    if "mtu" in point:
+        overrides["mtu"] = int(point["mtu"])
+    if "big_tcp_bytes" in point:
+        overrides["big_tcp_bytes"] = int(point["big_tcp_bytes"])
     return stackconfig.get_config(point["config"], **overrides)
 
 
-def point_workload(spec: SweepSpec, point: dict, tool: str):
+def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: tuple = ()):
+    """The point's workload; binaries: ((endpoint role, path), ...) of a native tool it runs (zcflow)."""
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
+    if set(point) & set(ZERO_COPY_KEYS):
+        if point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed":
+            raise SweepError("send_mode and recv_mode choose how a bulk flow moves data (zcflow): not with "
+                             "RPCs, UDP or mixed flows")
+        return ZeroCopyFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
+                             send_mode=point.get("send_mode", "copy"), recv_mode=point.get("recv_mode", "copy"),
+                             binaries=binaries)
     if "udp_rate_gbps" in point:
         return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
                        socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),
@@ -236,6 +260,12 @@ def point_workload(spec: SweepSpec, point: dict, tool: str):
                         tool=tool)
     return LongFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
                      congestion_control=point.get("congestion_control", "cubic"))
+
+
+def zcflow_binaries(tb: Testbed) -> tuple:
+    """((endpoint role, path), ...): zcflow built on every endpoint's host (once per local machine)."""
+    from . import native
+    return tuple((role, native.ensure(ZeroCopyFlows.tool, ep.host)) for role, ep in tb.endpoints.items())
 
 
 def fingerprint(tb: Testbed, versions: dict) -> dict:
@@ -373,7 +403,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in spec.points()) else "iperf3"
     if any("udp_rate_gbps" in p for p in spec.points()):
         tool = UdpRate.tool
-    versions = preflight(tb, ("iperf3", tool) if mixed else (tool,))
+    zero_copy = any(set(p) & set(ZERO_COPY_KEYS) for p in spec.points())
+    versions = preflight(tb, ("iperf3", tool) if mixed else ("zcflow",) if zero_copy else (tool,))
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in spec.points() for p in point_requirements(tb, point_config(pt))]
     if any("udp_rate_gbps" in p for p in spec.points()):
@@ -406,6 +437,7 @@ def _records_kept(cdir: Path) -> dict:
 
 def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dict, fp: dict, cdir: Path, *,
               runs_dir, campaign: str, progress: bool, reconnect_wait_s: float) -> dict:
+    binaries = zcflow_binaries(tb) if any(set(p) & set(ZERO_COPY_KEYS) for p in spec.points()) else ()
     order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in spec.points()]
     order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in spec.points()]
     random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
@@ -431,7 +463,7 @@ def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dic
             try:
                 pending = start_point(
                     tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
-                    point_workload(spec, point, tool), runs_dir=runs_dir, campaign=campaign, repetition=rep,
+                    point_workload(spec, point, tool, binaries), runs_dir=runs_dir, campaign=campaign, repetition=rep,
                     experiment=spec.stored_as, perf_freq_hz=spec.perf_freq_hz, versions=versions,
                     latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
                     run_id=run.name, point={"id": pid, **point}, before_window=finisher.settle, profile=profiled)

@@ -7,6 +7,7 @@ CPU accounting method, foreign load, bottleneck, taxonomy version, top symbols).
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -42,13 +43,25 @@ def client_file(workload, flow: Flow) -> str:
     return f"{part.tool}_client_{flow.index}.{part.client_suffix}"
 
 
-def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, client_text: dict[int, str],
+def server_file(workload, flow: Flow) -> str:
+    """The raw file holding a flow's server output (stdout, then stderr)."""
+    return f"{flow_part(workload, flow).tool}_server_{flow.index}.txt"
+
+
+@dataclass(frozen=True)
+class FlowOutput:
+    """What a flow's tools printed: the client's, and the server's (read where the workload parses it)."""
+    client: str
+    server: str = ""
+
+
+def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, outputs: dict[int, FlowOutput],
                raw: dict, ep_raw: dict, our_pids, kernel: str) -> pd.DataFrame:
     """Every tidy row of a flow point: flows, CPU per side, breakdowns, latency, foreign load,
     tpc, counters, and the workload's own rows (UDP loss by location)."""
     out = Rows(manifest, cfg.name)
     tax = taxonomy.load(taxonomy.series_for(kernel))
-    total = flow_rows(out, workload, flows, client_text)
+    total = flow_rows(out, workload, flows, outputs)
     ledgers: dict[str, dict] = {}
     busy = {side: cpu_rows(out, manifest, side, machines, raw, tax, workload, ledgers)
             for side, machines in cpus.items()}
@@ -72,18 +85,28 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, cli
     return pd.concat(frames, ignore_index=True)
 
 
-def flow_rows(out: Rows, workload, flows: list[Flow], client_text: dict[int, str]) -> float:
+def sum_side(metric: str) -> str:
+    """Which side a flow metric's sum over the point's flows belongs to."""
+    if metric == "retransmits_count" or metric.startswith(("sender_", "zerocopy_")):
+        return "sender"
+    return "receiver" if metric.startswith("receiver_") else "both"
+
+
+def flow_rows(out: Rows, workload, flows: list[Flow], outputs: dict[int, FlowOutput]) -> float:
     """Per-flow rows and their sums; returns the total throughput (Gbit/s)."""
     sums: dict[str, float] = defaultdict(float)
     for f in flows:
-        name = client_file(workload, f)
-        for metric, value in flow_part(workload, f).parse_client(client_text[f.index], name).items():
+        part = flow_part(workload, f)
+        metrics = list(part.parse_client(outputs[f.index].client, client_file(workload, f)).items())
+        if hasattr(part, "parse_server"):  # the workload's server reports its own side (zcflow)
+            metrics += part.parse_server(outputs[f.index].server, server_file(workload, f)).items()
+        for metric, value in metrics:
             out.add("flow", f"flow_{metric}", value, flow_class(workload, f), flow=str(f.index))
             if not metric.startswith("latency_") and not metric.endswith("_cv_pct"):
                 sums[metric] += value
     total = sums["throughput_gbps"]  # every workload reports it (UDP: NaN without the server report)
     for metric, value in sums.items():
-        out.add("sender" if metric == "retransmits_count" else "both", metric, value)
+        out.add(sum_side(metric), metric, value)
     out.add("both", "flow_count", len(flows))
     return total
 

@@ -73,13 +73,22 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
         done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
         made += done["ran"] + done["failed"]
         plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
-        store.write_atomic(sweep_json, json.dumps(plan, indent=2))  # run_sweep wrote its own one-point plan there
+        # run_sweep wrote its own one-point plan there
+        store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
     return made
 
 
 def _same(a: dict, b: dict) -> bool:
     strip = {k: v for k, v in a.items() if k != "id"}
     return strip.keys() == b.keys() and all(same_value(v, b[k]) for k, v in strip.items())
+
+
+def plain(value):
+    """A numpy number a verdict's points carry (pandas hands them out) as the JSON number it is: the
+    record of a top-up must not fail after its runs are done."""
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int | None = None,
@@ -112,7 +121,7 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
     plan.setdefault("decisive_top_ups", []).append(
         {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
          "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
-    store.write_atomic(sweep_json, json.dumps(plan, indent=2))
+    store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
     return log
 
 

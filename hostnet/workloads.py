@@ -117,6 +117,81 @@ class LongFlows(_Pattern):
         return out
 
 
+SEND_MODES = ("copy", "sendfile", "zerocopy")  # send(), sendfile() from a memfd, send(MSG_ZEROCOPY)
+RECV_MODES = ("copy", "mmap")                  # recv(), TCP_ZEROCOPY_RECEIVE
+ZCFLOW_PORT = 5301
+
+
+@dataclass(frozen=True)
+class ZeroCopyFlows(_Pattern):
+    """Bulk TCP flows with hostnet's zcflow (native/zcflow.c), the send and the receive mechanism
+    chosen; copy/copy is the baseline, moved by the same loop. Each end counts bytes and its own
+    thread's CPU inside its window; the receiver also what it mapped, the sender how many
+    MSG_ZEROCOPY sends the kernel completed as copied."""
+
+    send_mode: str = "copy"
+    recv_mode: str = "copy"
+    base_port: int = ZCFLOW_PORT
+    # ((endpoint role, path), ...): the zcflow built on each endpoint's host (native.ensure)
+    binaries: tuple = ()
+    tool = "zcflow"
+    server_exits = True  # it serves one connection and exits at its end
+    client_suffix = "txt"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.send_mode not in SEND_MODES:
+            raise ValueError(f"send mode must be one of {', '.join(SEND_MODES)}, not {self.send_mode!r}")
+        if self.recv_mode not in RECV_MODES:
+            raise ValueError(f"receive mode must be one of {', '.join(RECV_MODES)}, not {self.recv_mode!r}")
+        object.__setattr__(self, "binaries", tuple(tuple(b) for b in self.binaries))  # from a manifest's lists
+
+    @property
+    def client_comm(self) -> str:
+        """Both ends' process name: the binary's (hashed) name as the kernel keeps it, 15 characters."""
+        from . import native
+        names = {path.rsplit("/", 1)[-1] for _, path in self.binaries} or {native.binary_name(self.tool)}
+        return sorted(names)[0][:15]
+
+    def describe(self) -> dict:
+        return {"kind": "zero_copy", "tool": self.tool, **asdict(self)}
+
+    def binary(self, role: str) -> str:
+        paths = dict(self.binaries)
+        if role not in paths:
+            raise ValueError(f"no zcflow built for endpoint {role!r} (the runner builds it on every endpoint)")
+        return paths[role]
+
+    def server_argv(self, flow: Flow, bind_ip: str) -> list[str]:
+        return [self.binary(flow.receiver), "-s", "-B", bind_ip, "-p", str(flow.port), "-m", self.recv_mode,
+                "-t", str(int(self.duration_s)), "-O", str(int(self.warmup_s)), "-C", str(flow.receiver_cpu)]
+
+    def client_argv(self, flow: Flow, server_ip: str) -> list[str]:
+        return [self.binary(flow.sender), "-c", server_ip, "-p", str(flow.port), "-m", self.send_mode,
+                "-t", str(int(self.duration_s)), "-O", str(int(self.warmup_s)), "-C", str(flow.sender_cpu)]
+
+    def parse_client(self, text: str, source: str) -> dict[str, float]:
+        """The sender's window: throughput, its thread's CPU and (MSG_ZEROCOPY) its completions.
+        Counts, not shares, so a point's flows sum (tidy.flow_rows)."""
+        from .parsers.native import parse_zcflow
+        r = parse_zcflow(text, source)
+        out = {"throughput_gbps": r.gbps, "sender_app_bytes_count": float(r.bytes),
+               "sender_app_cpu_s": (r.user_ns + r.sys_ns) / 1e9}
+        if r.zc_completed is not None:
+            out.update(zerocopy_sends_count=float(r.zc_sends), zerocopy_completed_count=float(r.zc_completed),
+                       zerocopy_copied_count=float(r.zc_copied))
+        return out
+
+    def parse_server(self, text: str, source: str) -> dict[str, float]:
+        """The receiver's window: bytes, its thread's CPU and (mmap) the bytes mapped, not copied."""
+        from .parsers.native import parse_zcflow
+        r = parse_zcflow(text, source)
+        out = {"receiver_app_bytes_count": float(r.bytes), "receiver_app_cpu_s": (r.user_ns + r.sys_ns) / 1e9}
+        if r.mapped is not None:
+            out["receiver_mapped_bytes_count"] = float(r.mapped)
+        return out
+
+
 RPC_TOOLS = ("netperf", "sockperf")
 SOCKPERF_MAX_BYTES = 65506  # sockperf's largest message; the paper's "64 KB" RPC becomes this
 
@@ -383,7 +458,8 @@ def flow_class(workload, flow: Flow) -> str:
 def from_description(d: dict):
     """The workload a manifest's `workload` entry describes (its describe() output)."""
     from dataclasses import fields
-    kinds = {"long_flows": LongFlows, "rpc": RpcFlows, "udp_rate": UdpRate, "mixed": MixedFlows}
+    kinds = {"long_flows": LongFlows, "rpc": RpcFlows, "udp_rate": UdpRate, "mixed": MixedFlows,
+             "zero_copy": ZeroCopyFlows}
     if d.get("kind") not in kinds:
         raise ValueError(f"unknown workload kind {d.get('kind')!r} in a manifest")
     cls = kinds[d["kind"]]

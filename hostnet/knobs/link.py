@@ -1,7 +1,9 @@
-"""Link settings through iproute2 (MTU)."""
+"""Link settings: MTU and GRO size through iproute2; the GSO/GRO size limits BIG TCP raises
+through hostnet's bigtcp tool (rtnetlink)."""
 from __future__ import annotations
 
 import json
+import weakref
 
 from ..hosts import Host
 from .base import is_count, Knob, KnobError
@@ -46,3 +48,71 @@ class GroMaxSize(Knob):
 
     def write_unverified(self, host: Host, key: str, value: str) -> None:
         host.run(["ip", "link", "set", "dev", key, "gro_max_size", str(value)])
+
+
+# the limits this knob owns; gro_max_size stays GroMaxSize's (iproute2 sets it), bigtcp shows it too
+BIG_TCP_ATTRS = ("gso_max_size", "gso_ipv4_max_size", "gro_ipv4_max_size")
+SHOWN = ("tso_max_size", "gso_max_size", "gro_max_size", "gso_ipv4_max_size", "gro_ipv4_max_size")
+_BUILT: "weakref.WeakKeyDictionary[Host, str]" = weakref.WeakKeyDictionary()
+
+
+def parse_bigtcp(text: str, source: str = "bigtcp") -> dict[str, int | None]:
+    """`bigtcp show DEV` -> {attribute: bytes, or None where the kernel reports none (unsupported)}."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("bigtcp ")]
+    if len(lines) != 1:
+        raise KnobError(f"{source}: expected one 'bigtcp ...' line, got {text.strip()[:200]!r}")
+    fields = dict(kv.split("=", 1) for kv in lines[0].split()[1:] if "=" in kv)
+    out: dict[str, int | None] = {}
+    for name in SHOWN:
+        value = fields.get(name)
+        if value is None or (value != "unsupported" and not is_count(value)):
+            raise KnobError(f"{source}: {name} is missing or not a byte count in {lines[0][:200]!r}")
+        out[name] = None if value == "unsupported" else int(value)
+    return out
+
+
+class BigTcpSize(Knob):
+    """One of a device's GSO/GRO size limits, set over rtnetlink by hostnet's bigtcp tool
+    (native/bigtcp.c), IPv4 ones included, which iproute2 6.1 cannot set: BIG TCP (packets above
+    64 KB; Linux 5.19 for IPv6, 6.3 for IPv4) needs them raised, up to the device's tso_max_size.
+    A kernel that reports no such attribute is named (unsupported), never written."""
+
+    scope = "device"
+
+    def __init__(self, attr: str):
+        if attr not in BIG_TCP_ATTRS:
+            raise ValueError(f"unknown size attribute {attr!r}")
+        self.attr = attr
+        self.name = f"link.{attr}"
+
+    def _tool(self, host: Host) -> str:
+        if host not in _BUILT:
+            from ..native import NativeBuildError, ensure
+            try:
+                _BUILT[host] = ensure("bigtcp", host)
+            except NativeBuildError as exc:
+                raise KnobError(str(exc)) from exc
+        return _BUILT[host]
+
+    def sizes(self, host: Host, key: str) -> dict[str, int | None]:
+        return parse_bigtcp(host.run([self._tool(host), "show", key]).stdout, f"{host.name}: bigtcp show {key}")
+
+    def read(self, host: Host, key: str) -> str:
+        sizes = self.sizes(host, key)
+        if sizes[self.attr] is None:
+            raise KnobError(f"{host.name}: {key} reports no {self.attr} (BIG TCP for IPv4 needs Linux 6.3, "
+                            f"for IPv6 5.19)")
+        return str(sizes[self.attr])
+
+    def validate(self, key: str, value: str) -> None:
+        if not is_count(str(value)) or not 0 < int(value) <= 524280:
+            raise KnobError(f"{self.attr}: {value!r} is not a byte count between 1 and 524280")
+
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
+        sizes = self.sizes(host, key)
+        if sizes[self.attr] is None:
+            raise KnobError(f"{host.name}: {key} reports no {self.attr}: this kernel has no BIG TCP for it")
+        if sizes["tso_max_size"] is not None and int(value) > sizes["tso_max_size"]:
+            raise KnobError(f"{host.name}: {key} takes at most tso_max_size {sizes['tso_max_size']} bytes, "
+                            f"not {value} (the driver's limit)")
+        host.run([self._tool(host), "set", key, self.attr, str(value)])

@@ -1,4 +1,4 @@
-"""hostnet's small C tools (udpbatch, microbench) and its XDP program (xdp_pass, a BPF object):
+"""hostnet's small C tools (udpbatch, microbench, zcflow, bigtcp) and its XDP program (xdp_pass, a BPF object):
 built from the sources in this package.
 
 `make install` builds them; ensure() builds on demand, on the host that will run them, and
@@ -17,7 +17,7 @@ from ..hosts import Host, HostError, LocalHost
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = SOURCE_DIR / "build"
-TOOLS = ("udpbatch", "microbench")
+TOOLS = ("udpbatch", "microbench", "zcflow", "bigtcp")
 BPF_PROGRAMS = ("xdp_pass",)  # compiled with clang -target bpf into an object `ip link` loads
 # -fno-builtin-*: the compiler must not elide the malloc/free pairs microbench measures
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-fno-builtin-malloc", "-fno-builtin-free"]

@@ -88,3 +88,72 @@ def parse_microbench(text: str, source: str = "microbench.txt") -> MicrobenchRes
     if r.iterations <= 0 or not r.ns_per_op > 0 or r.ns_per_op == float("inf"):
         raise ParseError(source, f"{r.iterations} iterations at {r.ns_per_op} ns each is not a result")
     return r
+
+
+_ZC_KEYS = ("role", "mode", "window_ns", "bytes", "bytes_total", "calls", "user_ns", "sys_ns")
+_ZC_MODE_KEYS = {"mmap": ("mapped", "mapped_total"),
+                 "zerocopy": ("zc_sends", "zc_completed", "zc_copied", "zc_notifications", "enobufs")}
+ZC_MODES = {"sender": ("copy", "sendfile", "zerocopy"), "receiver": ("copy", "mmap")}
+
+
+@dataclass(frozen=True)
+class ZcflowResult:
+    """One side of a zcflow run (hostnet/native/zcflow.c): what moved, and this side's thread CPU,
+    inside the side's own window; mode-specific counts are None where the mode has none."""
+    role: str
+    mode: str
+    window_ns: int
+    bytes: int
+    bytes_total: int
+    calls: int
+    user_ns: int
+    sys_ns: int
+    mapped: int | None = None          # mmap: bytes mapped in the window (the rest were read)
+    mapped_total: int | None = None
+    zc_sends: int | None = None        # zerocopy: sends with MSG_ZEROCOPY, and their completions
+    zc_completed: int | None = None
+    zc_copied: int | None = None       # completions the kernel flagged SO_EE_CODE_ZEROCOPY_COPIED
+    zc_notifications: int | None = None
+    enobufs: int | None = None
+    rcv_mss: int | None = None
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes * 8 / self.window_ns if self.window_ns else float("nan")
+
+    @property
+    def cpu_us_per_mb(self) -> float:
+        """The thread's CPU per MB (2^20 bytes) moved: tcp_mmap.c's own unit, comparable with its figures."""
+        return (self.user_ns + self.sys_ns) / 1e3 / (self.bytes / (1 << 20)) if self.bytes else float("nan")
+
+    @property
+    def mapped_pct(self) -> float | None:
+        return None if self.mapped is None else (100.0 * self.mapped / self.bytes if self.bytes else float("nan"))
+
+    @property
+    def copied_pct(self) -> float | None:
+        """Of MSG_ZEROCOPY sends completed, the share the kernel copied anyway."""
+        if self.zc_completed is None:
+            return None
+        return 100.0 * self.zc_copied / self.zc_completed if self.zc_completed else float("nan")
+
+
+def parse_zcflow(text: str, source: str = "zcflow.txt") -> ZcflowResult:
+    f = _fields(text, "zcflow", _ZC_KEYS, source)
+    role, mode = f["role"], f["mode"]
+    if mode not in ZC_MODES.get(role, ()):
+        raise ParseError(source, f"role {role!r} with mode {mode!r} is not a zcflow result")
+    extra = _ZC_MODE_KEYS.get(mode, ())
+    missing = [k for k in extra if k not in f]
+    if missing:
+        raise ParseError(source, f"a {mode} result lacks {', '.join(missing)}")
+    counts = {k: _count(f, k, source) for k in (*_ZC_KEYS[2:], *extra, *(["rcv_mss"] if "rcv_mss" in f else []))}
+    r = ZcflowResult(role, mode, **counts)
+    if r.window_ns == 0:
+        raise ParseError(source, f"the {role}'s window never opened: the stream ended before the warm-up did "
+                                 f"({r.bytes_total} bytes in all)")
+    if r.bytes > r.bytes_total or (r.mapped or 0) > (r.mapped_total or 0) or (r.mapped or 0) > r.bytes:
+        raise ParseError(source, f"counts that cannot be: {' '.join(f'{k}={v}' for k, v in counts.items())}")
+    if r.zc_completed is not None and (r.zc_copied > r.zc_completed or r.zc_completed > r.zc_sends):
+        raise ParseError(source, f"{r.zc_copied} copied of {r.zc_completed} completed of {r.zc_sends} sends")
+    return r

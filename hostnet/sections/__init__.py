@@ -99,6 +99,11 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
             (Select("rates_gbps", "udp_rate_gbps"), Select("buffers_kb", "socket_buffer_kb"),
              Select("placements", "app_cpu"), Select("algorithms", "congestion_control", campaign="cc_campaign"),
              Select("flows", "flows", campaign="cc_campaign"))),
+    Section("15-beyond-2021.ipynb",
+            "Beyond 2021: zero-copy send and receive on a current kernel, in the paper's breakdown",
+            "beyond the paper", "zero-copy", "hostnet.sections.beyond",
+            (_CONFIG, Select("send_modes", "send_mode"), Select("recv_modes", "recv_mode"), Select("mtu", "mtu"),
+             Select("big_tcp_sizes", "big_tcp_bytes", campaign="big_tcp_campaign"))),
 )}
 
 

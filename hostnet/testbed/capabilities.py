@@ -163,9 +163,32 @@ def point_requirements(tb, cfg) -> list[str]:
     if cfg.loss_rate is not None:  # loss injection is an nftables table on each receiver
         problems += [f"{ep.host.name} lacks nft for loss injection (Debian: nftables)"
                      for ep in tb.receivers if not ep.host.which("nft")]
+    if cfg.big_tcp_bytes is not None:  # BIG TCP: the IPv4 limits (Linux 6.3) up to the driver's tso_max_size
+        problems += big_tcp_problems(tb, cfg.big_tcp_bytes)
     if cfg.arfs and tb.kind != "embedded":  # the embedded testbed stands in RFS for aRFS
         for ep in tb.receivers:
             feats = parse_features(ep.host.run(["ethtool", "-k", ep.iface], check=False).stdout)
             if feats.get("ntuple-filters", (False, True))[1]:
                 problems.append(f"{ep.host.name} lacks ntuple filters on {ep.iface} (aRFS)")
+    return problems
+
+
+def big_tcp_problems(tb, size: int) -> list[str]:
+    """What keeps a sender or receiver from BIG TCP packets of `size` bytes: a kernel without the
+    IPv4 limits, or a driver whose tso_max_size is below it (bigtcp show, read only)."""
+    from ..knobs import KNOBS, KnobError
+    from ..hosts import HostError
+    problems = []
+    pairs = [*((e, "gso_ipv4_max_size") for e in tb.senders), *((e, "gro_ipv4_max_size") for e in tb.receivers)]
+    for ep, attr in pairs:
+        try:
+            sizes = KNOBS[f"link.{attr}"].sizes(ep.host, ep.iface)
+        except (KnobError, HostError) as exc:
+            problems.append(f"{ep.host.name}: cannot read {ep.iface}'s GSO/GRO limits for BIG TCP ({exc})")
+            continue
+        if sizes[attr] is None:
+            problems.append(f"{ep.host.name}: {ep.iface} has no {attr} (IPv4 BIG TCP needs Linux 6.3)")
+        elif sizes["tso_max_size"] is not None and size > sizes["tso_max_size"]:
+            problems.append(f"{ep.host.name}: {ep.iface} takes packets up to tso_max_size {sizes['tso_max_size']}, "
+                            f"not {size} (the driver's limit)")
     return problems

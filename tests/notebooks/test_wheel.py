@@ -91,7 +91,7 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
     out = _run([bin_ / "hostnet", "compare", RX_OLD, RX], checkout, env)
     assert "config=tsogro, rx_buffer_kb=100" in out and "tpc_gbps[both]" in out and "B-A" in out
     out = _run([bin_ / "hostnet", "notebooks", "check"], checkout / "notebooks", env)
-    assert out.count(": ok") == 14
+    assert out.count(": ok") == 15
     # plain papermill from the copy's root: no --cwd, no parameters (its console script is the test
     # venv's, whose interpreter is not this venv's: the module is the same command)
     _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/02-rx-buffer.ipynb", tmp_path / "02.ipynb"],

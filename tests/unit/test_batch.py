@@ -167,7 +167,7 @@ def test_batch_run_mode_passes_one_testbed_to_every_section_notebook(tmp_path, m
     (tmp_path / "figs").mkdir()
     batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", testbed="lab.yaml",
                         results_doc=tmp_path / "results.md")
-    assert len(calls) == 14 and {p["testbed"] for _, p in calls} == {str(Path("lab.yaml").resolve())}
+    assert len(calls) == 15 and {p["testbed"] for _, p in calls} == {str(Path("lab.yaml").resolve())}
     assert batch.run_parameters("run", testbed="lab1")["testbed"] == "lab1"
     assert "testbed" not in batch.run_parameters("run") and "testbed" not in batch.run_parameters("replay", testbed="x")
     for nb in batch.section_notebooks():

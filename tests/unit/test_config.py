@@ -202,3 +202,27 @@ def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tm
     assert store.flagged(manifest) == "setting moved" and not store.usable(manifest)
     assert flag_detail(manifest) == f"setting moved: {moved}"
     assert flag_report([manifest]).endswith("1 for a host-wide setting that moved during the window")
+
+
+@pytest.mark.parametrize("steering", ["napi-thread", "rps"])
+def test_big_tcp_raises_both_ends_limits_ipv4_included_gso_max_size_first(state_dir, steering):
+    tb = from_layout(EmbeddedLayout("unit", steering=steering))
+    big = sc.get_config("all-opts", big_tcp_bytes=185000)
+    s = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, big)}
+    for knob in ("link.gso_max_size", "link.gso_ipv4_max_size"):
+        assert s[("sender", knob, "hnunits")] == "185000"
+    assert s[("receiver", "gro_max_size", "hnunitr")] == "185000"
+    assert s[("receiver", "link.gro_ipv4_max_size", "hnunitr")] == "185000"
+    # at 64 KB and below the kernel moves the IPv4 limit with gso_max_size: that one goes first
+    order = [(w, k.name) for w, k, _, _ in sc.settings(tb, big)]
+    assert order.index(("sender", "link.gso_max_size")) < order.index(("sender", "link.gso_ipv4_max_size"))
+    assert order.index(("receiver", "gro_max_size")) < order.index(("receiver", "link.gro_ipv4_max_size"))
+    # without it the hosts' limits are left alone (hosts without BIG TCP run every other experiment)
+    assert not any(k[1].startswith("link.") for k in _settings(tb, "all-opts"))
+
+
+def test_big_tcp_needs_tso_and_gro_and_a_size_a_driver_takes():
+    with pytest.raises(sc.ConfigError, match="needs TSO and GRO on .config jumbo"):
+        sc.get_config("jumbo", big_tcp_bytes=185000)
+    with pytest.raises(sc.ConfigError, match="a packet size from 65536 to 524280"):
+        sc.get_config("all-opts", big_tcp_bytes=600000)

@@ -212,3 +212,30 @@ def test_at_a_step_without_gro_the_engines_own_lookup_is_an_item_and_delivery_is
     assert ledger.item(lookup, "netdev", instrument=False, gso_for_tso=False, gro_off=True) == ledger.GRO_LOOKUP
     assert ledger.item(lookup, "netdev", instrument=False, gso_for_tso=False, gro_off=False) is None  # GRO's work
     assert ledger.item(deliver, "tcp/ip", instrument=False, gso_for_tso=False, gro_off=True) is None
+
+
+ZC_LINES = list(parse_folded(fixture_text("perf_folded_zerocopy_lines.txt")))
+
+
+def test_the_local_copy_of_a_zero_copy_senders_pages_is_the_testbeds():
+    """skb_copy_ubufs under local delivery: the copy a MSG_ZEROCOPY sender's pinned pages get because
+    the receiver is on the same host (a NIC would DMA them): a ledger item, its memcpy data copy."""
+    local = [s for s, _ in ZC_LINES if "skb_copy_ubufs" in s.frames]
+    assert local
+    got = [item_of(s) for s in local]
+    assert {it for it, _ in got} == {ledger.ZEROCOPY_COPY}
+    assert ("zerocopy_copy", "data_copy") in got  # its memcpy (its page allocation and skb work too)
+    # the same copy anywhere but local delivery (a sender-side path) stays the stack's
+    names = ["__pi_memcpy", "skb_copy_ubufs", "pskb_expand_head", "tcp_fragment", "tcp_write_xmit"]
+    assert ledger.item(names, "data_copy", instrument=False, gso_for_tso=False) is None
+
+
+def test_zero_copy_and_sendfile_work_has_its_layers():
+    """Pinning and mapping pages is mm, attaching user pages to an skb is skb, sendfile's splice
+    plumbing is etc (its page-cache lookup mm): nothing of it is left unclassified."""
+    cats = {}
+    for s, _n in ZC_LINES:
+        cats.setdefault(strip_suffix(s.frames[0]), attribute(s.frames, TAX, embedded=True, comm=s.comm))
+    for leaf, want in (("gup_fast_fallback", "mm"), ("unmap_page_range", "mm"), ("zerocopy_fill_skb_from_iter", "skb"),
+                       ("filemap_get_entry", "mm"), ("splice_to_socket", "etc")):
+        assert cats.get(leaf) == want, (leaf, cats.get(leaf))

@@ -387,3 +387,37 @@ def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_swe
     assert (out["ran"], out["skipped"]) == (0, 2)
     again = json.loads(path.read_text())
     assert {k: again[k] for k in records} == records and again["order"] == plan["order"]
+
+
+def test_send_and_recv_mode_make_a_zero_copy_point_at_the_mtu_asked():
+    from hostnet.workloads import ZeroCopyFlows
+    spec = SweepSpec(configs=["all-opts"], grid={"mtu": [61492], "send_mode": ["copy", "zerocopy"],
+                                                 "recv_mode": ["mmap"]})
+    [copy, zc] = spec.points()
+    assert sweep.point_config(zc).mtu == 61492 and sweep.point_config(zc).tso  # all-opts, MTU overridden
+    w = point_workload(spec, zc, "iperf3", (("sender", "/b/z"), ("receiver", "/b/z")))
+    assert isinstance(w, ZeroCopyFlows) and (w.send_mode, w.recv_mode) == ("zerocopy", "mmap")
+    assert point_workload(spec, copy, "iperf3").send_mode == "copy"
+    with pytest.raises(sweep.SweepError, match="send_mode and recv_mode choose how a bulk flow moves data"):
+        SweepSpec(configs=["tsogro"], grid={"send_mode": ["sendfile"], "rpc_size": [4096]})
+    with pytest.raises(sweep.SweepError, match=r"grid.send_mode.0: 'splice' is not one of copy, sendfile, zerocopy"):
+        SweepSpec(configs=["tsogro"], grid={"send_mode": ["splice"]})
+    with pytest.raises(sweep.SweepError, match="is not an MTU from 68 to 65535"):
+        SweepSpec(configs=["tsogro"], grid={"mtu": [70000]})
+
+
+def test_preflight_of_a_built_tool_asks_for_a_compiler_not_a_binary_on_path(monkeypatch):
+    """zcflow is built on each host (native.ensure), so a host without it on PATH is fine, one
+    without a C compiler is refused by name; its version is the source hash it is built from."""
+    from conftest import FakeHost, servers_testbed
+    from hostnet import native, runner
+    ok = {t: (lambda argv, h: (0, "x 1.0\n", "")) for t in ("perf", "taskset", "uname", "sh", "cc")}
+    bare = {t: f for t, f in ok.items() if t != "cc"}
+    tb = servers_testbed(FakeHost("rx", handlers=bare))
+    tb.endpoints["sender"].host.handlers.update(ok)
+    monkeypatch.setattr(runner.capabilities, "cpu_accounting", lambda text: SimpleNamespace(value="tick"))
+    with pytest.raises(runner.PreflightError, match="rx: no C compiler .cc or gcc not found"):
+        runner.preflight(tb, ("zcflow",))
+    tb.endpoints["receiver"].host.handlers["cc"] = ok["cc"]
+    versions = runner.preflight(tb, ("zcflow",))
+    assert versions["rx"]["zcflow"] == native.binary_name("zcflow")

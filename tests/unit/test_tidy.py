@@ -145,3 +145,24 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
         nic = t[(t.metric == "breakdown_nic_pct") & (t.side == side)]
         assert nic.value.sum() == pytest.approx(100.0)
     assert not rederive_breakdowns(run)
+
+
+def test_a_zero_copy_flow_adds_both_ends_reports_each_sum_on_its_side():
+    """zcflow's server reports the receiver's side (tidy.flow_rows reads it through the workload's
+    parse_server); its counts sum over flows onto the side they were counted on."""
+    from hostnet.store import Rows
+    from hostnet.tidy import FlowOutput, flow_rows
+    from hostnet.workloads import ZeroCopyFlows
+    w = ZeroCopyFlows(5, 2, pattern="one-to-one", n=2, send_mode="zerocopy", recv_mode="mmap",
+                      binaries=(("sender", "/b/z"), ("receiver", "/b/z")))
+    flows = w.flows([("sender", [0])], [("receiver", [1])])
+    out = Rows({"run_id": "r", "campaign": "c", "experiment": "single-flow", "config": {"name": "all-opts"},
+                "repetition": 0})
+    each = FlowOutput(fixture_text("zcflow_sender_zerocopy.txt"), fixture_text("zcflow_receiver_mmap.txt"))
+    total = flow_rows(out, w, flows, {0: each, 1: each})
+    rows = {(r["side"], r["metric"]): r["value"] for r in out.rows if r["side"] != "flow"}
+    assert total == pytest.approx(2 * 1680867328 * 8 / 1000188694)
+    assert rows[("sender", "zerocopy_copied_count")] == 2 * 11629
+    assert rows[("receiver", "receiver_mapped_bytes_count")] == 2 * 1572495360
+    assert rows[("sender", "sender_app_cpu_s")] == pytest.approx(2 * 0.83774)
+    assert sum(1 for r in out.rows if r["metric"] == "flow_receiver_app_bytes_count") == 2

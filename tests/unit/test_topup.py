@@ -185,3 +185,16 @@ def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_w
                            "budget: 7 runs would be exceeded (6 made, 3 more asked)")
     manifests = [json.loads(p.read_text()) for p in sorted((tmp_path / "c").glob("*/manifest.json"))]
     assert topup.without_clean_run(manifests) == [{"config": "all-opts", "flows": n} for n in (1, 2, 4)]
+
+
+def test_a_verdicts_numpy_points_are_recorded_as_plain_numbers():
+    """pandas hands out numpy ints; the top-up's record of them in sweep.json must not fail after
+    the runs are done (it once did, at the end of a BIG TCP campaign)."""
+    import json
+
+    import numpy as np
+    from hostnet import topup
+    assert json.loads(json.dumps({"points": [{"big_tcp_bytes": np.int64(65536)}, {"x": np.float64(0.5)}]},
+                                 default=topup.plain)) == {"points": [{"big_tcp_bytes": 65536}, {"x": 0.5}]}
+    with pytest.raises(TypeError, match="ndarray is not JSON serializable"):
+        json.dumps({"a": np.zeros(2)}, default=topup.plain)

@@ -1,9 +1,9 @@
-"""The C tools' output (hostnet.parsers.native): udpbatch and microbench, captured, and their errors."""
+"""The C tools' output (hostnet.parsers.native): udpbatch, microbench and zcflow, captured, and their errors."""
 import pytest
 
 from conftest import fixture_text
 from hostnet.parsers import ParseError
-from hostnet.parsers.native import parse_microbench, parse_udpbatch
+from hostnet.parsers.native import parse_microbench, parse_udpbatch, parse_zcflow
 
 
 def test_udpbatch_output():
@@ -51,3 +51,42 @@ def test_a_result_line_cut_inside_its_last_number_is_refused():
 def test_udpbatch_numbers_that_cannot_be_right(old, new, match):
     with pytest.raises(ParseError, match=match):
         parse_udpbatch(fixture_text("udpbatch_send_b32.txt").replace(old, new))
+
+
+def test_zcflow_sender_zerocopy_counts_completions_and_copies():
+    r = parse_zcflow(fixture_text("zcflow_sender_zerocopy.txt"))
+    assert (r.role, r.mode, r.zc_sends, r.zc_completed, r.zc_copied) == ("sender", "zerocopy", 11629, 11629, 11629)
+    assert r.gbps == pytest.approx(1680867328 * 8 / 1000188694)
+    assert r.copied_pct == 100.0 and r.mapped_pct is None  # loopback: the kernel copies every MSG_ZEROCOPY send
+    assert r.cpu_us_per_mb == pytest.approx((3705000 + 834035000) / 1e3 / (1680867328 / 2 ** 20))
+
+
+def test_zcflow_receiver_mmap_reports_what_it_mapped():
+    r = parse_zcflow(fixture_text("zcflow_receiver_mmap.txt"))
+    assert (r.role, r.mode, r.rcv_mss) == ("receiver", "mmap", 65483)
+    assert r.mapped_pct == pytest.approx(100 * 1572495360 / 1677328278) and r.copied_pct is None
+    c = parse_zcflow(fixture_text("zcflow_receiver_copy.txt"))
+    assert c.mapped is None and c.bytes == 1378028705
+
+
+@pytest.mark.parametrize("name", ["zcflow_sender_copy.txt", "zcflow_sender_sendfile.txt"])
+def test_zcflow_copy_and_sendfile_senders(name):
+    r = parse_zcflow(fixture_text(name))
+    assert r.role == "sender" and r.zc_sends is None and r.gbps > 0 and r.cpu_us_per_mb > 0
+
+
+@pytest.mark.parametrize("text, match", [
+    (fixture_text("zcflow_refused.txt"), "found 0.*Connection refused"),
+    (fixture_text("zcflow_receiver_short.txt"), "window never opened"),
+    ("zcflow role=receiver mode=mmap window_ns=5 bytes=1 bytes_total=1 calls=1 user_ns=0 sys_ns=0\n",
+     "a mmap result lacks mapped"),
+    ("zcflow role=receiver mode=sendfile window_ns=5 bytes=1 bytes_total=1 calls=1 user_ns=0 sys_ns=0\n",
+     "mode 'sendfile' is not"),
+    ("zcflow role=receiver mode=mmap window_ns=5 bytes=1 bytes_total=1 calls=1 user_ns=0 sys_ns=0 mapped=2 "
+     "mapped_total=2\n", "cannot be"),
+    ("zcflow role=sender mode=zerocopy window_ns=5 bytes=1 bytes_total=1 calls=1 user_ns=0 sys_ns=0 zc_sends=1 "
+     "zc_completed=2 zc_copied=0 zc_notifications=1 enobufs=0\n", "0 copied of 2 completed of 1 sends"),
+])
+def test_zcflow_errors_are_named(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_zcflow(text)

@@ -38,3 +38,24 @@ def test_cpu_accounting_from_the_kernel_config():
     precise = capabilities.cpu_accounting("CONFIG_VIRT_CPU_ACCOUNTING_GEN=y\nCONFIG_HZ=1000\n")
     assert (precise.ok, precise.value) == (True, "precise")
     assert capabilities.cpu_accounting("").value == "unknown"
+
+
+def test_big_tcp_is_refused_where_the_kernel_or_the_driver_lacks_it():
+    """Read only (bigtcp show): a kernel without the IPv4 limits, and a driver whose tso_max_size
+    is below the size asked, each named; servers with both pass."""
+    from conftest import servers_testbed
+    from hostnet.knobs import link
+    ok_text = fixture_text("bigtcp_show_veth.txt")
+    old = ("bigtcp dev=x tso_max_size=65536 gso_max_size=65536 gro_max_size=65536 gso_ipv4_max_size=unsupported "
+           "gro_ipv4_max_size=unsupported\n")
+    rx = FakeHost("rx", handlers={"/b/bigtcp": lambda argv, h: (0, old, "")})
+    tb = servers_testbed(rx)
+    tx = tb.endpoints["sender"].host
+    tx.handlers["/b/bigtcp"] = lambda argv, h: (0, ok_text.replace("524280", "131072"), "")
+    link._BUILT[rx] = link._BUILT[tx] = "/b/bigtcp"
+    problems = capabilities.big_tcp_problems(tb, 185000)
+    assert problems == ["tx: enp1 takes packets up to tso_max_size 131072, not 185000 (the driver's limit)",
+                        "rx: enp37s0f1 has no gro_ipv4_max_size (IPv4 BIG TCP needs Linux 6.3)"]
+    rx.handlers["/b/bigtcp"] = lambda argv, h: (0, ok_text, "")
+    tx.handlers["/b/bigtcp"] = lambda argv, h: (0, ok_text, "")
+    assert capabilities.big_tcp_problems(tb, 185000) == []

@@ -1,0 +1,396 @@
+"""Beyond the paper (notebook 15-beyond-2021): what the remedies for its headline findings buy on a
+current kernel, in the same breakdown. The data copy: sendfile and MSG_ZEROCOPY on the send side,
+TCP_ZEROCOPY_RECEIVE on the receive side (hostnet's zcflow, native/zcflow.c, one loop for every
+mechanism so points differ only in it). Per-skb costs: BIG TCP, GSO/GRO packets above 64 KB
+(iperf3, the limits set by hostnet's bigtcp tool).
+
+The default grids are sweeps/zero-copy.yaml and sweeps/big-tcp.yaml (a test holds them equal). The
+zero-copy points run all-opts at MTU 61492, where each segment carries 15 whole pages, the
+condition for mapping received data; the BIG TCP points all-opts at its MTU 9000.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import altair as alt
+import pandas as pd
+
+from .. import analysis, ledger, plots, verdicts
+from ..sweep import SweepSpec
+from . import common, grid_view
+
+EXPERIMENT = "zero-copy"
+BIG_TCP = "big-tcp"
+BIG_TCP_SIZES = [65536, 185000]  # the legacy limit, and the size the BIG TCP patches were shown with
+PER_SKB = ("tcp/ip", "netdev", "skb")  # the layers whose work is per packet, not per byte
+BIG_TCP_SAMPLE_EVERY = 8  # the eBPF probe's 1-in-N skbs for the size histogram (its own cost kept down)
+CONFIG = "all-opts"
+MTU = 61492  # 15 x 4096 payload + 20 (IPv4) + 32 (TCP with timestamps): tcp_mmap.c's condition
+SEND_MODES = ["copy", "sendfile", "zerocopy"]
+RECV_MODES = ["copy", "mmap"]
+# what each mode does, for tables and figures
+MODE_NAMES = {"copy": "send()", "sendfile": "sendfile()", "zerocopy": "MSG_ZEROCOPY"}
+RECV_NAMES = {"copy": "recv()", "mmap": "TCP_ZEROCOPY_RECEIVE"}
+MB = 1 << 20
+BASELINE = {"send_mode": "copy", "recv_mode": "copy"}
+
+
+def spec(*, send_modes=SEND_MODES, recv_modes=RECV_MODES, mtu: int = MTU, config: str = CONFIG,
+         repetitions: int = 5, duration: int = 5, warmup: int = 2) -> SweepSpec:
+    return SweepSpec(configs=[config], grid={"mtu": [mtu], "send_mode": list(send_modes),
+                                             "recv_mode": list(recv_modes)},
+                     repetitions=repetitions, duration=duration, warmup=warmup, seed=1, label=EXPERIMENT)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", send_modes=SEND_MODES, recv_modes=RECV_MODES,
+            mtu: int = MTU, config: str = CONFIG, repetitions: int = 5, duration: int = 5, warmup: int = 2,
+            testbed: str = "embedded") -> str:
+    """Replay the campaign named, or sweep the mechanisms on `testbed`, then top up until every point
+    has clean runs and the verdicts are decided (grid_view.collect)."""
+    return grid_view.collect(mode, spec(send_modes=send_modes, recv_modes=recv_modes, mtu=mtu, config=config,
+                                        repetitions=repetitions, duration=duration, warmup=warmup),
+                             runs_dir=runs_dir, campaign=campaign, name=EXPERIMENT, testbed=testbed, judge=judge)
+
+
+def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    """The campaign's tidy rows with each run's send_mode, recv_mode and mtu as columns."""
+    tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
+    point = {m["run_id"]: m.get("point", {}) for m in manifests}
+    tidy = tidy.assign(send_mode=tidy.run_id.map(lambda r: point[r].get("send_mode")),
+                       recv_mode=tidy.run_id.map(lambda r: point[r].get("recv_mode")),
+                       mtu=tidy.run_id.map(lambda r: point[r].get("mtu")))
+    return tidy[tidy.send_mode.notna() & tidy.recv_mode.notna()], manifests
+
+
+def mechanism(send_mode: str, recv_mode: str) -> str:
+    return f"{MODE_NAMES[send_mode]} → {RECV_NAMES[recv_mode]}"
+
+
+def _run_values(run_id: str, g: pd.DataFrame) -> tuple[dict, dict]:
+    """One run's rows as {(side, metric, category): value}, and its row so far: throughput, tpc and
+    each side's CPU per MB moved (the side's cores in the window over the MB the flow moved)."""
+    v = {(r.side, r.metric, r.category if isinstance(r.category, str) else ""): r.value for r in g.itertuples()}
+    gbps = v.get(("both", "throughput_gbps", ""), float("nan"))
+    mb_per_s = gbps * 1e9 / 8 / MB
+    row = {"run_id": run_id, "throughput_gbps": gbps, "tpc_gbps": v.get(("both", "tpc_gbps", ""), float("nan"))}
+    for side in ("sender", "receiver"):
+        cores = v.get((side, "cpu_util_pct", ""), float("nan")) / 100.0
+        row[f"{side}_us_per_mb"] = cores * 1e6 / mb_per_s if mb_per_s > 0 else float("nan")
+    return v, row
+
+
+def per_run(tidy: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: the point, throughput, each side's CPU per MB moved (the side's cores in the
+    window; the accounting the tidy rows carry), each application thread's own CPU per MB (zcflow's
+    getrusage, tcp_mmap.c's unit), the share of bytes mapped and of MSG_ZEROCOPY sends copied, and
+    each side's data-copy share of its breakdown."""
+    bd = analysis.breakdown_metric(tidy)
+    rows = []
+    for run_id, g in tidy.groupby("run_id"):
+        v, row = _run_values(run_id, g)
+        row.update(send_mode=g.send_mode.iloc[0], recv_mode=g.recv_mode.iloc[0])
+        for side in ("sender", "receiver"):
+            app_bytes = v.get((side, f"{side}_app_bytes_count", ""), float("nan"))
+            app_cpu = v.get((side, f"{side}_app_cpu_s", ""), float("nan"))
+            row[f"{side}_app_us_per_mb"] = app_cpu * 1e6 / (app_bytes / MB) if app_bytes > 0 else float("nan")
+            row[f"{side}_data_copy_pct"] = v.get((side, bd, "data_copy"), float("nan"))
+        mapped, got = v.get(("receiver", "receiver_mapped_bytes_count", "")), v.get(("receiver",
+                                                                                      "receiver_app_bytes_count", ""))
+        row["mapped_pct"] = 100.0 * mapped / got if mapped is not None and got else float("nan")
+        done, copied = v.get(("sender", "zerocopy_completed_count", "")), v.get(("sender", "zerocopy_copied_count", ""))
+        row["copied_pct"] = 100.0 * copied / done if copied is not None and done else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+_MEANS = ("throughput_gbps", "tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb", "tpc_gbps_nic",
+          "sender_us_per_mb_nic", "receiver_us_per_mb_nic", "sender_app_us_per_mb", "receiver_app_us_per_mb",
+          "mapped_pct", "copied_pct", "sender_data_copy_pct", "receiver_data_copy_pct")
+_WITH_CI = ("throughput_gbps", "tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb")
+
+
+def with_nic(runs: pd.DataFrame, tidy: pd.DataFrame, derive, columns) -> pd.DataFrame:
+    """runs plus the NIC-equivalent accounting's `columns` (suffix _nic), derived the same way from
+    ledger.view; NaN where the runs have no ledger (servers, or a side not profiled)."""
+    if not ledger.has_ledger(tidy):
+        return runs.assign(**{f"{c}_nic": float("nan") for c in columns})
+    nic = derive(ledger.view(tidy, ledger.NIC)).set_index("run_id")[list(columns)].add_suffix("_nic")
+    return runs.join(nic, on="run_id")
+
+
+_NIC = ("tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb")
+
+
+def table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per mechanism (send x receive mode): means over runs, 95 % CIs of throughput, tpc and each
+    side's CPU per MB, the same under NIC-equivalent accounting (_nic), and each against the
+    copy → copy baseline (%)."""
+    runs = with_nic(per_run(tidy), tidy, per_run, _NIC)
+    rows = []
+    for (s, r), g in runs.groupby(["send_mode", "recv_mode"], sort=False):
+        row = {"send_mode": s, "recv_mode": r, "mechanism": mechanism(s, r)}
+        for col in _MEANS:
+            mean, ci = analysis.confidence(g[col].dropna())
+            row[col] = mean
+            if col in _WITH_CI:
+                row[col + "_ci95"] = ci
+        row["repetitions"] = len(g)
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    rank = {**{m: i for i, m in enumerate(SEND_MODES)}, **{m: i for i, m in enumerate(RECV_MODES)}}
+    out = out.sort_values(["send_mode", "recv_mode"], key=lambda c: c.map(rank)).reset_index(drop=True)
+    base = out[(out.send_mode == "copy") & (out.recv_mode == "copy")]
+    for col in ("tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb", "sender_us_per_mb_nic",
+                "receiver_us_per_mb_nic"):
+        out[col + "_vs_copy_pct"] = (100.0 * (out[col] / base[col].iloc[0] - 1)) if not base.empty else float("nan")
+    return out
+
+
+SHOWN = ("mechanism", "throughput_gbps", "throughput_gbps_ci95", "tpc_gbps", "tpc_gbps_nic", "sender_us_per_mb",
+         "sender_us_per_mb_ci95", "sender_us_per_mb_nic", "receiver_us_per_mb", "receiver_us_per_mb_ci95",
+         "receiver_us_per_mb_nic", "sender_app_us_per_mb", "receiver_app_us_per_mb", "mapped_pct", "copied_pct",
+         "sender_data_copy_pct", "receiver_data_copy_pct", "repetitions")
+
+
+def shown(summary: pd.DataFrame) -> pd.DataFrame:
+    """The table's columns a reader needs first, rounded (the rest stay in `summary`)."""
+    return summary[[c for c in SHOWN if c in summary]].round(1)
+
+
+def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Median share of each category per mechanism and side."""
+    metric = analysis.breakdown_metric(tidy)
+    t = tidy[(tidy.metric == metric) & tidy.side.isin(["sender", "receiver"])]
+    out = t.groupby(["send_mode", "recv_mode", "side", "category"]).value.median().rename("pct").reset_index()
+    out["mechanism"] = [mechanism(s, r) for s, r in zip(out.send_mode, out.recv_mode, strict=True)]
+    out.attrs["metric"] = metric
+    return out
+
+
+def _order(summary: pd.DataFrame) -> list[str]:
+    return list(summary.mechanism)
+
+
+COST_TITLE = "CPU µs per MB moved (the side's cores)"
+SKB_TITLE = "tcp/ip + netdev + skb (% of the side's CPU)"
+
+
+def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
+    long = pd.concat([summary.assign(side=side, us_per_mb=summary[f"{side}_us_per_mb"],
+                                     ci=summary[f"{side}_us_per_mb_ci95"].fillna(0.0))
+                      for side in ("sender", "receiver")], ignore_index=True)
+    long = long.assign(lo=long.us_per_mb - long.ci, hi=long.us_per_mb + long.ci)
+    x = alt.X("mechanism:N", sort=_order(summary), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=260))
+    cost = alt.layer(
+        alt.Chart(long).mark_bar().encode(
+            x=x, xOffset="side:N", y=alt.Y("us_per_mb:Q", title=COST_TITLE),
+            color=alt.Color("side:N", title=""),
+            tooltip=["mechanism", "side", alt.Tooltip("us_per_mb:Q", format=".1f"), "repetitions",
+                     alt.Tooltip("mapped_pct:Q", format=".1f"), alt.Tooltip("copied_pct:Q", format=".1f")]),
+        alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=COST_TITLE), y2="hi:Q"),
+    ).properties(width=420, height=260, title=alt.Title(
+        "Beyond 2021: CPU per MB by send and receive mechanism",
+        subtitle=[*label.split("\n"), "all-opts, MTU 61492, one flow; mean and 95 % CI over runs"]))
+    stack = alt.Chart(bd).mark_bar().encode(
+        x=alt.X("mechanism:N", sort=_order(summary), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=260)),
+        y=alt.Y("pct:Q", stack="normalize", title="share of the side's CPU samples", axis=alt.Axis(format="%")),
+        color=alt.Color("category:N", sort=list(plots.CATEGORY_COLORS),
+                        scale=alt.Scale(domain=list(plots.CATEGORY_COLORS), range=list(plots.CATEGORY_COLORS.values())),
+                        title="category"),
+        column=alt.Column("side:N", title=None, sort=["sender", "receiver"]),
+        tooltip=["mechanism", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
+    ).properties(width=260, height=240, title="CPU breakdown (median share per category)")
+    return {"beyond-cpu-per-mb": cost, "beyond-breakdown": stack}
+
+
+def _runs(runs: pd.DataFrame, col: str, send_mode: str, recv_mode: str) -> list[float]:
+    g = runs[(runs.send_mode == send_mode) & (runs.recv_mode == recv_mode)].sort_values("run_id")
+    return g[col].dropna().tolist()
+
+
+def _point(send_mode: str, recv_mode: str) -> dict:
+    return {"send_mode": send_mode, "recv_mode": recv_mode}
+
+
+@verdicts.under_accountings
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F29–F31, expectations from the kernel's own documentation, judged by verdicts' one rule:
+    sendfile takes the sender's copy away (its data-copy share falls); MSG_ZEROCOPY lowers the
+    sender's CPU per MB; TCP_ZEROCOPY_RECEIVE lowers the receiver's CPU per MB where pages are mapped."""
+    runs = per_run(tidy)
+    have = set(zip(runs.send_mode, runs.recv_mode, strict=True))
+    judged = {}
+    if {("copy", "copy"), ("sendfile", "copy")} <= have:
+        judged["F29"] = verdicts.direction(
+            verdicts.difference(_runs(runs, "sender_data_copy_pct", "copy", "copy"),
+                                _runs(runs, "sender_data_copy_pct", "sendfile", "copy")),
+            want=">", what="sender's data-copy share, send() → sendfile()", unit=" %", fmt=".1f",
+            points=[_point("copy", "copy"), _point("sendfile", "copy")])
+    if {("copy", "copy"), ("zerocopy", "copy")} <= have:
+        j = verdicts.direction(
+            verdicts.difference(_runs(runs, "sender_us_per_mb", "copy", "copy"),
+                                _runs(runs, "sender_us_per_mb", "zerocopy", "copy")),
+            want=">", what="sender CPU per MB, send() → MSG_ZEROCOPY", unit=" µs", fmt=".0f",
+            points=[_point("copy", "copy"), _point("zerocopy", "copy")])
+        copied = runs[(runs.send_mode == "zerocopy")].copied_pct.mean()
+        note = (f"; the kernel completed {copied:.0f} % of the sends as copied (the receiver is local: its "
+                "delivery copies the pinned pages, which the ledger bills to the testbed)") if copied == copied else ""
+        judged["F30"] = dataclasses.replace(j, shows=j.shows + note)
+    if {("zerocopy", "copy"), ("zerocopy", "mmap")} <= have:
+        mapped = runs[(runs.send_mode == "zerocopy") & (runs.recv_mode == "mmap")].mapped_pct.mean()
+        if not mapped > 1.0:
+            judged["F31"] = verdicts.not_testable(
+                f"the receiver mapped {mapped:.1f} % of the bytes: nothing to compare",
+                "pages a receiver can map: whole-page payloads (MTU 61492 here) and, on a NIC, header-data split")
+        else:
+            j = verdicts.direction(
+                verdicts.difference(_runs(runs, "receiver_us_per_mb", "zerocopy", "copy"),
+                                    _runs(runs, "receiver_us_per_mb", "zerocopy", "mmap")),
+                want=">", what="receiver CPU per MB, recv() → TCP_ZEROCOPY_RECEIVE (MSG_ZEROCOPY sender)",
+                unit=" µs", fmt=".0f", points=[_point("zerocopy", "copy"), _point("zerocopy", "mmap")])
+            judged["F31"] = dataclasses.replace(j, shows=j.shows + f"; {mapped:.1f} % of the bytes mapped")
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+
+
+def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    """The campaign's verdict table (what topup.decide asks of a section)."""
+    return verdict_table(load(runs_dir, campaign)[0], reference_dir)
+
+
+# --- BIG TCP -------------------------------------------------------------------------------------------
+
+def big_tcp_spec(*, sizes=BIG_TCP_SIZES, config: str = CONFIG, repetitions: int = 5, duration: int = 5,
+                 warmup: int = 2) -> SweepSpec:
+    return SweepSpec(configs=[config], grid={"big_tcp_bytes": [int(b) for b in sizes]}, repetitions=repetitions,
+                     duration=duration, warmup=warmup, seed=1, latency_sample_every=BIG_TCP_SAMPLE_EVERY,
+                     label=BIG_TCP)
+
+
+def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", sizes=BIG_TCP_SIZES, config: str = CONFIG,
+                    repetitions: int = 5, duration: int = 5, warmup: int = 2, testbed: str = "embedded") -> str:
+    """Replay the campaign named, or sweep the GSO/GRO limit on `testbed` (refused where the kernel or
+    the driver has no BIG TCP), then top up as collect() does."""
+    return grid_view.collect(mode, big_tcp_spec(sizes=sizes, config=config, repetitions=repetitions,
+                                                duration=duration, warmup=warmup),
+                             runs_dir=runs_dir, campaign=campaign, name=BIG_TCP, testbed=testbed, judge=judge_big_tcp)
+
+
+def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    """The BIG TCP campaign's tidy rows with each run's big_tcp_bytes as a column."""
+    tidy, manifests = common.load(runs_dir, campaign, BIG_TCP, include_contaminated)
+    size = {m["run_id"]: m.get("point", {}).get("big_tcp_bytes") for m in manifests}
+    tidy = tidy.assign(big_tcp_bytes=tidy.run_id.map(size))
+    return tidy[tidy.big_tcp_bytes.notna()], manifests
+
+
+def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: throughput, tpc, each side's CPU per MB and per-skb share (tcp/ip + netdev +
+    skb of its breakdown), and the mean packet size GRO delivered (eBPF, sampled)."""
+    bd = analysis.breakdown_metric(tidy)
+    rows = []
+    for run_id, g in tidy.groupby("run_id"):
+        v, row = _run_values(run_id, g)
+        row.update(big_tcp_bytes=int(g.big_tcp_bytes.iloc[0]),
+                   post_gro_skb_bytes=v.get(("receiver", "post_gro_skb_bytes_mean", ""), float("nan")))
+        for side in ("sender", "receiver"):
+            row[f"{side}_per_skb_pct"] = sum(v.get((side, bd, c), 0.0) for c in PER_SKB)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def big_tcp_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per GSO/GRO limit: means and 95 % CIs over runs (NIC-equivalent ones suffixed _nic)."""
+    runs = with_nic(big_tcp_runs(tidy), tidy, big_tcp_runs, (*_NIC, "sender_per_skb_pct", "receiver_per_skb_pct"))
+    rows = []
+    for size, g in runs.groupby("big_tcp_bytes"):
+        row = {"big_tcp_bytes": int(size)}
+        for col in ("throughput_gbps", "tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb", "sender_per_skb_pct",
+                    "receiver_per_skb_pct", "post_gro_skb_bytes", "tpc_gbps_nic", "sender_us_per_mb_nic",
+                    "receiver_us_per_mb_nic", "sender_per_skb_pct_nic", "receiver_per_skb_pct_nic"):
+            row[col], row[col + "_ci95"] = analysis.confidence(g[col].dropna())
+        row["repetitions"] = len(g)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def skb_sizes(tidy: pd.DataFrame) -> pd.DataFrame:
+    """The receiver's post-GRO packet sizes (eBPF histogram buckets, summed over runs) per limit."""
+    h = tidy[(tidy.metric == "post_gro_skb_bytes_hist_count") & (tidy.side == "receiver")]
+    out = h.groupby(["big_tcp_bytes", "category"]).value.sum().rename("packets").reset_index()
+    out["bucket_lo"] = out.category.str.split("-").str[0].astype(int)
+    out["share"] = out.packets / out.groupby("big_tcp_bytes").packets.transform("sum")
+    return out.sort_values(["big_tcp_bytes", "bucket_lo"]).reset_index(drop=True)
+
+
+def bucket_name(category: str) -> str:
+    """A power-of-two histogram bucket "32768-65536" as "32–64 KiB" ("1–2 B" below a KiB)."""
+    lo, _, hi = category.partition("-")
+    lo, hi = int(lo), (int(hi) if hi else None)
+    unit, div = ("KiB", 1024) if lo >= 1024 else ("B", 1)
+    return f"{lo // div}–{hi // div} {unit}" if hi is not None else f"≥ {lo // div} {unit}"
+
+
+def limit_name(size: int) -> str:
+    """65536 -> "64 KiB", 185000 -> "185 KB": the limit as it is usually quoted."""
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size / 1000:g} KB"
+
+
+def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> dict:
+    runs = summary.assign(limit=summary.big_tcp_bytes.map(limit_name))
+    long = pd.concat([runs.assign(side=side, pct=runs[f"{side}_per_skb_pct"],
+                                  ci=runs[f"{side}_per_skb_pct_ci95"].fillna(0.0)) for side in ("sender", "receiver")],
+                     ignore_index=True)
+    long = long.assign(lo=long.pct - long.ci, hi=long.pct + long.ci)
+    x = alt.X("limit:N", sort=list(runs.limit), title="GSO/GRO packet limit", axis=alt.Axis(labelAngle=0))
+    per_skb = alt.layer(
+        alt.Chart(long).mark_bar().encode(x=x, xOffset="side:N", color=alt.Color("side:N", title=""),
+                                          y=alt.Y("pct:Q", title=SKB_TITLE),
+                                          tooltip=["limit", "side", alt.Tooltip("pct:Q", format=".1f"), "repetitions"]),
+        alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=SKB_TITLE), y2="hi:Q"),
+    ).properties(width=260, height=240, title=alt.Title(
+        "BIG TCP: the per-packet layers' share", subtitle=[*label.split("\n"), "all-opts, one flow; mean and 95 % CI"]))
+    hist = sizes.assign(limit=sizes.big_tcp_bytes.map(limit_name), bucket=sizes.category.map(bucket_name))
+    order = list(dict.fromkeys(hist.sort_values("bucket_lo").bucket))
+    dist = alt.Chart(hist).mark_bar().encode(
+        x=alt.X("bucket:N", sort=order, title="packet GRO delivered (eBPF histogram bucket)",
+                axis=alt.Axis(labelAngle=-30)),
+        xOffset=alt.XOffset("limit:N", sort=list(dict.fromkeys(hist.limit))),
+        y=alt.Y("share:Q", title="share of sampled packets", axis=alt.Axis(format="%")),
+        color=alt.Color("limit:N", title="limit", sort=list(dict.fromkeys(hist.limit))),
+        tooltip=["limit", "bucket", "packets", alt.Tooltip("share:Q", format=".3f")],
+    ).properties(width=320, height=240, title=alt.Title("Packet sizes after GRO (receiver)",
+                                                        subtitle=f"1 in {BIG_TCP_SAMPLE_EVERY} packets sampled"))
+    return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
+
+
+@verdicts.under_accountings
+def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F32: with larger GSO/GRO packets the per-packet layers take a smaller share of the receiver's
+    CPU; its premise, that GRO delivered larger packets, is checked first."""
+    runs = big_tcp_runs(tidy)
+    sizes = sorted(int(b) for b in runs.big_tcp_bytes.unique())  # plain ints: the points go into sweep.json
+    judged = {}
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        pick = {b: runs[runs.big_tcp_bytes == b].sort_values("run_id") for b in (small, large)}
+        grew = verdicts.difference(pick[small].post_gro_skb_bytes.dropna(), pick[large].post_gro_skb_bytes.dropna())
+        points = [{"big_tcp_bytes": small}, {"big_tcp_bytes": large}]
+        if grew.sign != "<":
+            judged["F32"] = verdicts.not_testable(
+                f"GRO did not deliver larger packets at {large} bytes ({grew.text('.0f', ' B')})",
+                "a receiver whose GRO builds packets above 64 KB (IPv4: Linux 6.3, gro_ipv4_max_size)")
+        else:
+            j = verdicts.direction(
+                verdicts.difference(pick[small].receiver_per_skb_pct.tolist(),
+                                    pick[large].receiver_per_skb_pct.tolist()),
+                want=">", what=f"receiver's tcp/ip + netdev + skb share, {small} → {large} B limit", unit=" %",
+                fmt=".1f", points=points)
+            judged["F32"] = dataclasses.replace(
+                j, shows=j.shows + f"; mean packet after GRO {grew.mean_a / 1024:.0f} → {grew.mean_b / 1024:.0f} KiB")
+    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+
+
+def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+    return big_tcp_verdict_table(load_big_tcp(runs_dir, campaign)[0], reference_dir)

@@ -1,0 +1,125 @@
+"""Notebook 15 (beyond the paper): per-run derivations, the tables, F29–F32's logic on synthetic
+runs, and the default grids held equal to sweeps/zero-copy.yaml and sweeps/big-tcp.yaml."""
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from hostnet.sections import beyond
+from hostnet.sweep import SweepSpec
+from hostnet.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+
+REF = REPO / "data" / "reference"
+JITTER = (0.0, 0.3, -0.3, 0.6, -0.6)
+
+
+def zc_tidy(points: dict, reps: int = 5) -> pd.DataFrame:
+    """points: {(send_mode, recv_mode): dict(gbps, sender_pct, receiver_pct, copy_share, mapped, copied)}."""
+    rows = []
+    for (s, r), p in points.items():
+        for k in range(reps):
+            run, j = f"{s}-{r}-{k}", JITTER[k]
+            got = 1e9
+            for side, metric, cat, v in (
+                    ("both", "throughput_gbps", "", p["gbps"] + j / 10), ("both", "tpc_gbps", "", p["gbps"]),
+                    ("sender", "cpu_util_pct", "", p["sender_pct"] + j),
+                    ("receiver", "cpu_util_pct", "", p["receiver_pct"] + j),
+                    ("sender", "breakdown_attributed_pct", "data_copy", p["copy_share"] + j),
+                    ("receiver", "breakdown_attributed_pct", "data_copy", 70 + j),
+                    ("sender", "sender_app_bytes_count", "", got), ("sender", "sender_app_cpu_s", "", 0.5),
+                    ("receiver", "receiver_app_bytes_count", "", got), ("receiver", "receiver_app_cpu_s", "", 0.4)):
+                rows.append({"run_id": run, "side": side, "metric": metric, "category": cat, "value": v})
+            if r == "mmap":
+                rows.append({"run_id": run, "side": "receiver", "metric": "receiver_mapped_bytes_count",
+                             "category": "", "value": got * p.get("mapped", 0) / 100})
+            if s == "zerocopy":
+                for metric, v in (("zerocopy_completed_count", 1000),
+                                  ("zerocopy_copied_count", 10 * p.get("copied", 0))):
+                    rows.append({"run_id": run, "side": "sender", "metric": metric, "category": "", "value": v})
+    t = pd.DataFrame(rows)
+    t["send_mode"] = t.run_id.str.split("-").str[0]
+    t["recv_mode"] = t.run_id.str.split("-").str[1]
+    return t
+
+
+BASE = {"gbps": 10.0, "sender_pct": 90.0, "receiver_pct": 95.0, "copy_share": 37.0}
+
+
+def test_per_run_cpu_per_mb_and_the_shares_mapped_and_copied():
+    t = zc_tidy({("copy", "copy"): BASE, ("zerocopy", "mmap"): {**BASE, "copy_share": 0.3, "mapped": 99.0,
+                                                               "copied": 100.0}}, reps=1)
+    runs = beyond.per_run(t).set_index(["send_mode", "recv_mode"])
+    base = runs.loc[("copy", "copy")]
+    mb_per_s = 10.0 * 1e9 / 8 / 2 ** 20
+    assert base.sender_us_per_mb == pytest.approx(0.90 * 1e6 / mb_per_s)
+    assert base.receiver_app_us_per_mb == pytest.approx(0.4 * 1e6 / (1e9 / 2 ** 20))
+    assert base.mapped_pct != base.mapped_pct and base.copied_pct != base.copied_pct  # not measured: NaN
+    zc = runs.loc[("zerocopy", "mmap")]
+    assert zc.mapped_pct == pytest.approx(99.0) and zc.copied_pct == pytest.approx(100.0)
+
+
+def test_table_orders_mechanisms_and_compares_with_the_copy_baseline():
+    t = zc_tidy({("zerocopy", "copy"): {**BASE, "sender_pct": 99.0}, ("copy", "copy"): BASE,
+                 ("sendfile", "copy"): {**BASE, "sender_pct": 81.0}})
+    s = beyond.table(t)
+    assert list(s.mechanism) == ["send() → recv()", "sendfile() → recv()", "MSG_ZEROCOPY → recv()"]
+    assert s.sender_us_per_mb_vs_copy_pct.round(0).tolist() == [0.0, -10.0, 10.0]
+    assert (s.repetitions == 5).all() and s.throughput_gbps_ci95.gt(0).all()
+
+
+def test_zero_copy_verdicts_follow_the_data_and_name_the_copied_sends():
+    t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "copy_share": 0.4},
+                 ("zerocopy", "copy"): {**BASE, "sender_pct": 110.0, "copy_share": 0.3, "copied": 100.0},
+                 ("zerocopy", "mmap"): {**BASE, "receiver_pct": 70.0, "mapped": 100.0, "copied": 100.0}})
+    v = beyond.verdict_table(t, REF).set_index("id")
+    assert v.loc["F29", "verdict"] == REPRODUCED
+    assert v.loc["F30", "verdict"] == NOT_REPRODUCED and "completed 100 % of the sends as copied" in v.loc[
+        "F30", "this run shows"]
+    assert v.loc["F31", "verdict"] == REPRODUCED and "100.0 % of the bytes mapped" in v.loc["F31", "this run shows"]
+
+
+def test_receive_zero_copy_that_maps_nothing_is_not_testable():
+    t = zc_tidy({("zerocopy", "copy"): BASE, ("zerocopy", "mmap"): {**BASE, "receiver_pct": 70.0, "mapped": 0.0}})
+    f31 = beyond.verdict_table(t, REF).set_index("id").loc["F31"]
+    assert f31.verdict == NOT_TESTABLE and "mapped 0.0 % of the bytes" in f31["this run shows"]
+
+
+def bt_tidy(sizes: dict, reps: int = 5) -> pd.DataFrame:
+    """sizes: {limit: (post-GRO mean bytes, receiver per-skb share %)}."""
+    rows = []
+    for size, (mean, share) in sizes.items():
+        for k in range(reps):
+            run, j = f"{size}-{k}", JITTER[k]
+            for side, metric, cat, v in (
+                    ("both", "throughput_gbps", "", 15 + j), ("both", "tpc_gbps", "", 15),
+                    ("sender", "cpu_util_pct", "", 95), ("receiver", "cpu_util_pct", "", 85 + j),
+                    ("receiver", "post_gro_skb_bytes_mean", "", mean * (1 + j / 100)),
+                    ("receiver", "post_gro_skb_bytes_hist_count", "32768-65536", 100),
+                    ("receiver", "breakdown_attributed_pct", "tcp/ip", share / 2 + j),
+                    ("receiver", "breakdown_attributed_pct", "netdev", share / 2),
+                    ("sender", "breakdown_attributed_pct", "tcp/ip", 30)):
+                rows.append({"run_id": run, "side": side, "metric": metric, "category": cat, "value": v,
+                             "big_tcp_bytes": size})
+    return pd.DataFrame(rows)
+
+
+def test_big_tcp_judges_the_per_packet_layers_once_the_packets_grew():
+    v = beyond.big_tcp_verdict_table(bt_tidy({65536: (43000, 28.0), 185000: (118000, 24.0)}), REF)
+    f32 = v.set_index("id").loc["F32"]
+    assert f32.verdict == REPRODUCED and "mean packet after GRO 42 → 115 KiB" in f32["this run shows"]
+    flat = beyond.big_tcp_verdict_table(bt_tidy({65536: (43000, 28.0), 185000: (43000, 24.0)}), REF)
+    assert flat.set_index("id").loc["F32", "verdict"] == NOT_TESTABLE
+    s = beyond.big_tcp_table(bt_tidy({65536: (43000, 28.0), 185000: (118000, 24.0)}))
+    assert s.receiver_per_skb_pct.round(0).tolist() == [28.0, 24.0] and s.sender_per_skb_pct.tolist() == [30.0, 30.0]
+    sizes = beyond.skb_sizes(bt_tidy({65536: (43000, 28.0)}, reps=2))
+    assert sizes.packets.tolist() == [200] and sizes.share.tolist() == [1.0]
+    assert beyond.limit_name(65536) == "64 KiB" and beyond.limit_name(185000) == "185 KB"
+
+
+@pytest.mark.parametrize("name, spec", [("zero-copy", beyond.spec()), ("big-tcp", beyond.big_tcp_spec())])
+def test_the_default_grids_are_the_committed_sweep_specs(name, spec):
+    assert SweepSpec.from_yaml(REPO / "sweeps" / f"{name}.yaml") == spec
+
+
+def test_histogram_buckets_read_as_sizes():
+    assert [beyond.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
+        "32–64 KiB", "512–1024 B", "128–256 KiB", "≥ 256 KiB"]
