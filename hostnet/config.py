@@ -117,17 +117,17 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
         out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[steering.sends_tso(mode, cfg.tso)]),
                 (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
                 (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
-    big = None if cfg.big_tcp_bytes is None else str(cfg.big_tcp_bytes)
-    if big:  # BIG TCP: gso_max_size first, which sets the IPv4 limit too at 64 KB and below
-        out += [(s.role, KNOBS[f"link.{a}"], s.iface, big) for s in tb.senders
-                for a in ("gso_max_size", "gso_ipv4_max_size")]
+    # BIG TCP: each side's limit pair, generic and IPv4 ("N/N"), after anything else that moves them
+    big = None if cfg.big_tcp_bytes is None else f"{cfg.big_tcp_bytes}/{cfg.big_tcp_bytes}"
+    if big:
+        out += [(s.role, KNOBS["link.gso_limits"], s.iface, big) for s in tb.senders]
     for r in tb.receivers:
         gro, gro_max_size = steering.receive_gro(mode, cfg.gro)
         out.append((r.role, KNOBS["offload.gro"], r.iface, onoff[gro]))
-        if mode == steering.NAPI_THREAD or big:  # merging nothing is how this path turns GRO "off"
-            out.append((r.role, KNOBS["gro_max_size"], r.iface, big or gro_max_size))
+        if mode == steering.NAPI_THREAD:  # merging nothing is how this path turns GRO "off"
+            out.append((r.role, KNOBS["gro_max_size"], r.iface, gro_max_size))
         if big:
-            out.append((r.role, KNOBS["link.gro_ipv4_max_size"], r.iface, big))
+            out.append((r.role, KNOBS["link.gro_limits"], r.iface, big))
         out += [(r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
                 (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
         if cfg.loss_rate is not None:

@@ -51,7 +51,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from . import __version__, config as stackconfig, schema, udp_loss, inputfiles
-from .testbed.capabilities import point_requirements
+from .testbed.capabilities import point_requirements, zerocopy_receive_problems
 from .hosts import HostUnreachable
 from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
 from .store import INCOMPLETE, load_manifests, run_status, write_atomic
@@ -409,6 +409,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     problems += [p for pt in spec.points() for p in point_requirements(tb, point_config(pt))]
     if any("udp_rate_gbps" in p for p in spec.points()):
         problems += udp_loss.requirements(tb)
+    if any(p.get("recv_mode") == "mmap" for p in spec.points()):
+        problems += zerocopy_receive_problems(tb)
     if problems:  # refused before any host setting changes
         raise PreflightError("; ".join(dict.fromkeys(problems)))
     fp = fingerprint(tb, versions)

@@ -276,7 +276,9 @@ class FakeMachine(FakeHost):
         self.state = {
             "ifaces": {i: {"mtu": 1500, "features": {f: False for f in _features().values()},
                            "rings": {"rx": 512, "tx": 512}, "channels": {"rx": 0, "tx": 0, "other": 1, "combined": 4},
-                           "rules": {}, "xdp": None, "qdisc": "mq", "gro_max_size": 65536} for i in ifaces},
+                           "rules": {}, "xdp": None, "qdisc": "mq", "gro_max_size": 65536,
+                           "limits": {"tso_max_size": 524280, "gso_max_size": 65536, "gso_ipv4_max_size": 65536,
+                                      "gro_ipv4_max_size": 65536}} for i in ifaces},
             "nft": None, "msr": {c: 0x600 for c in range(cpus)}, "mounts": set(), "irqbalance": "active",
             "napi": {},  # iface -> {pid: cpu list}
         }
@@ -290,6 +292,27 @@ class FakeMachine(FakeHost):
         tools = ("ethtool", "ip", "tc", "nft", "rdmsr", "wrmsr", "mount", "umount", "systemctl", "irqbalance",
                  "ps", "taskset", "ls")
         super().__init__(name, files=files, handlers={t: getattr(self, "_" + t) for t in tools})
+        self.handlers[self.BIGTCP] = self._bigtcp
+
+    BIGTCP = "/opt/hostnet/bigtcp"  # where tests' native.ensure says bigtcp was built
+
+    def _bigtcp(self, argv, h):
+        """hostnet's bigtcp: show/set the size limits, with the kernel's coupling (a GSO/GRO limit
+        of 64 KB or less moves the IPv4 one with it)."""
+        dev = self.state["ifaces"][argv[2]]
+        limits = {**dev["limits"], "gro_max_size": dev["gro_max_size"]}
+        if argv[1] == "show":
+            return 0, "bigtcp dev=" + argv[2] + "".join(f" {k}={v}" for k, v in limits.items()) + "\n", ""
+        for attr, value in zip(argv[3::2], argv[4::2], strict=True):  # generic limit first, as the kernel
+            if int(value) > limits["tso_max_size"]:
+                return 1, "", f"bigtcp: {argv[2]}: the kernel refused: Invalid argument"
+            if attr == "gro_max_size":
+                dev["gro_max_size"] = int(value)
+            else:
+                dev["limits"][attr] = int(value)
+            if attr in ("gso_max_size", "gro_max_size") and int(value) <= 65536:
+                dev["limits"][attr.replace("_max", "_ipv4_max")] = int(value)
+        return 0, "", ""
 
     def snapshot(self) -> dict:
         import copy
@@ -363,6 +386,8 @@ class FakeMachine(FakeHost):
             dev["mtu"] = int(argv[6])
         elif argv[5] == "gro_max_size":
             dev["gro_max_size"] = int(argv[6])
+            if int(argv[6]) <= 65536:  # the kernel moves the IPv4 limit with it
+                dev["limits"]["gro_ipv4_max_size"] = int(argv[6])
         elif argv[5] == "xdpdrv":
             dev["xdp"] = None if argv[6] == "off" else "pass"
         return 0, "", ""

@@ -3,7 +3,7 @@ from .arfs import NtupleRule
 from .base import Knob, KnobError
 from .ethtool import FEATURES, Offload, parse_features
 from .journal import Journal, JournalBusy, restore_copies, restore_journal
-from .link import BIG_TCP_ATTRS, BigTcpSize, GroMaxSize, Mtu
+from .link import LIMITS, GroMaxSize, LinkLimits, Mtu
 from .loss import NftLoss
 from .mounts import Mount
 from .napi import NapiAffinity, NapiThreaded
@@ -17,14 +17,14 @@ from .xdp import XdpProgram
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     *(Offload(flag) for flag in FEATURES), Mtu(), GroMaxSize(),
-    *(BigTcpSize(a) for a in BIG_TCP_ATTRS),
+    *(LinkLimits(k) for k in LIMITS),
     RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
     RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
     Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
     NapiThreaded(), NapiAffinity(), XdpProgram(), RootQdisc(),
 )}
 
-__all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "BigTcpSize", "RingSize", "Channels", "RpsCpus",
+__all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "LinkLimits", "RingSize", "Channels", "RpsCpus",
            "RpsFlowCnt", "XpsCpus", "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss",
            "DdioWays", "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
            "Journal", "JournalBusy", "restore_copies", "restore_journal", "KNOBS", "cpu_mask", "parse_features",

@@ -1,4 +1,4 @@
-"""Link settings: MTU and GRO size through iproute2; the GSO/GRO size limits BIG TCP raises
+"""Link settings: MTU and GRO size through iproute2; the GSO/GRO size limit pairs BIG TCP raises
 through hostnet's bigtcp tool (rtnetlink)."""
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ class GroMaxSize(Knob):
 
 
 # the limits this knob owns; gro_max_size stays GroMaxSize's (iproute2 sets it), bigtcp shows it too
-BIG_TCP_ATTRS = ("gso_max_size", "gso_ipv4_max_size", "gro_ipv4_max_size")
 SHOWN = ("tso_max_size", "gso_max_size", "gro_max_size", "gso_ipv4_max_size", "gro_ipv4_max_size")
+LIMITS = ("gso", "gro")
 _BUILT: "weakref.WeakKeyDictionary[Host, str]" = weakref.WeakKeyDictionary()
 
 
@@ -71,19 +71,24 @@ def parse_bigtcp(text: str, source: str = "bigtcp") -> dict[str, int | None]:
     return out
 
 
-class BigTcpSize(Knob):
-    """One of a device's GSO/GRO size limits, set over rtnetlink by hostnet's bigtcp tool
-    (native/bigtcp.c), IPv4 ones included, which iproute2 6.1 cannot set: BIG TCP (packets above
-    64 KB; Linux 5.19 for IPv6, 6.3 for IPv4) needs them raised, up to the device's tso_max_size.
-    A kernel that reports no such attribute is named (unsupported), never written."""
+class LinkLimits(Knob):
+    """A device's GSO (or GRO) packet size limits, the generic one and the IPv4 one, as one value
+    "GENERIC/IPV4" in bytes, read and written together in one rtnetlink message by hostnet's
+    bigtcp tool (native/bigtcp.c; iproute2 6.1 can neither show nor set the IPv4 ones). BIG TCP
+    (packets above 64 KB; Linux 5.19 for IPv6, 6.3 for IPv4) needs them raised, up to the driver's
+    tso_max_size. One knob for the pair because the kernel couples them: a generic limit of 64 KB or
+    less also sets the IPv4 one, so two knobs restored one after the other could not put back a host
+    whose IPv4 limit was raised; the kernel applies one message's generic limit first, then the
+    IPv4 one, which gives exactly the pair asked. A kernel without the IPv4 limits is named."""
 
     scope = "device"
 
-    def __init__(self, attr: str):
-        if attr not in BIG_TCP_ATTRS:
-            raise ValueError(f"unknown size attribute {attr!r}")
-        self.attr = attr
-        self.name = f"link.{attr}"
+    def __init__(self, kind: str):
+        if kind not in LIMITS:
+            raise ValueError(f"unknown limits {kind!r}; one of {', '.join(LIMITS)}")
+        self.kind = kind
+        self.attrs = (f"{kind}_max_size", f"{kind}_ipv4_max_size")
+        self.name = f"link.{kind}_limits"
 
     def _tool(self, host: Host) -> str:
         if host not in _BUILT:
@@ -99,20 +104,28 @@ class BigTcpSize(Knob):
 
     def read(self, host: Host, key: str) -> str:
         sizes = self.sizes(host, key)
-        if sizes[self.attr] is None:
-            raise KnobError(f"{host.name}: {key} reports no {self.attr} (BIG TCP for IPv4 needs Linux 6.3, "
+        missing = [a for a in self.attrs if sizes[a] is None]
+        if missing:
+            raise KnobError(f"{host.name}: {key} reports no {', '.join(missing)} (BIG TCP for IPv4 needs Linux 6.3, "
                             f"for IPv6 5.19)")
-        return str(sizes[self.attr])
+        return "/".join(str(sizes[a]) for a in self.attrs)
+
+    def _pair(self, value: str) -> tuple[int, int]:
+        parts = str(value).split("/")
+        if len(parts) != 2 or not all(is_count(p) and int(p) <= 524280 for p in parts):
+            # 0 too: the IPv4 GRO limit reads 0 after gro_max_size 0 (the napi-thread path's GRO off)
+            raise KnobError(f"{self.name}: {value!r} is not GENERIC/IPV4, two byte counts from 0 to 524280")
+        return int(parts[0]), int(parts[1])
 
     def validate(self, key: str, value: str) -> None:
-        if not is_count(str(value)) or not 0 < int(value) <= 524280:
-            raise KnobError(f"{self.attr}: {value!r} is not a byte count between 1 and 524280")
+        self._pair(value)
 
     def write_unverified(self, host: Host, key: str, value: str) -> None:
+        pair = self._pair(value)
         sizes = self.sizes(host, key)
-        if sizes[self.attr] is None:
-            raise KnobError(f"{host.name}: {key} reports no {self.attr}: this kernel has no BIG TCP for it")
-        if sizes["tso_max_size"] is not None and int(value) > sizes["tso_max_size"]:
+        if any(sizes[a] is None for a in self.attrs):
+            raise KnobError(f"{host.name}: {key} reports no {self.attrs[1]}: this kernel has no BIG TCP for it")
+        if sizes["tso_max_size"] is not None and max(pair) > sizes["tso_max_size"]:
             raise KnobError(f"{host.name}: {key} takes at most tso_max_size {sizes['tso_max_size']} bytes, "
-                            f"not {value} (the driver's limit)")
-        host.run([self._tool(host), "set", key, self.attr, str(value)])
+                            f"not {max(pair)} (the driver's limit)")
+        host.run([self._tool(host), "set", key, self.attrs[0], str(pair[0]), self.attrs[1], str(pair[1])])

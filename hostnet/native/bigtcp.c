@@ -137,7 +137,7 @@ static int set(const char *dev, int ifindex, int argc, char **argv)
 {
 	struct request r;
 	char buf[4096];
-	if (argc < 2 || argc % 2)
+	if (argc < 2 || argc % 2 || argc / 2 > (int)NATTRS) /* each attribute once at most: attrs[] holds them */
 		usage();
 	init(&r, RTM_NEWLINK, NLM_F_ACK, ifindex);
 	for (int k = 0; k < argc; k += 2) {

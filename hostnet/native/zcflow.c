@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,9 +168,13 @@ static int completions(int fd, struct counts *c)
 			struct sock_extended_err *e = (void *)CMSG_DATA(cm);
 			if (e->ee_origin != SO_EE_ORIGIN_ZEROCOPY || e->ee_errno)
 				continue;
-			unsigned long long range = (unsigned long long)e->ee_data - e->ee_info + 1;
+			/* ids are 32-bit and wrap: the range's length is their difference modulo 2^32 */
+			unsigned long long range = (uint32_t)(e->ee_data - e->ee_info) + 1ULL;
 			c->zc_completed += range;
 			c->zc_notifications++;
+			/* the kernel merges consecutive completions and keeps the first one's flag, so in a
+			 * stream that mixes copied and zero-copy sends this count is approximate; on one path
+			 * (every send copied, or none) it is exact */
 			if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
 				c->zc_copied += range;
 			got++;
@@ -347,9 +352,11 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (port <= 0 || port > 65535 || chunk < 4096 || chunk > RING_BYTES || chunk % 4096 || !(server_ip || bind_ip))
+	/* chunks divide the ring, so a send never runs past its end */
+	if (port <= 0 || port > 65535 || chunk < 4096 || chunk > RING_BYTES || RING_BYTES % chunk || !(server_ip || bind_ip))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN); /* a receiver that died: EPIPE, named by die(), not a silent kill */
 	pin(cpu);
 	if (server_ip) {
 		if (secs <= 0)

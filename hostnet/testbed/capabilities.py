@@ -182,7 +182,7 @@ def big_tcp_problems(tb, size: int) -> list[str]:
     pairs = [*((e, "gso_ipv4_max_size") for e in tb.senders), *((e, "gro_ipv4_max_size") for e in tb.receivers)]
     for ep, attr in pairs:
         try:
-            sizes = KNOBS[f"link.{attr}"].sizes(ep.host, ep.iface)
+            sizes = KNOBS["link.gso_limits"].sizes(ep.host, ep.iface)
         except (KnobError, HostError) as exc:
             problems.append(f"{ep.host.name}: cannot read {ep.iface}'s GSO/GRO limits for BIG TCP ({exc})")
             continue
@@ -191,4 +191,22 @@ def big_tcp_problems(tb, size: int) -> list[str]:
         elif sizes["tso_max_size"] is not None and size > sizes["tso_max_size"]:
             problems.append(f"{ep.host.name}: {ep.iface} takes packets up to tso_max_size {sizes['tso_max_size']}, "
                             f"not {size} (the driver's limit)")
+    return problems
+
+
+def zerocopy_receive_problems(tb) -> list[str]:
+    """Servers: a receiving NIC whose header-data split is off keeps headers and payload in one
+    buffer, so TCP_ZEROCOPY_RECEIVE maps nothing: named, with the command that turns it on. A driver
+    that does not say ("n/a", or no such line in `ethtool -g`) is not refused: the mapped fraction
+    every point reports tells. The embedded testbed has no NIC (its pages are docs/beyond-2021.md's)."""
+    from ..knobs.nic import parse_ethtool_sections
+    if tb.kind == "embedded":
+        return []
+    problems = []
+    for ep in tb.receivers:
+        text = ep.host.run(["ethtool", "-g", ep.iface], check=False).stdout
+        if parse_ethtool_sections(text).get("current", {}).get("tcp data split") == "off":
+            problems.append(f"{ep.host.name}: {ep.iface} has header-data split off (ethtool -g: TCP data split: "
+                            f"off), so TCP_ZEROCOPY_RECEIVE maps nothing; turn it on: ethtool -G {ep.iface} "
+                            "tcp-data-split on")
     return problems

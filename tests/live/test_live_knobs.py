@@ -32,8 +32,7 @@ SUPPORTED = [
     ("machine", "sysctl", "net.core.rmem_max", "8388608"),
     ("machine", "sysctl", "net.ipv4.tcp_allowed_congestion_control", "reno bbr cubic"),
     ("receiver", "congestion_control", "net.ipv4.tcp_congestion_control", "cubic"),
-    ("sender", "link.gso_max_size", "{s}", "185000"), ("sender", "link.gso_ipv4_max_size", "{s}", "185000"),
-    ("receiver", "link.gro_ipv4_max_size", "{r}", "185000"),
+    ("sender", "link.gso_limits", "{s}", "185000/185000"), ("receiver", "link.gro_limits", "{r}", "185000/185000"),
 ]
 # What veth (or this VM) cannot do, and must say so rather than pretend.
 UNSUPPORTED = [("receiver", "offload.lro", "{r}"), ("receiver", "ring.rx", "{r}"),

@@ -61,7 +61,7 @@ def test_every_stored_chart_is_an_image_that_draws_without_scripts_or_network():
                 html = "".join(data.get("text/html", ""))
                 assert "vega" not in html and "<script" not in html, f"{path.name}: an HTML chart is stored"
                 images[path.name] += "image/png" in data or "image/svg+xml" in data
-    assert len(images) == 15 and all(images.values()), images  # every notebook stores its charts
+    assert len(images) == 16 and all(images.values()), images  # every notebook stores its charts
 
 
 def test_notebooks_declare_the_profile_parameters_and_their_grids():

@@ -183,7 +183,7 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
     machine's whole state equals the snapshot taken before anything was set."""
     from conftest import FakeMachine
     import hostnet.native
-    monkeypatch.setattr(hostnet.native, "ensure", lambda tool, host: "/opt/hostnet/xdp_pass.o")
+    monkeypatch.setattr(hostnet.native, "ensure", lambda tool, host: f"/opt/hostnet/{tool}")
     m = FakeMachine()
     m.state["msr"] = {0: 0, 1: 0}
     m.state["ifaces"]["eth1"]["rules"][5] = {"flow-type": "tcp4", "src-ip": "10.0.0.1", "action": "0"}
@@ -206,6 +206,8 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
         ("napi_threaded", "eth1", "1"), ("napi_affinity", "eth1", "1"), ("xdp", "eth1", "pass"),
         ("gro_max_size", "eth1", "0"),
         ("qdisc", "eth1", "pfifo limit 1000"),
+        # BIG TCP: the GRO pair set after gro_max_size 0 moved its IPv4 limit to 0 (the kernel's coupling)
+        ("link.gso_limits", "eth1", "185000/185000"), ("link.gro_limits", "eth1", "185000/185000"),
     ]
     assert {k for k, _, _ in plan} | {"iommu"} == set(KNOBS)  # iommu is read-only: nothing to restore
     before = m.snapshot()

@@ -164,7 +164,8 @@ def test_zcflow_moves_data_in_each_mode_over_loopback(tools, send_mode, recv_mod
 
 @pytest.mark.parametrize("args", [[], ["-c", "127.0.0.1", "-p", "9", "-m", "copy"],  # no -t
                                   ["-c", "127.0.0.1", "-p", "9", "-m", "splice", "-t", "1"],
-                                  ["-s", "-B", "127.0.0.1", "-p", "9", "-l", "1000"]])
+                                  ["-s", "-B", "127.0.0.1", "-p", "9", "-l", "1000"],
+                                  ["-c", "127.0.0.1", "-p", "9", "-m", "copy", "-t", "1", "-l", "12288"]])  # 8 MB ring
 def test_zcflow_argument_errors(tools, args):
     p = subprocess.run([tools["zcflow"], *args], capture_output=True, text=True, timeout=10)
     assert p.returncode == 2 and "usage: zcflow" in p.stderr

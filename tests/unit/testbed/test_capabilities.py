@@ -59,3 +59,20 @@ def test_big_tcp_is_refused_where_the_kernel_or_the_driver_lacks_it():
     rx.handlers["/b/bigtcp"] = lambda argv, h: (0, ok_text, "")
     tx.handlers["/b/bigtcp"] = lambda argv, h: (0, ok_text, "")
     assert capabilities.big_tcp_problems(tb, 185000) == []
+
+
+def test_header_data_split_off_is_named_with_the_command_that_turns_it_on():
+    """Tested on a quoted bnxt_en `ethtool -g` (veth has no rings): on passes, off is refused by
+    name, n/a (the driver does not say) passes; the embedded testbed is never asked."""
+    from conftest import servers_testbed
+    on = fixture_text("ethtool_g_bnxt_hds.txt")
+    rx = FakeHost("rx", handlers={"ethtool": lambda argv, h: (0, on, "")})
+    tb = servers_testbed(rx)
+    assert capabilities.zerocopy_receive_problems(tb) == []
+    rx.handlers["ethtool"] = lambda argv, h: (0, on.replace("split:         on", "split:         off"), "")
+    assert capabilities.zerocopy_receive_problems(tb) == [
+        "rx: enp37s0f1 has header-data split off (ethtool -g: TCP data split: off), so TCP_ZEROCOPY_RECEIVE "
+        "maps nothing; turn it on: ethtool -G enp37s0f1 tcp-data-split on"]
+    rx.handlers["ethtool"] = lambda argv, h: (0, on.replace("split:         on", "split:         n/a"), "")
+    assert capabilities.zerocopy_receive_problems(tb) == []
+    assert rx.commands[-1] == ["ethtool", "-g", "enp37s0f1"]
