@@ -55,11 +55,9 @@ def collect(mode: str, *, runs_dir, campaign: str = "", send_modes=SEND_MODES, r
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
     """The campaign's tidy rows with each run's send_mode, recv_mode and mtu as columns."""
     tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
-    point = {m["run_id"]: m.get("point", {}) for m in manifests}
-    tidy = tidy.assign(send_mode=tidy.run_id.map(lambda r: point[r].get("send_mode")),
-                       recv_mode=tidy.run_id.map(lambda r: point[r].get("recv_mode")),
-                       mtu=tidy.run_id.map(lambda r: point[r].get("mtu")))
-    return tidy[tidy.send_mode.notna() & tidy.recv_mode.notna()], manifests
+    for key in ("send_mode", "recv_mode", "mtu"):
+        tidy = grid_view.tag(tidy, manifests, key)
+    return tidy, manifests
 
 
 def mechanism(send_mode: str, recv_mode: str) -> str:
@@ -280,9 +278,7 @@ def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", sizes=BIG_TCP_SI
 def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
     """The BIG TCP campaign's tidy rows with each run's big_tcp_bytes as a column."""
     tidy, manifests = common.load(runs_dir, campaign, BIG_TCP, include_contaminated)
-    size = {m["run_id"]: m.get("point", {}).get("big_tcp_bytes") for m in manifests}
-    tidy = tidy.assign(big_tcp_bytes=tidy.run_id.map(size))
-    return tidy[tidy.big_tcp_bytes.notna()], manifests
+    return grid_view.tag(tidy, manifests, "big_tcp_bytes"), manifests
 
 
 def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
