@@ -34,9 +34,11 @@ $(STAMP): pyproject.toml uv.lock
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --python $(PY)
 	touch $(STAMP)
 
-# The whole suite: unit tests, live tests on an embedded testbed (root; --live asks for them),
-# nbval on the notebooks; then the unit tests again at the dependency floors.
+# The whole suite: the floors' import contracts (import-linter), unit tests, live tests on an
+# embedded testbed (root; --live asks for them), nbval on the notebooks; then the unit tests again
+# at the dependency floors.
 test: install
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest --live -m 'not rehearsal' --durations=15
 	$(MAKE) test-floors
 

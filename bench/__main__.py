@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hostnet.runner import preflight
+from hostnet.measure.runner import preflight
 from hostnet.testbed import embedded
 
 from . import analysis_speed, flow_start, live, replay_speed, results, sweep_overhead
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
                 res = flow_start.result(flow_start.measure(tb, p["flow_reps"], tmp / "runs", p["flow_duration"],
                                                            p["flow_warmup"], log))
             report(out, res, done)
-            from hostnet import plots
+            from hostnet.charts import plots
             plots.save(flow_start.chart(res), out / "flow_start")
     loads = [r["loadavg_1m"] for r in load.rows] or [float("nan")]
     results.write_result(out, {"name": "load", "rows": load.rows})

@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from hostnet import config as stackconfig
+from hostnet.measure import config as stackconfig
 from hostnet.hosts import LocalHost
 from hostnet.probes.perf import record_argv
-from hostnet.workloads import LongFlows
+from hostnet.measure.workloads import LongFlows
 
 from .live import CONFIG, start_pair
 from .stats import alternating, linear_fit, paired_ratios, summarize, verdict

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import time
 
-from hostnet import config as stackconfig
+from hostnet.measure import config as stackconfig
 from hostnet.hosts import Host
-from hostnet.runner import RunFailed, run_point
+from hostnet.measure.runner import RunFailed, run_point
 from hostnet.store import load_manifest
-from hostnet.workloads import LongFlows
+from hostnet.measure.workloads import LongFlows
 
 from .stats import summarize, verdict
 

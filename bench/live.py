@@ -25,13 +25,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostnet import config as stackconfig, native, taxonomy
+from hostnet.measure import config as stackconfig
+from hostnet import native, taxonomy
 from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
-from hostnet.runner import plan_flows, run_point, wait_listening
-from hostnet.workloads import Flow, LongFlows
+from hostnet.measure.runner import plan_flows, run_point, wait_listening
+from hostnet.measure.workloads import Flow, LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average
 from .stats import Summary, alternating, paired_ratios, ratio_interval, summarize, verdict

@@ -23,8 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from hostnet import analysis, taxonomy
-from hostnet.attribution import breakdown_from_stacks
+from hostnet.analysis import metrics
+from hostnet import taxonomy
+from hostnet.analysis.attribution import breakdown_from_stacks
 from hostnet.hosts import LocalHost
 from hostnet.parsers.perf_report import PERF_REPORT_ARGS, parse_perf_report
 from hostnet.parsers.perf_script import parse_folded
@@ -69,7 +70,7 @@ def ours(data: str, kernel: str, sequential: bool = False) -> dict:
     tax = taxonomy.load(taxonomy.series_for(kernel))
     rows = parse_perf_report(files["perf_report.txt"])
     cpus = sorted({r.cpu for r in rows})
-    tables = {cpu: analysis.breakdown(rows, {cpu}, tax, COMMS)["pct"] for cpu in cpus}
+    tables = {cpu: metrics.breakdown(rows, {cpu}, tax, COMMS)["pct"] for cpu in cpus}
     stacks = list(parse_folded(files["perf_folded.txt"]))
     attributed = {cpu: breakdown_from_stacks([s for s in stacks if s[0].cpu == cpu], {cpu}, tax, COMMS)["pct"]
                   for cpu in cpus}

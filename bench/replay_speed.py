@@ -9,8 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hostnet import chart_cache
-from hostnet.batch import replay_jobs, run_notebooks
+from hostnet.charts import chart_cache
+from hostnet.notebook.batch import replay_jobs, run_notebooks
 
 from .stats import summarize, verdict
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from hostnet.probes.perf import DEFAULT_FREQ_HZ
 from hostnet.store import load_manifest
-from hostnet.sweep import SweepSpec, run_sweep
+from hostnet.measure.sweep import SweepSpec, run_sweep
 
 from .artifact import artifact_single_flow
 from .stats import summarize, verdict

@@ -11,12 +11,14 @@ import signal
 import sys
 from pathlib import Path
 
-from . import analysis, config as stackconfig, store, testbed
-from .batch import PROFILES
+from .analysis import metrics
+from .measure import config as stackconfig
+from . import store, testbed
+from .notebook.batch import PROFILES
 from .testbed.capabilities import MissingCapability
 from .hosts import HostError, LocalHost
 from .knobs import KnobError
-from .runner import PreflightError
+from .measure.runner import PreflightError
 
 # experiment name -> traffic pattern
 EXPERIMENTS = {"single-flow": "single", "one-to-one": "one-to-one", "incast": "incast", "outcast": "outcast",
@@ -156,7 +158,7 @@ def _print_summary(runs: list[Path]) -> None:
         if note:
             print(f"  caution           {note}")
         for side in ("sender", "receiver"):
-            top = analysis.top_categories(t, m["config"]["name"], side, 3)
+            top = metrics.top_categories(t, m["config"]["name"], side, 3)
             print(f"  top {side:<9}    " + ", ".join(f"{c} {p:.1f}%" for c, p in top))
         print(f"  foreign load      {m['load'][next(iter(m['load']))]['foreign_cpu_pct']:7.1f} % of a core")
         print(f"  run directory: {run}")
@@ -165,7 +167,7 @@ def _print_summary(runs: list[Path]) -> None:
 
 
 def cmd_run(args) -> int:
-    from .sweep import run_configs
+    from .measure.sweep import run_configs
     try:
         for c in args.config:
             stackconfig.get_config(c, congestion_control=args.cc)
@@ -177,7 +179,7 @@ def cmd_run(args) -> int:
     if pattern == "single" and args.flows != 1:
         _die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
     try:
-        from .sweep import SweepSpec
+        from .measure.sweep import SweepSpec
         SweepSpec(experiment=args.experiment, configs=args.config, repetitions=args.repetitions,
                   duration=args.duration, warmup=args.warmup,
                   grid={**({"flows": [args.flows]} if args.flows != 1 else {}),
@@ -209,7 +211,7 @@ def cmd_sweep(args) -> int:
         return _sweep_notebook(args)
     if args.mode or args.output_dir:
         _die("--mode and --output-dir are for notebook sweeps; a sweep spec always measures live")
-    from .sweep import SweepError, SweepSpec, run_sweep
+    from .measure.sweep import SweepError, SweepSpec, run_sweep
     try:
         spec = SweepSpec.from_yaml(args.spec)
     except (SweepError, ValueError) as exc:
@@ -250,7 +252,7 @@ def _fresh_shape(args, spec: str) -> dict:
 def _sweep_notebook(args) -> int:
     """hostnet sweep NOTEBOOK.ipynb -f params.yaml --mode replay|run: the notebook once per grid
     point, serially; replay selects recorded points, run measures each live (batch.sweep_plan)."""
-    from .batch import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
+    from .notebook.batch import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
     if not args.file:
         _die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
     if not args.mode:
@@ -278,7 +280,7 @@ def _sweep_notebook(args) -> int:
 
 
 def cmd_notebooks(args) -> int:
-    from . import batch
+    from .notebook import batch
     paths = [Path(p) for p in args.notebooks] or None
     if args.action == "store-outputs":
         for p in batch.store_outputs(paths):
@@ -296,30 +298,31 @@ def cmd_notebooks(args) -> int:
 
 def cmd_breakdown(args) -> int:
     """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
-    from . import perf_profile
+    from .analysis import profiles
     from .parsers import ParseError
     try:
-        profile, results, series, series_from = perf_profile.analyse(
+        profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
             embedded=args.embedded)
         if args.flamegraph:
             cpus = sorted({c for r in results for c in r["cpus"]})
-            print(f"flame graph (icicle) written to {perf_profile.flamegraph(profile, cpus, args.flamegraph)}",
+            from .charts.profiles import flamegraph
+            print(f"flame graph (icicle) written to {flamegraph(profile, cpus, args.flamegraph)}",
                   file=sys.stderr)
     except (ParseError, ValueError, OSError, HostError) as exc:
         _die(str(exc))
     if args.csv:
-        print(perf_profile.table(results).to_csv(index=False), end="")
+        print(profiles.table(results).to_csv(index=False), end="")
     elif args.json:
-        print(json.dumps(perf_profile.to_json(profile, results, series, series_from), indent=1))
+        print(json.dumps(profiles.to_json(profile, results, series, series_from), indent=1))
     else:
-        print(perf_profile.format_table(profile, results, series, series_from,
-                                        roles=perf_profile.run_cpu_roles(Path(args.file))))
+        print(profiles.format_table(profile, results, series, series_from,
+                                        roles=profiles.run_cpu_roles(Path(args.file))))
     return 0
 
 
 def cmd_flamegraph(args) -> int:
-    from .explore import flamegraph, flamegraph_page
+    from .sections.explore import flamegraph, flamegraph_page
     run = Path(args.run)
     # into the working directory: a run directory is recorded data, not a place for derived files
     out = Path(args.output or f"flamegraph-{run.resolve().name}-{args.side}.html")
@@ -327,14 +330,14 @@ def cmd_flamegraph(args) -> int:
         out.write_text(flamegraph_page(run, args.side))
         print(f"flame graph written to {out}")
     else:  # a static icicle chart: .svg or .png
-        from .plots import save
+        from .charts.plots import save
         save(flamegraph(run, args.side), out.with_suffix(""))
         print(f"icicle chart written to {out.with_suffix('.svg')} and {out.with_suffix('.png')}")
     return 0
 
 
 def cmd_compare(args) -> int:
-    from .compare import compare, format_comparison
+    from .analysis.compare import compare, format_comparison
     print(format_comparison(compare(args.runs_dir, args.a, args.b)))
     return 0
 
@@ -399,7 +402,7 @@ def _held_elsewhere() -> str:
 
 
 def cmd_figures(args) -> int:
-    from .batch import NotebookExecutionError, run_notebooks
+    from .notebook.batch import NotebookExecutionError, run_notebooks
     if args.testbed and args.mode != "run":
         _die("--testbed names what run mode measures on; replay reads recorded campaigns")
     if args.jobs is not None and (args.jobs < 1 or (args.mode == "run" and args.jobs != 1)):
@@ -628,7 +631,7 @@ def _study_commands(sub) -> None:
 
 
 def cmd_receive_path(args) -> int:
-    from . import receive_path
+    from .sections import receive_path
     campaigns = dict(c.split("=", 1) for c in args.campaign or [])
     if args.record:
         _require_live()
@@ -643,7 +646,8 @@ def cmd_receive_path(args) -> int:
 
 
 def cmd_top_up(args) -> int:
-    from . import project, topup
+    from . import project
+    from .measure import topup
     from .sections import section
     module = section(args.notebook).load_module()
     if not hasattr(module, "judge"):
@@ -664,7 +668,7 @@ def cmd_top_up(args) -> int:
 
 
 def cmd_rederive(args) -> int:
-    from .tidy import rederive_breakdowns
+    from .measure.tidy import rederive_breakdowns
     changed = total = 0
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
@@ -715,7 +719,7 @@ def main(argv=None) -> int:
     if getattr(args, "steering", None):  # every embedded testbed built below (notebooks' kernels too)
         from .testbed import steering
         os.environ[steering.ENV] = args.steering
-    from . import topup
+    from .measure import topup
     for option, env in (("top_up_runs", topup.ENV_RUNS), ("top_up_minutes", topup.ENV_MINUTES)):
         if getattr(args, option, None) is not None:  # read by the notebooks' kernels, as the steering
             os.environ[env] = str(getattr(args, option))

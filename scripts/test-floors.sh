@@ -15,7 +15,7 @@ if [ "$(cat "$VENV/.installed-stamp" 2>/dev/null || true)" != "$want" ]; then
 	"$PYTHON" -m venv "$VENV"
 	"$VENV/bin/python" scripts/floors.py pyproject.toml >"$VENV/floors.txt"
 	echo "floors: $(tr '\n' ' ' <"$VENV/floors.txt")"
-	"$VENV/bin/python" -m pip install --quiet -c "$VENV/floors.txt" . pytest hypothesis
+	"$VENV/bin/python" -m pip install --quiet -c "$VENV/floors.txt" . pytest hypothesis import-linter
 	echo "$want" >"$VENV/.installed-stamp"
 fi
 # the checkout's hostnet is tested (pytest's pythonpath puts it first), with the floors' libraries

@@ -2,8 +2,9 @@
 
 Layout (the rule below is enforced at collection):
 - unit/ mirrors hostnet/: a test of hostnet/X/Y.py is unit/X/test_Y.py, of hostnet/Y.py
-  unit/test_Y.py, of a package's __init__.py unit/X/test_X.py. Where two hostnet modules share a
-  name (base, counters, rx_prof, native) the file is unit/X/test_X_Y.py. Tests of what is not
+  unit/test_Y.py, of a package's __init__.py unit/X/test_X.py. unit/ is a package (its folders
+  have __init__.py), so modules of one name in two floors (base, counters, rx_prof, native) test in
+  files of one name without a prefix; tests/ itself is not, so `from conftest import` works. Tests of what is not
   hostnet: test_bench.py (bench/), test_kernel_patch.py (kernel_patch/), test_scripts.py (shell
   scripts), test_layout.py (the code's shape), test_packaging.py (pyproject.toml, environment.yml,
   the dependency floors, LICENSE, CITATION.cff). No root, no testbed.
@@ -14,7 +15,7 @@ Layout (the rule below is enforced at collection):
 - notebooks/: the notebooks themselves (papermill, nbval, conventions), the report in Chromium, and
   the wheel installed in a fresh venv, replaying a notebook of a copied checkout.
 - fixtures/: captured tool output; fixtures/README.md says how each was captured.
-Basenames are unique across tests/ (there are no __init__.py files).
+Basenames are unique within each folder of tests/ and across live/ and notebooks/ (no __init__.py there).
 """
 import contextlib
 import os
@@ -30,7 +31,7 @@ from hostnet.probes.perf import CONTROL_SH as _PERF_CONTROL_SH
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent
 
-# Live sections top a campaign up until its verdicts are decided (hostnet.topup); the live tests
+# Live sections top a campaign up until its verdicts are decided (hostnet.measure.topup); the live tests
 # check their sweeps, and the loop is tested on a fake runner (unit/test_topup.py): no top-up here,
 # or a test's 1-repetition sweep would spend the default budget (30 runs) on it. Kernels papermill
 # starts inherit it.
@@ -571,7 +572,7 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture
 def built_report(tmp_path):
     """The report over the committed figures and their metadata (as `make figures` leaves them)."""
-    from hostnet import report
+    from hostnet.notebook import report
     figs = tmp_path / "figures"
     shutil.copytree(REPO / "figures", figs, ignore=shutil.ignore_patterns("index.html"))
     return report.build(figs)
@@ -591,7 +592,7 @@ def rx_prof_phase(name):
 
 def patched_kernel_host():
     """A host whose kernel has the whole rx_prof series (its file and sysctls) and bpftrace."""
-    from hostnet import kernel_source
+    from hostnet.probes import kernel_source
     files = {kernel_source.RX_PROF_FILE: rx_prof_phase("start")}
     files.update({f"/proc/sys/net/core/{n}": "0\n" for n in kernel_source.RX_PROF_SYSCTLS})
     return FakeHost("patched", files=files, handlers={"bpftrace": lambda a, h: (0, "", "")})
@@ -623,7 +624,7 @@ def servers_testbed(receiver_host):
 
 def capture_sweeps(monkeypatch, tmp_path, tb):
     """The sweeps a section's run_live would start, built and validated but not run."""
-    from hostnet import sweep
+    from hostnet.measure import sweep
     from hostnet.testbed import servers
     specs = []
 

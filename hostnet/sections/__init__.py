@@ -58,7 +58,7 @@ _PATTERN_RUN_ONLY = (*LIVE_ONLY, "perf_freq_hz", "separate_hosts")
 
 SECTIONS: dict[str, Section] = {s.notebook: s for s in (
     Section("00-explore.ipynb", "Explore recorded campaigns: runs, points, categories, flame graphs", "all", "",
-            "hostnet.explore", run_only=()),
+            "hostnet.sections.explore", run_only=()),
     Section("01-single-flow.ipynb", "§3.1 Single flow: the optimisation ladder", "§3.1", "single-flow",
             "hostnet.sections.single_flow", (Select("configs", "config"),), (*LIVE_ONLY, "perf_freq_hz")),
     Section("02-rx-buffer.ipynb", "§3.1 TCP Rx buffer: throughput per core and latency (Fig. 3e–f)", "§3.1",

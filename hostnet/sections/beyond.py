@@ -15,8 +15,9 @@ import dataclasses
 import altair as alt
 import pandas as pd
 
-from .. import analysis, ledger, plots, verdicts
-from ..sweep import SweepSpec
+from ..analysis import metrics, ledger, verdicts
+from ..charts import plots
+from ..measure.sweep import SweepSpec
 from . import common, grid_view
 
 EXPERIMENT = "zero-copy"
@@ -82,7 +83,7 @@ def per_run(tidy: pd.DataFrame) -> pd.DataFrame:
     window; the accounting the tidy rows carry), each application thread's own CPU per MB (zcflow's
     getrusage, tcp_mmap.c's unit), the share of bytes mapped and of MSG_ZEROCOPY sends copied, and
     each side's data-copy share of its breakdown."""
-    bd = analysis.breakdown_metric(tidy)
+    bd = metrics.breakdown_metric(tidy)
     rows = []
     for run_id, g in tidy.groupby("run_id"):
         v, row = _run_values(run_id, g)
@@ -128,7 +129,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
     for (s, r), g in runs.groupby(["send_mode", "recv_mode"], sort=False):
         row = {"send_mode": s, "recv_mode": r, "mechanism": mechanism(s, r)}
         for col in _MEANS:
-            mean, ci = analysis.confidence(g[col].dropna())
+            mean, ci = metrics.confidence(g[col].dropna())
             row[col] = mean
             if col in _WITH_CI:
                 row[col + "_ci95"] = ci
@@ -159,7 +160,7 @@ def shown(summary: pd.DataFrame) -> pd.DataFrame:
 
 def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
     """Median share of each category per mechanism and side."""
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     t = tidy[(tidy.metric == metric) & tidy.side.isin(["sender", "receiver"])]
     out = t.groupby(["send_mode", "recv_mode", "side", "category"]).value.median().rename("pct").reset_index()
     out["mechanism"] = [mechanism(s, r) for s, r in zip(out.send_mode, out.recv_mode, strict=True)]
@@ -285,7 +286,7 @@ def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
     """One row per run: throughput, tpc, each side's CPU per MB, its per-skb share (tcp/ip + netdev +
     skb of its breakdown) and what that share costs per MB, and the mean packet size GRO delivered
     (eBPF, sampled)."""
-    bd = analysis.breakdown_metric(tidy)
+    bd = metrics.breakdown_metric(tidy)
     rows = []
     for run_id, g in tidy.groupby("run_id"):
         v, row = _run_values(run_id, g)
@@ -309,7 +310,7 @@ def big_tcp_table(tidy: pd.DataFrame) -> pd.DataFrame:
         for col in ("throughput_gbps", "tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb", *per_skb,
                     "post_gro_skb_bytes", "tpc_gbps_nic", "sender_us_per_mb_nic", "receiver_us_per_mb_nic",
                     *(f"{c}_nic" for c in per_skb)):
-            row[col], row[col + "_ci95"] = analysis.confidence(g[col].dropna())
+            row[col], row[col + "_ci95"] = metrics.confidence(g[col].dropna())
         row["repetitions"] = len(g)
         rows.append(row)
     return pd.DataFrame(rows)

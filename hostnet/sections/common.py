@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, plots, project, store
+from ..analysis import metrics
+from ..charts import plots
+from .. import project, store
 from . import section
 
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against),
@@ -30,7 +32,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
 
     Runs flagged for foreign load (another workload used the machine during the window)
     are left out of the tidy data unless include_contaminated; run_quality() counts them. Points
-    with unprofiled runs take their throughput and CPU from those (analysis.prefer_unprofiled).
+    with unprofiled runs take their throughput and CPU from those (metrics.prefer_unprofiled).
     Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """
     tidy = store.load_tidy(runs_dir, campaign, experiment)
@@ -43,7 +45,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
-    return analysis.with_side_tpc(analysis.prefer_unprofiled(tidy, manifests), manifests), manifests
+    return metrics.with_side_tpc(metrics.prefer_unprofiled(tidy, manifests), manifests), manifests
 
 
 def flag_detail(manifest: dict) -> str:
@@ -81,7 +83,7 @@ def flag_report(manifests: list[dict]) -> str:
         busiest = ", ".join(f"{c} up to {p:.0f} %" for c, p in sorted(peak.items(), key=lambda kv: -kv[1])[:5])
         text += (f"; {len(foreign)} for foreign load: other processes used "
                  + (f"{min(loads):.0f}-{max(loads):.0f} % of a core" if loads else "more than the limit")
-                 + f" during the window (limit {analysis.FOREIGN_LOAD_LIMIT_PCT:.0f} %)"
+                 + f" during the window (limit {metrics.FOREIGN_LOAD_LIMIT_PCT:.0f} %)"
                  + (f"; busiest: {busiest}" if busiest else ""))
     if short:
         text += f"; {short} for a measurement window too short to use"
@@ -119,7 +121,7 @@ def breakdown_versions(manifests: list[dict]) -> str:
     """The attribution rule and taxonomy the campaign's breakdowns were derived under ('' when no
     run kept stacks), so no figure mixes versions silently: several are listed as "mixed", and one
     that is not the current is marked (`hostnet rederive CAMPAIGN` brings it up to date)."""
-    from ..attribution import ATTRIBUTION_RULE
+    from ..analysis.attribution import ATTRIBUTION_RULE
     from ..taxonomy import load as load_taxonomy, series_for
     seen, stale = {}, False
     for m in manifests:
@@ -151,7 +153,7 @@ def run_quality(manifests: list[dict]) -> dict:
             # how long each point measured (its workload's duration; a campaign's own, not a profile's)
             "point_seconds": sorted({m["workload"]["duration_s"] for m in ok
                                      if isinstance(m.get("workload"), dict) and "duration_s" in m["workload"]}),
-            "foreign_load_limit_pct": analysis.FOREIGN_LOAD_LIMIT_PCT}
+            "foreign_load_limit_pct": metrics.FOREIGN_LOAD_LIMIT_PCT}
 
 
 def save_figures(chart_map: dict, figures_dir) -> list[Path]:

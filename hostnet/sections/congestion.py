@@ -13,11 +13,14 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, config as stackconfig, plots, store, topup, verdicts
+from ..analysis import metrics, verdicts
+from ..measure import config as stackconfig, topup
+from ..charts import plots
+from .. import store
 from ..testbed.session import kind_of, using
 from . import common
 from ..testbed.capabilities import point_requirements
-from ..sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, run_sweep
 
 EXPERIMENT = "one-to-one"
 ALGORITHMS = ["reno", "cubic", "bbr", "dctcp"]
@@ -83,7 +86,7 @@ def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None,
             row = {"congestion_control": cc, "flows": int(n), "status": "measured"}
             for col, metric, side in _COLUMNS:
                 row[col] = g[(g.metric == metric) & (g.side == side)].value.median()
-            mean, ci = analysis.confidence(g[(g.metric == "tpc_gbps") & (g.side == "both")].value)
+            mean, ci = metrics.confidence(g[(g.metric == "tpc_gbps") & (g.side == "both")].value)
             row["tpc_mean_gbps"], row["tpc_ci95_gbps"] = mean, ci
             row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
             rows.append(row)
@@ -92,7 +95,7 @@ def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None,
 
 def breakdown(tidy: pd.DataFrame, flows: int = 1) -> pd.DataFrame:
     """CPU breakdown (median % per category) per algorithm and side, for one flow count."""
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     t = tidy[(tidy.metric == metric) & (tidy.flows == flows) & tidy.side.isin(["sender", "receiver"])]
     out = t.groupby(["congestion_control", "side", "category"]).value.median().rename("pct").reset_index()
     out.attrs["metric"] = metric

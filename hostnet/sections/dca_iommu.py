@@ -16,9 +16,10 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, verdicts
+from .. import store
+from ..analysis import verdicts
 from ..testbed.session import is_file, kind_of, using
-from ..analysis import breakdown_metric
+from ..analysis.metrics import breakdown_metric
 from ..testbed.capabilities import MissingCapability
 from ..knobs import DdioWays, Iommu
 from ..taxonomy import CATEGORIES
@@ -65,7 +66,7 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
         from ..hosts import LocalHost
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
         raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
-    from ..sweep import run_configs
+    from ..measure.sweep import run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
         plan = ddio_plan(host)

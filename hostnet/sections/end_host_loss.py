@@ -12,12 +12,13 @@ import altair as alt
 import pandas as pd
 
 from . import common
-from .. import store, topup
+from .. import store
+from ..measure import topup
 from ..testbed.session import is_fresh, kind_of, using
-from ..sweep import SweepSpec, run_sweep
-from ..udp_loss import LOCATIONS
-from .. import verdicts
-from ..verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.udp_loss import LOCATIONS
+from ..analysis import verdicts
+from ..analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
 EXPERIMENT = "udp-loss"
 RATES_GBPS = [0.5, 1, 2, 8]

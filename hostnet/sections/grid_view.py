@@ -11,12 +11,14 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, store, topup
+from ..analysis import metrics
+from .. import store
+from ..measure import topup
 from ..testbed.session import kind_of, using
 from . import common
-from ..analysis import BREAKDOWN_ORDER
-from ..plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
-from ..sweep import SweepSpec, run_sweep
+from ..analysis.metrics import BREAKDOWN_ORDER
+from ..charts.plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
+from ..measure.sweep import SweepSpec, run_sweep
 
 
 # Clean runs per point a live sweep tops up to: two give a confidence interval, so a verdict can
@@ -88,7 +90,7 @@ def mean_ci(g: pd.DataFrame, metric: str, side: str, category: str | None = None
     rows = g[(g.metric == metric) & (g.side == side)]
     if category is not None:
         rows = rows[rows.category.fillna("") == category]
-    return analysis.confidence(rows.value)
+    return metrics.confidence(rows.value)
 
 
 def counter(g: pd.DataFrame, side: str, name: str) -> pd.Series:
@@ -99,11 +101,11 @@ def counter(g: pd.DataFrame, side: str, name: str) -> pd.Series:
 
 def breakdown(tidy: pd.DataFrame, key: str) -> pd.DataFrame:
     """Per grid value, side and category: mean share of busy samples (%) with its 95 % CI."""
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     rows = []
     part = tidy[tidy.metric == metric]
     for (value, side, cat), g in part.groupby([key, "side", "category"]):
-        mean, ci = analysis.confidence(g.value)
+        mean, ci = metrics.confidence(g.value)
         rows.append({key: value, "side": side, "category": cat, "pct": mean, "pct_ci95": ci})
     out = pd.DataFrame(rows, columns=[key, "side", "category", "pct", "pct_ci95"])
     out.attrs["metric"] = metric

@@ -10,9 +10,9 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from .. import analysis, verdicts
+from ..analysis import metrics, verdicts
 from . import common, grid_view
-from ..sweep import SweepSpec
+from ..measure.sweep import SweepSpec
 from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "mixed"
@@ -66,7 +66,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
         runs = per_run[(per_run.long_flow == long_flow) & (per_run[KEY] == k)]
         row = {"long_flow": int(long_flow), KEY: int(k)}
         for col in ("tpc_gbps", "long_tpc_gbps", "short_tpc_gbps"):
-            row[col], row[col + "_ci95"] = analysis.confidence(runs[col])
+            row[col], row[col + "_ci95"] = metrics.confidence(runs[col])
         for col, metric, side in (("throughput_gbps", "throughput_gbps", "both"),
                                   ("transactions_per_s", "transactions_per_s", "both"),
                                   ("sender_cpu_pct", "cpu_util_pct", "sender"),
@@ -107,7 +107,7 @@ def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
     """grid_view.breakdown per (long flow present, short-flow count)."""
     parts = [grid_view.breakdown(g, KEY).assign(long_flow=int(lf)) for lf, g in tidy.groupby("long_flow")]
     out = pd.concat(parts, ignore_index=True)
-    out.attrs["metric"] = analysis.breakdown_metric(tidy)
+    out.attrs["metric"] = metrics.breakdown_metric(tidy)
     return out
 
 
@@ -154,7 +154,7 @@ def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
     if len(ks) < 2 or ks[0] != 0:
         return verdicts.Judgement(verdicts.INCONCLUSIVE, "no long-flow-alone point",
                                   "the long flow alone and with short flows")
-    k, metric = ks[-1], analysis.breakdown_metric(tidy)
+    k, metric = ks[-1], metrics.breakdown_metric(tidy)
     cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
     pts = [{KEY: 0, "long_flow": 1}, {KEY: k, "long_flow": 1}]
     judged = {}

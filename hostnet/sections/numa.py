@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
-from .. import store, verdicts
+from .. import store
+from ..analysis import verdicts
 from ..testbed.session import is_file, kind_of, using
 from ..testbed.capabilities import MissingCapability
 
@@ -64,7 +65,7 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
-    from ..sweep import run_configs
+    from ..measure.sweep import run_configs
     with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
         for placement, cpus in plan.items():

@@ -10,9 +10,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from .. import verdicts
+from ..analysis import verdicts
 from . import common, grid_view
-from ..sweep import SweepSpec
+from ..measure.sweep import SweepSpec
 
 EXPERIMENT = "single-flow"
 KEY = "loss_rate"

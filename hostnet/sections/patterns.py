@@ -10,10 +10,13 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from .. import analysis, plots, store, topup, verdicts
+from ..analysis import metrics, verdicts
+from ..charts import plots
+from .. import store
+from ..measure import topup
 from ..testbed.session import is_fresh, using
 from . import common
-from ..sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, run_sweep
 from ..taxonomy import CATEGORIES
 
 SIDES = ("sender", "receiver")
@@ -150,12 +153,12 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
         for col, metric, side in (("throughput_gbps", "throughput_gbps", "both"), ("tpc_gbps", "tpc_gbps", "both"),
                                   ("sender_cpu_pct", "cpu_util_pct", "sender"),
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver")):
-            row[col], row[col + "_ci95"] = analysis.confidence(_values(g, metric, side))
+            row[col], row[col + "_ci95"] = metrics.confidence(_values(g, metric, side))
         # saturation is per core: with more cores on one side (incast, outcast on real servers) its
         # summed utilisation would look busier without any core being busier
-        row["sender_cpu_per_core_pct"], row["sender_cpu_per_core_pct_ci95"] = analysis.confidence(
+        row["sender_cpu_per_core_pct"], row["sender_cpu_per_core_pct_ci95"] = metrics.confidence(
             _values(g, "cpu_util_pct", "sender") / max(1, row["sender_cores"]))
-        row["receiver_cpu_per_core_pct"], row["receiver_cpu_per_core_pct_ci95"] = analysis.confidence(
+        row["receiver_cpu_per_core_pct"], row["receiver_cpu_per_core_pct_ci95"] = metrics.confidence(
             _values(g, "cpu_util_pct", "receiver") / max(1, row["receiver_cores"]))
         row["bottleneck"] = ("receiver" if row["receiver_cpu_per_core_pct"] >= row["sender_cpu_per_core_pct"]
                              else "sender")
@@ -182,12 +185,12 @@ def display_table(summary: pd.DataFrame) -> pd.DataFrame:
 def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
     """Mean share of each side's busy samples per category and n (long form: flows, side, category, pct).
 
-    Uses the call-chain-attributed breakdown where the runs kept their stacks (analysis.breakdown_metric).
+    Uses the call-chain-attributed breakdown where the runs kept their stacks (metrics.breakdown_metric).
     """
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     b = tidy[(tidy.metric == metric) & tidy.side.isin(SIDES)]
     out = b.groupby(["flows", "side", "category"], as_index=False).value.mean().rename(columns={"value": "pct"})
-    order = {c: i for i, c in enumerate(analysis.BREAKDOWN_ORDER)}
+    order = {c: i for i, c in enumerate(metrics.BREAKDOWN_ORDER)}
     out = out.assign(rank=out.category.map(order).fillna(len(order)), metric=metric)
     return out.sort_values(["side", "flows", "rank"], ascending=[False, True, True]).drop(columns="rank") \
         .reset_index(drop=True)
@@ -249,7 +252,7 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, label: str) ->
         **({"color": FLAGGED_COLOR} if only_flagged else {})))
     metric = bd.metric.iloc[0] if len(bd) else "breakdown_pct"
     caveat = plots.ATTRIBUTED_CAVEAT if metric == "breakdown_attributed_pct" else plots.CPU_CLOCK_CAVEAT
-    order = analysis.BREAKDOWN_ORDER
+    order = metrics.BREAKDOWN_ORDER
     stacked = alt.Chart(bd).mark_bar().encode(
         x=x, y=alt.Y("pct:Q", stack="normalize", title="share of busy samples", axis=alt.Axis(format="%")),
         color=alt.Color("category:N", sort=order, title="category",
@@ -320,7 +323,7 @@ def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
     if config != "all-opts":
         return verdicts.not_testable(f"the campaign ran {config}",
                                      "an all-opts campaign (the finding is about all-opts)")
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
     parts = [verdicts.largest(verdicts.shares_by_run(tidy, metric, side, cats, flows=n), "data_copy",
                               what=f"n={n} {side}", points=[{"flows": int(n)}])

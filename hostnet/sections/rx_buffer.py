@@ -8,10 +8,12 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from .. import analysis, store, topup, verdicts
+from ..analysis import metrics, verdicts
+from .. import store
+from ..measure import topup
 from ..testbed.session import kind_of, using
 from . import common
-from ..sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, run_sweep
 
 EXPERIMENT = "single-flow"
 SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
@@ -49,7 +51,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver"),
                                   ("latency_avg_usec", "rx_to_copy_latency_avg_usec", "receiver"),
                                   ("latency_p99_usec", "rx_to_copy_latency_p99_usec", "receiver")):
-            mean, ci = analysis.confidence(g[(g.metric == metric) & (g.side == side)].value)
+            mean, ci = metrics.confidence(g[(g.metric == metric) & (g.side == side)].value)
             row[col], row[col + "_ci95"] = mean, ci
         row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
         rows.append(row)

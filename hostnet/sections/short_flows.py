@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import analysis, verdicts
+from ..analysis import metrics, verdicts
 from . import common, grid_view
-from ..sweep import SweepSpec
+from ..measure.sweep import SweepSpec
 from ..taxonomy import CATEGORIES
-from ..workloads import SOCKPERF_MAX_BYTES
+from ..measure.workloads import SOCKPERF_MAX_BYTES
 
 EXPERIMENT = "incast"
 KEY = "rpc_size"
@@ -136,7 +136,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
     """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA), F24 (tpc
     rises with RPC size), judged on clean runs (verdicts)."""
     testbed_kind = manifests[0]["testbed"]["kind"] if manifests else "embedded"
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     sizes = sorted(int(v) for v in tidy[KEY].unique())
     judged = {}
     if 4096 in sizes:

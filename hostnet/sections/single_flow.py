@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, config as stackconfig, plots, store, topup, verdicts
+from ..analysis import metrics, verdicts
+from ..measure import config as stackconfig, topup
+from ..charts import plots
+from .. import store
 from ..testbed.session import kind_of, using
 from . import common
-from ..sweep import run_configs
+from ..measure.sweep import run_configs
 from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "single-flow"
@@ -73,17 +76,17 @@ def charts(tidy: pd.DataFrame, reference_dir, label: str, manifests: list[dict])
         "single-flow-tpc": plots.tpc_chart(tidy, order, ref, label),
         "single-flow-cpu": plots.cpu_chart(tidy, order, label),
         "single-flow-sender-breakdown": plots.breakdown_chart(tidy, order, "sender", "c", label,
-                                                              metric=analysis.breakdown_metric(tidy)),
+                                                              metric=metrics.breakdown_metric(tidy)),
         "single-flow-receiver-breakdown": plots.breakdown_chart(tidy, order, "receiver", "d", label,
-                                                                metric=analysis.breakdown_metric(tidy)),
+                                                                metric=metrics.breakdown_metric(tidy)),
     }
 
 
 def table(tidy: pd.DataFrame) -> pd.DataFrame:
-    t = analysis.ladder_table(tidy, list(stackconfig.CONFIGS))
+    t = metrics.ladder_table(tidy, list(stackconfig.CONFIGS))
     tops = []
     for cfg in t.config:
-        tops.append(", ".join(f"{c} {p:.0f}%" for c, p in analysis.top_categories(tidy, cfg, "receiver", 3)))
+        tops.append(", ".join(f"{c} {p:.0f}%" for c, p in metrics.top_categories(tidy, cfg, "receiver", 3)))
     t["receiver_top3"] = tops
     return t
 
@@ -159,7 +162,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
             j = verdicts.Judgement(j.verdict, j.shows + "; not a ladder step, not counted: " + "; ".join(shown),
                                    j.decide, j.points, j.holds)
         judged["F04"] = j
-    metric = analysis.breakdown_metric(tidy)
+    metric = metrics.breakdown_metric(tidy)
     cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
     for fid, cfg, want in (("F05", "all-opts", "data_copy"), ("F06", "no-opts", "tcp/ip")):
         parts = []

@@ -1,4 +1,4 @@
-"""Notebook sweeps executed live by papermill (hostnet.batch.sweep_notebook), once per point,
+"""Notebook sweeps executed live by papermill (hostnet.notebook.batch.sweep_notebook), once per point,
 each into its own campaign, smoke profile. sweep_02 / sweep_07 are shared with the servers
 rehearsal (test_live_servers.py), which runs them on its testbed.yaml."""
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import batch
+from hostnet.notebook import batch
 from hostnet.sections import short_flows
 
 pytestmark = pytest.mark.live

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import live_ready
 from hostnet import native, store, testbed
-from hostnet.sweep import run_sweep
+from hostnet.measure.sweep import run_sweep
 from hostnet.knobs import link
 from hostnet.sections import beyond
 

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import batch, store
+from hostnet.notebook import batch
+from hostnet import store
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready())),
               pytest.mark.skipif(shutil.which("iperf") is None, reason="iperf (iperf2) missing: make install")]

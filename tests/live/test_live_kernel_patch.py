@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from hostnet import kernel_source
+from hostnet.probes import kernel_source
 
 pytestmark = pytest.mark.live
 
@@ -30,8 +30,9 @@ def test_series_applies_and_builds_with_werror():
 def test_stock_kernel_point_records_the_ebpf_latency_source(state_dir, tmp_path):
     """On this stock kernel a point with the latency probe says bpftrace measured it, and why."""
     from conftest import live_ready
-    from hostnet import config as sc, runner, store, testbed
-    from hostnet.workloads import LongFlow
+    from hostnet.measure import config as sc, runner
+    from hostnet import store, testbed
+    from hostnet.measure.workloads import LongFlow
     if live_ready() or os.path.exists(kernel_source.RX_PROF_FILE):
         pytest.skip(live_ready() or "this kernel has the rx_prof series")
     with testbed.embedded(f"kp{os.getpid() % 10000}") as tb:

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import config as sc, testbed
+from hostnet.measure import config as sc
+from hostnet import testbed
 from hostnet.hosts import LocalHost, ProcessTag, netns_exists
 from hostnet.knobs import KNOBS, KnobError
 

@@ -8,7 +8,7 @@ from conftest import live_ready
 from hostnet.sections import mixed_flows
 from hostnet import store, testbed
 from hostnet.knobs.loss import TABLE
-from hostnet.sweep import SweepSpec, run_sweep
+from hostnet.measure.sweep import SweepSpec, run_sweep
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 

@@ -6,9 +6,10 @@ import os
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import config as sc, runner, store, testbed
+from hostnet.measure import config as sc, runner
+from hostnet import store, testbed
 from hostnet.sections import patterns
-from hostnet.workloads import LongFlows
+from hostnet.measure.workloads import LongFlows
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 
@@ -61,7 +62,7 @@ def test_incast_from_two_sender_hosts_over_a_bridge(state_dir, tmp_path):
 def test_rpc_incast(state_dir, tmp_path, tool):
     import shutil
 
-    from hostnet.workloads import RpcFlows
+    from hostnet.measure.workloads import RpcFlows
     if not shutil.which(tool):
         pytest.fail(f"{tool} is not installed: `make install` installs it")
     with testbed.embedded(f"rp{tool[0]}{os.getpid() % 10000}") as tb:

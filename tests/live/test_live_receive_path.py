@@ -10,10 +10,11 @@ import os
 import pytest
 
 from conftest import live_ready
-from hostnet import config as sc, runner, store, testbed
+from hostnet.measure import config as sc, runner
+from hostnet import store, testbed
 from hostnet.knobs import KNOBS
 from hostnet.knobs.napi import napi_threads
-from hostnet.workloads import LongFlow
+from hostnet.measure.workloads import LongFlow
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import config as sc, runner, store, testbed
+from hostnet.measure import config as sc, runner
+from hostnet import store, testbed
 from hostnet.hosts import LocalHost, netns_exists
 from hostnet.knobs import KNOBS
 from hostnet.parsers.perf_report import parse_perf_report
-from hostnet.workloads import LongFlow
+from hostnet.measure.workloads import LongFlow
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 

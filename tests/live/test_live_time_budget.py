@@ -5,7 +5,8 @@ import json
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet import batch, store, testbed
+from hostnet.notebook import batch
+from hostnet import store, testbed
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 

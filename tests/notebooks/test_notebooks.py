@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from hostnet import batch
+from hostnet.notebook import batch
 
 
 def test_replay_writes_figures_and_report(tmp_path):
@@ -34,7 +34,7 @@ def test_replay_writes_figures_and_report(tmp_path):
     assert {"single-flow-tpc", "single-flow-receiver-breakdown", "rx-buffer-latency"} <= set(stems)
     assert html.count("<img") == len(stems)
     assert "paper says" in html and "F07" in html
-    from hostnet.report import verdict_class
+    from hostnet.notebook.report import verdict_class
     for m in metas.values():  # each notebook's verdict cells, as computed, with the class that colours them
         for v in m["verdicts"]:
             assert f"<td class='{verdict_class(v['verdict'])}'>{v['verdict']}</td>" in html, (m["notebook"], v["id"])
@@ -65,7 +65,7 @@ def test_every_stored_chart_is_an_image_that_draws_without_scripts_or_network():
 
 
 def test_notebooks_declare_the_profile_parameters_and_their_grids():
-    from hostnet import batch
+    from hostnet.notebook import batch
     common = {"mode", "campaign", "config", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
               "figures_dir", "include_contaminated", "testbed"}
     for name, grid in (("06-packet-loss", "loss_rates"), ("07-short-flows", "rpc_sizes"),
@@ -112,7 +112,7 @@ def test_notebook_03_on_a_campaign_with_every_run_flagged_ends_normally_saying_s
     assert "NO CLEAN RUN: the tables and figures below show these flagged runs, marked as such" in text
     assert "stress-ng up to 100 %" in text and '"output_type": "error"' not in text
     meta = json.loads((tmp_path / "figures" / "03-one-to-one.meta.json").read_text())
-    from hostnet.verdicts import NOT_TESTABLE
+    from hostnet.analysis.verdicts import NOT_TESTABLE
     assert {v["verdict"] for v in meta["verdicts"]} == {NOT_TESTABLE}
     assert "FLAGGED RUNS" in (tmp_path / "figures" / "one-to-one-tpc.svg").read_text()
 

@@ -141,7 +141,7 @@ def test_the_interactive_renderer_draws_offline(lab, offline_chromium):
     """plots.interactive(): altair's HTML with the vega bundle inlined runs in a live session."""
     url, root = lab
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import altair as alt\nimport pandas as pd\nfrom hostnet import plots\nplots.interactive()\n"
+        "import altair as alt\nimport pandas as pd\nfrom hostnet.charts import plots\nplots.interactive()\n"
         "alt.Chart(pd.DataFrame({'x': list('abc'), 'y': [3, 1, 2]})).mark_bar().encode(x='x', y='y')")],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nbformat.write(nb, root / "notebooks" / "interactive.ipynb")

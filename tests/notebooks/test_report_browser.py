@@ -47,7 +47,8 @@ def test_browser_check_sees_a_missing_figure(built_report, offline_chromium):
 
 
 def test_flamegraph_page_is_drawn_searched_and_zoomed_offline(tmp_path, offline_chromium):
-    from hostnet import cli, explore
+    from hostnet import cli
+    from hostnet.sections import explore
     run = explore.first_run_with_stacks(REPO / "data" / "runs", "20261123-rx-buffer-embedded")
     page = tmp_path / "fg.html"
     assert cli.main(["flamegraph", str(run), "-o", str(page)]) == 0

@@ -103,7 +103,7 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
     _run([py, "-m", "papermill", "--no-progress-bar", "notebooks/01-single-flow.ipynb", tmp_path / "01.ipynb",
           "-p", "figures_dir", "hostnet-figures"], checkout, env)
     assert SINGLE in (checkout / "hostnet-figures" / "01-single-flow.meta.json").read_text()
-    index = checkout / _run([py, "-c", "from hostnet import report; print(report.build('hostnet-figures'))"],
+    index = checkout / _run([py, "-c", "from hostnet.notebook import report; print(report.build('hostnet-figures'))"],
                             checkout, env).strip()
     html = index.read_text()
     assert index == checkout / "hostnet-figures" / "index.html" and SINGLE in html and RX in html

@@ -95,7 +95,8 @@ def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
 
 
 def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environment(monkeypatch):
-    from hostnet import cli, topup
+    from hostnet import cli
+    from hostnet.measure import topup
     monkeypatch.setenv(topup.ENV_RUNS, "0")  # restored after the test, whatever main() sets
     monkeypatch.setenv(topup.ENV_MINUTES, "10")
     monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)  # refused before any notebook runs
@@ -210,7 +211,7 @@ def _no_local_root(tools=()):
 
 
 def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_servers(monkeypatch, tmp_path):
-    from hostnet import sweep
+    from hostnet.measure import sweep
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using, seen = _Using("servers"), {}
@@ -222,7 +223,7 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
 
 
 def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
-    from hostnet import sweep
+    from hostnet.measure import sweep
     using = _Using("embedded")
     monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
     monkeypatch.setattr(cli.testbed, "using", using)
@@ -241,7 +242,7 @@ def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
 
 
 def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
-    from hostnet import sweep
+    from hostnet.measure import sweep
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using = _Using("servers")
@@ -268,14 +269,14 @@ def test_a_repeated_config_is_refused_before_anything_runs(capsys, state_dir):
 def test_progress_goes_through_logging_to_stderr_and_log_quiet_silences_it(capsys):
     """#31: progress went through print and callbacks; now hostnet's loggers, set up by the CLI."""
     import logging
-    from hostnet import batch
+    from hostnet.notebook import batch
     cli.setup_logging()
     batch.log.info("[1/2] 02-rx-buffer.ipynb: ok in 3 s")
-    logging.getLogger("hostnet.sweep").debug("not shown without -v")
+    logging.getLogger("hostnet.measure.sweep").debug("not shown without -v")
     out = capsys.readouterr()
     assert out.err == "[1/2] 02-rx-buffer.ipynb: ok in 3 s\n" and out.out == ""
     cli.setup_logging(verbose=1)
-    logging.getLogger("hostnet.sweep").debug("shown with -v")
+    logging.getLogger("hostnet.measure.sweep").debug("shown with -v")
     cli.setup_logging(quiet=True)
     batch.log.info("not shown with --log-quiet")
     batch.log.warning("a warning still is")

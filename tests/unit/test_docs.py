@@ -2,7 +2,7 @@
 import re
 
 from conftest import REPO
-from hostnet import batch
+from hostnet.notebook import batch
 
 
 def _profile_table() -> dict[str, dict]:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hostnet import inputfiles
 from hostnet.inputfiles import InputFileError
-from hostnet.sweep import SweepError, SweepSpec
+from hostnet.measure.sweep import SweepError, SweepSpec
 from hostnet.testbed import servers
 
 

@@ -1,6 +1,7 @@
 """The shape of the code: the section registry matches notebooks/ one to one, DESIGN.md's layout
-names every module under hostnet/ (and nothing that is not there), hostnet has no import circle,
-and the rule that keeps live tests in tests/live/ (tests/conftest.py) finds what breaks it."""
+names every module under hostnet/ (and nothing that is not there), every import resolves (import
+circles and the floors are import-linter's: test_contracts.py), and the rule that keeps live tests
+in tests/live/ (tests/conftest.py) finds what breaks it; tests/unit/ mirrors hostnet/'s packages."""
 import ast
 import importlib
 import re
@@ -34,7 +35,8 @@ def test_every_section_module_is_in_the_registry():
                if p.stem not in helpers | {"__init__"}}
     modules |= {f"hostnet.sections.{p.name}" for p in (HOSTNET / "sections").iterdir()
                 if p.is_dir() and (p / "__init__.py").exists()}
-    assert modules == {s.module for s in SECTIONS.values()} - {"hostnet.explore"}
+    # receive_path is an experiment without a notebook (`hostnet receive-path`, docs/receive-path.md)
+    assert modules == {s.module for s in SECTIONS.values()} | {"hostnet.sections.receive_path"}
 
 
 def test_a_notebook_is_found_by_file_name_or_stem_and_an_unknown_one_is_refused():
@@ -73,7 +75,7 @@ def test_design_md_names_every_module_under_hostnet_and_only_those():
 
 
 def test_the_layout_parser_reads_nesting_and_skips_continuations():
-    assert {"hostnet/hosts/base.py", "hostnet/sections/time_budget/run.py", "hostnet/runner.py",
+    assert {"hostnet/hosts/base.py", "hostnet/sections/time_budget/run.py", "hostnet/measure/runner.py",
             "tests/"} <= design_tree()
 
 
@@ -81,82 +83,6 @@ def _module_name(path: Path) -> str:
     rel = path.relative_to(REPO).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
     return ".".join(parts)
-
-
-def _typing_only(tree: ast.AST) -> set[int]:
-    """ids of import nodes under `if TYPE_CHECKING:` (annotations only: nothing runs them)."""
-    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-            and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
-            for n in ast.walk(node)}
-
-
-def import_graph() -> dict[str, set[str]]:
-    """hostnet module -> hostnet modules it imports (anywhere in the file, functions included;
-    imports for type annotations only are left out)."""
-    files = {_module_name(p): p for p in HOSTNET.rglob("*.py") if "__pycache__" not in p.parts}
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        edges = set()
-        tree = ast.parse(path.read_text())
-        typing_only = _typing_only(tree)
-        for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                    base = ".".join(parts + ([node.module] if node.module else []))
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
-            else:
-                continue
-            edges |= {t for t in targets if t in files and t != name}
-        graph[name] = edges
-    return graph
-
-
-def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan), ignoring a package's own
-    __init__ importing its submodules (Python runs the package first; that is not a circle)."""
-    def edges(v):
-        return {w for w in graph[v] if not w.startswith(v + ".")}
-    index, low, stack, on, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges(v):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return out
-
-
-def test_hostnet_has_no_import_circle():
-    assert import_circles(import_graph()) == []
-
-
-def test_the_circle_finder_finds_a_circle():
-    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_live_rule_names_each_test_on_the_wrong_side(tmp_path):
@@ -241,3 +167,15 @@ def test_live_tests_run_only_when_asked_for_and_the_summary_says_how_many_were_s
         res = _pytest_on_a_copy_of_the_conftest(tmp_path, *how, env={} if how else {"HOSTNET_LIVE": "1"})
         assert "2 passed" in res.stdout and (tmp_path / "live" / "ran").exists(), res.stdout
         assert "live tests skipped" not in res.stdout
+
+
+def test_unit_tests_mirror_the_packages_without_a_package_prefix():
+    """tests/unit/X/ exists only for a package hostnet/X/, and a file there is not named after X
+    (test_parsers_counters.py): unit/ is a package, so names repeat across folders freely."""
+    unit = REPO / "tests" / "unit"
+    for folder in (p for p in unit.rglob("*") if p.is_dir() and p.name != "__pycache__"):
+        rel = folder.relative_to(unit)
+        assert (HOSTNET / rel / "__init__.py").exists(), f"tests/unit/{rel}/ mirrors no package hostnet/{rel}/"
+        assert (folder / "__init__.py").exists(), f"tests/unit/{rel}/ has no __init__.py"
+        prefixed = [p.name for p in folder.glob(f"test_{folder.name}_*.py")]
+        assert not prefixed, f"tests/unit/{rel}/: {prefixed} repeat the package's name"

@@ -17,9 +17,10 @@ import pandas as pd
 from . import budget
 from .. import common
 from .run import BATCH_EXPERIMENT, BATCH_SIZES, MICRO_EXPERIMENT, collect  # noqa: F401
-from ... import store, verdicts
-from ...analysis import breakdown_metric
-from ...verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+from ... import store
+from ...analysis import verdicts
+from ...analysis.metrics import breakdown_metric
+from ...analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 
 # The budgets the costs are set against: the talk's two examples and the tightest common case.
 BUDGETS = [(64, 10), (1518, 100), (1518, 400)]

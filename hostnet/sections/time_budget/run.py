@@ -19,11 +19,13 @@ import time
 from pathlib import Path
 
 
-from ... import config as stackconfig, native, store, topup, verdicts
+from ...measure import config as stackconfig, topup
+from ... import native, store
+from ...analysis import verdicts
 from ...testbed.session import is_file, kind_of, using
-from ...runner import finish_failed, record_window
+from ...measure.runner import finish_failed, record_window
 from ...store import Rows
-from ...tidy import note_foreign_load
+from ...measure.tidy import note_foreign_load
 from .. import common
 from ...hosts import Host, HostError
 from ...parsers import ParseError

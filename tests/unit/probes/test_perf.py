@@ -7,8 +7,8 @@ import gzip
 import pytest
 
 from conftest import FIXTURES
-from hostnet.analysis import breakdown
-from hostnet.attribution import breakdown_from_stacks
+from hostnet.analysis.metrics import breakdown
+from hostnet.analysis.attribution import breakdown_from_stacks
 from hostnet.hosts import LocalHost
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.parsers.perf_script import parse_folded

@@ -5,8 +5,8 @@ import pytest
 
 from conftest import REPO
 from hostnet.sections import beyond
-from hostnet.sweep import SweepSpec
-from hostnet.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+from hostnet.measure.sweep import SweepSpec
+from hostnet.analysis.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 REF = REPO / "data" / "reference"
 JITTER = (0.0, 0.3, -0.3, 0.6, -0.6)

@@ -1,6 +1,6 @@
 """hostnet.sections.common: the testbed label names the attribution rule and taxonomy the
 breakdowns were derived under, so no figure mixes versions silently."""
-from hostnet.attribution import ATTRIBUTION_RULE
+from hostnet.analysis.attribution import ATTRIBUTION_RULE
 from hostnet.sections import common
 from hostnet.taxonomy import load
 

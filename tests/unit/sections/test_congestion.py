@@ -5,7 +5,7 @@ import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import congestion
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 REF = REPO / "data" / "reference"
 

@@ -3,9 +3,9 @@ breakdown, the embedded testbed's CPUs, and the recorded campaign."""
 import pandas as pd
 
 from conftest import REPO
-from hostnet import udp_loss
+from hostnet.measure import udp_loss
 from hostnet.sections import end_host_loss as ehl
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 REF = REPO / "data" / "reference"
 

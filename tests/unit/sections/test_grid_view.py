@@ -1,5 +1,5 @@
 """hostnet.sections.grid_view: points whose runs were all flagged (or too short) are topped up
-(comparisons themselves are verdicts.py's, tested in tests/unit/test_verdicts.py)."""
+(comparisons themselves are verdicts.py's, tested in tests/unit/analysis/test_verdicts.py)."""
 from hostnet.sections import grid_view, packet_loss
 
 

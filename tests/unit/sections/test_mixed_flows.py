@@ -5,7 +5,7 @@ import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import mixed_flows
-from hostnet.verdicts import IN_DIRECTION, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VOCABULARY
+from hostnet.analysis.verdicts import IN_DIRECTION, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VOCABULARY
 
 REF = REPO / "data" / "reference"
 SPREAD = (0.0, 0.2, -0.2)  # Gbit/s, or share points, around a point's mean: three runs that differ a little

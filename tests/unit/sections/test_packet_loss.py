@@ -5,7 +5,7 @@ import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import packet_loss
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 REF = REPO / "data" / "reference"
 NAN = math.nan

@@ -1,6 +1,6 @@
 """hostnet.patterns: the tables of the traffic-pattern notebooks on small tidy frames, and their
 verdicts (F09, and F04 and F05 as extensions: the paper states those for a single flow) judged on
-per-run values by the CI of the difference (hostnet.verdicts)."""
+per-run values by the CI of the difference (hostnet.analysis.verdicts)."""
 import math
 
 import pandas as pd
@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO, busy_campaign
 from hostnet import store
 from hostnet.sections import patterns
-from hostnet.verdicts import EXTENSION, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
+from hostnet.analysis.verdicts import EXTENSION, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
 
 F04X, F05X = "F04" + EXTENSION, "F05" + EXTENSION  # §3.1's claims, judged as extensions here
 REF = REPO / "data" / "reference"

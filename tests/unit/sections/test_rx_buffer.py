@@ -4,7 +4,7 @@ import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import rx_buffer
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
 
 REF = REPO / "data" / "reference"
 RUNS = REPO / "data" / "runs"
@@ -79,7 +79,7 @@ def test_recorded_sweep_table_has_every_size():
 def test_a_sweep_without_latency_samples_still_draws_both_figures(tmp_path):
     """Runs whose latency probe caught no sample (e.g. over SSH, tidy rx_to_copy_samples_count 0)
     give a latency figure that says so instead of a chart with no data, which cannot be drawn."""
-    from hostnet import plots
+    from hostnet.charts import plots
     tidy, _ = rx_buffer.load(RUNS, "20261123-rx-buffer-embedded")
     no_latency = tidy[~tidy.metric.str.startswith("rx_to_copy_latency")]
     charts = rx_buffer.charts(rx_buffer.table(no_latency), "a label")

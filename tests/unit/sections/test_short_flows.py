@@ -6,7 +6,7 @@ import pandas as pd
 
 from conftest import REPO
 from hostnet.sections import short_flows
-from hostnet.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
 
 REF = REPO / "data" / "reference"
 SIZES = [4096, 16384, 32768, 65506]  # bytes, as the sweep records them ("64 KB" is sockperf's 65506)

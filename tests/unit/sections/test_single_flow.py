@@ -3,7 +3,7 @@ recorded campaigns (RPS and threaded NAPI)."""
 import pandas as pd
 
 from conftest import REPO
-from hostnet import verdicts
+from hostnet.analysis import verdicts
 from hostnet.sections import single_flow
 
 REF = REPO / "data" / "reference"

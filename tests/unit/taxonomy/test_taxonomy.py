@@ -3,7 +3,7 @@ and the unclassified share on captured and recorded runs."""
 import pytest
 
 from conftest import fixture_text
-from hostnet.analysis import breakdown
+from hostnet.analysis.metrics import breakdown
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.taxonomy import CATEGORIES, load, parse_taxonomy, series_for
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from hostnet.sections import time_budget
 from hostnet.sections.time_budget import budget
-from hostnet.verdicts import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED
 
 RUNS, REF = REPO / "data" / "runs", REPO / "data" / "reference"
 CAMPAIGN = "20261123-time-budget-embedded"

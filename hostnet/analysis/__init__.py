@@ -1,0 +1,13 @@
+"""Reading what a run measured: pure functions over tidy tables, samples and call chains.
+
+metrics      utilisation, throughput-per-core, breakdowns, foreign load, summaries
+attribution  cpu-clock samples attributed through their call chain
+ledger       the testbed ledger: raw and NIC-equivalent accounting
+verdicts     the one verdict rule and the top-up decision
+compare      two campaigns point by point
+profiles     a profile a researcher brings -> the paper's breakdown
+
+Nothing here runs a command on a host except profiles' `perf script` of a perf.data (through the
+Host seam); measure/ calls these while it derives a run's rows, so this floor sits below it.
+"""
+__all__ = ["attribution", "compare", "ledger", "metrics", "profiles", "verdicts"]

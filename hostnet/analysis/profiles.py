@@ -1,0 +1,417 @@
+"""A perf profile a researcher brings -> the paper's CPU breakdown (`hostnet breakdown FILE`).
+
+FILE is a perf.data (perf is run on it, through the Host layer, with the fields hostnet's own
+probe asks for), `perf script` text (default fields, or hostnet's -F comm,tid,cpu,event,ip,sym),
+`perf report --stdio` text (perf's default layout with or without children and call graphs, or
+hostnet's own tab-separated --sort cpu,comm,sym), or folded stacks (stackcollapse-perf.pl's, or a
+run's perf_folded.txt); gzip-compressed or not. Stacks give the leaf and the call-chain-attributed
+breakdown (attribution.py); a report gives the leaf breakdown only (perf prunes its call graphs).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import platform
+import re
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from . import metrics, attribution
+from .. import project, taxonomy as taxonomies
+from ..hosts import Host, LocalHost
+from ..parsers import ParseError
+from ..parsers.perf_default import NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse
+from ..parsers.perf_report import SymbolSamples, parse_perf_report
+from ..parsers.perf_script import USER, parse_folded, parse_perf_script
+from ..taxonomy import UNCLASSIFIED
+
+PERF_DATA_MAGIC = b"PERFILE2"
+_RELEASE = re.compile(r"^# os release : (?P<release>\S+)", re.M)
+
+
+@dataclass
+class Profile:
+    """One profile, whatever it came as. stacks: Sample -> samples (None for a report);
+    rows: leaf samples per (cpu, comm, symbol), in `unit`."""
+    source: str
+    format: str
+    rows: list[SymbolSamples]
+    stacks: Counter | None
+    unit: str = "samples"
+    event: str | None = None
+    release: str | None = None  # the recorded kernel, where the file says
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_cpu(self) -> bool:
+        return any(r.cpu != NO_CPU for r in self.rows)
+
+    @property
+    def has_comm(self) -> bool:
+        return any(r.comm is not None for r in self.rows)
+
+    def cpus(self) -> list[int]:
+        return sorted({r.cpu for r in self.rows})
+
+    def comms(self) -> set[str]:
+        return {r.comm for r in self.rows if r.comm is not None}
+
+
+def read_profile(path, host: Host | None = None) -> Profile:
+    """Any of the formats above, told apart by content, not by name."""
+    path = Path(path)
+    with path.open("rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    with opener(path, "rb") as f:
+        perf_data = f.read(len(PERF_DATA_MAGIC)) == PERF_DATA_MAGIC
+    if perf_data:
+        profile = _from_perf_data(path, gzipped, host or LocalHost())
+    else:
+        with opener(path, "rb") as f:
+            profile = profile_from_text(f.read().decode(errors="replace"), str(path))
+    check_symbolised(profile)
+    return profile
+
+
+# A kernel sample perf could not name (its symbols are not on this machine): a bare address in perf
+# report, "[unknown]" in perf script, which perf_default names after its DSO as stackcollapse does.
+_ADDRESS = re.compile(r"^((0x)?[0-9a-f]{8,16}|\[unknown\]|\[kernel\.kallsyms\])$")
+# Above this share of kernel samples without a name the breakdown would be mostly "unclassified"
+# for a reason that has nothing to do with the taxonomy: refused. Every run hostnet recorded has 0.
+MAX_UNNAMED_KERNEL_SHARE = 0.01
+
+
+def check_symbolised(profile: Profile) -> None:
+    """Refuse a profile whose kernel samples perf could not name (a perf.data recorded on another
+    kernel, read where that kernel's symbols are missing); a few unnamed samples are noted."""
+    kernel = sum(r.samples for r in profile.rows if r.kernel)
+    unnamed = sum(r.samples for r in profile.rows if r.kernel and _ADDRESS.match(r.symbol))
+    if not kernel or not unnamed:
+        return
+    share = unnamed / kernel
+    if share > MAX_UNNAMED_KERNEL_SHARE:
+        recorded = f"kernel {profile.release}" if profile.release else "the kernel that recorded it"
+        raise ParseError(profile.source, (
+            f"{100 * share:.1f} % of the kernel samples have no symbol, only an address: perf found no symbols for "
+            f"{recorded} here (running: {platform.release()}), and their breakdown would be a guess. "
+            f"Run `hostnet breakdown` (or perf script / perf report) on the machine that recorded it, or "
+            f"bring its symbols: `perf archive` there, then unpack the archive into ~/.debug here"))
+    profile.notes.append(f"{100 * share:.2f} % of the kernel samples have no symbol (counted as unclassified)")
+
+
+def profile_from_text(text: str, source: str) -> Profile:
+    kind = text_format(text, source)
+    if kind == "hostnet perf report":
+        return _from_rows(source, kind, parse_perf_report(text, source), "samples")
+    if kind == "perf report":
+        rep = parse_report_stdio(text, source)
+        counted = "Samples" in rep.columns
+        rows = _merge(SymbolSamples(r.cpu, r.comm, r.symbol, r.kernel, r.samples if counted else r.self_pct)
+                      for r in rep.rows)
+        p = _from_rows(source, kind, rows, "samples" if counted else "% of samples")
+        p.event = rep.event
+        p.notes.append("a perf report gives the leaf breakdown only: its call graphs are pruned (0.5 % by default), "
+                       "so the call-chain attribution needs perf script text or the perf.data")
+        if not counted:  # each printed overhead is off by up to 0.005 % of all samples
+            total = sum(r.samples for r in rows)
+            bound = 100.0 * 0.005 * len(rep.rows) / total if total else float("nan")
+            p.notes.append(f"no Samples column (perf report without -n): shares come from the printed 0.01 % "
+                           f"overheads of {len(rep.rows)} rows, so a share may be off by up to {bound:.2g} "
+                           f"points; perf report -n gives exact counts")
+        return p
+    if kind == "hostnet perf script":
+        return _from_stacks(source, kind, Counter(parse_perf_script(text.splitlines(), source)))
+    if kind == "hostnet folded":
+        stacks = Counter()
+        for s, n in parse_folded(text, source):
+            stacks[s] += n
+        return _from_stacks(source, kind, stacks)
+    if kind == "folded":
+        fp = parse_stackcollapse(text, source)
+        p = _from_stacks(source, "folded (stackcollapse-perf.pl)", fp.samples)
+        p.notes += fp.notes
+        return p
+    sp = parse_script_default(text.splitlines(), source)
+    p = _from_stacks(source, "perf script", sp.samples)
+    p.event, p.release = sp.event, sp.release
+    return p
+
+
+HOSTNET_REPORT_COLUMNS = ["Overhead", "Samples", "CPU", "Command", "Symbol"]  # PERF_REPORT_ARGS' header
+
+
+def text_format(text: str, source: str) -> str:
+    """Which of perf's text formats this is, by its first lines."""
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    if not lines:
+        raise ParseError(source, "empty")
+    body = [ln for ln in lines if not ln.startswith("#")]
+    header = next((ln for ln in lines if ln.startswith(("# Overhead", "# Children"))), None)
+    if header is not None:  # hostnet's own layout (PERF_REPORT_ARGS), else any of perf's (-t SEP included)
+        return "hostnet perf report" if [c.strip() for c in header[2:].split("\t")] == HOSTNET_REPORT_COLUMNS \
+            else "perf report"
+    if not body:
+        raise ParseError(source, "only comment lines: not perf output")
+    first = body[0]
+    if re.fullmatch(r"\S.* \d+", first) and not any(ln[0] in " \t" for ln in body[:50]):
+        return "hostnet folded" if re.match(r"\d+;", first) else "folded"
+    if re.match(r"^\S.*?\s+-?\d+\s+\[\d+\]\s+[\w:.-]+:\s*$", first):
+        return "hostnet perf script"  # -F comm,tid,cpu,event,ip,sym: no time field
+    return "perf script"
+
+
+def _from_rows(source, kind, rows, unit) -> Profile:
+    return Profile(source, kind, list(rows), None, unit)
+
+
+def _from_stacks(source: str, kind: str, stacks: Counter) -> Profile:
+    return Profile(source, kind, leaf_rows(stacks), stacks)
+
+
+def leaf_rows(stacks: Counter) -> list[SymbolSamples]:
+    """Stacks -> samples per (cpu, comm, leaf symbol), as perf report would count them."""
+    rows: Counter = Counter()
+    for s, n in stacks.items():
+        leaf = s.frames[0] if s.frames else "[no call chain]"
+        kernel = bool(s.frames) and not leaf.endswith(USER)
+        rows[(s.cpu, s.comm, leaf.removesuffix(USER), kernel)] += n
+    return [SymbolSamples(cpu, comm, sym, kernel, n) for (cpu, comm, sym, kernel), n in rows.items()]
+
+
+def _merge(rows: Iterable[SymbolSamples]) -> list[SymbolSamples]:
+    """Rows that differ only in a column hostnet does not break down by (the DSO) are added up."""
+    out: dict[tuple, float] = defaultdict(float)
+    for r in rows:
+        out[(r.cpu, r.comm, r.symbol, r.kernel)] += r.samples
+    return [SymbolSamples(c, comm, s, k, n) for (c, comm, s, k), n in out.items() if n > 0]
+
+
+def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
+    """perf.data -> what hostnet's perf probe keeps of a run (probes.perf.report_files: perf report
+    with hostnet's --sort cpu,comm,sym, perf script -F comm,tid,cpu,event,ip,sym folded, the header)."""
+    if host.which("perf") is None:
+        raise ParseError(str(path), "a perf.data file, and perf is not installed here (Debian: linux-perf)")
+    if not gzipped:
+        return _profile_of_perf_data(path, path, host)
+    with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
+        local = Path(tmp) / "perf.data"  # perf reads no .gz
+        with gzip.open(path, "rb") as src, local.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return _profile_of_perf_data(path, local, host)
+
+
+def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
+    """path: the file as the user named it (for messages); local: a plain perf.data perf can read."""
+    from ..probes.perf import report_files
+    files = report_files(host, str(local))
+    report = files["perf_report.txt"]
+    if not report.strip():
+        why = " ".join(files["perf_report.stderr.txt"].split())[:300]
+        raise ParseError(str(path), f"perf report printed nothing: {why}")
+    rows = parse_perf_report(report, f"{path} (perf report)")
+    if rows and all(r.cpu == NO_CPU for r in rows):
+        # perf record without -a or -C keeps no CPU: perf script refuses hostnet's -F cpu; its
+        # default fields leave the CPU out, and that text is read as a brought one would be
+        script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
+        sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
+        p = Profile(str(path), "perf.data", rows, sp.samples, notes=[
+            "recorded without CPUs (perf record without -a or -C): one CPU set, every sample"])
+    elif "perf_folded.txt" in files:
+        stacks = Counter()
+        for s, n in parse_folded(files["perf_folded.txt"], f"{path} (perf script)"):
+            stacks[s] += n
+        p = Profile(str(path), "perf.data", rows, stacks)
+    else:
+        p = Profile(str(path), "perf.data", rows, None,
+                    notes=[f"no call chains: {files.get('perf_folded.error.txt', 'perf script failed')}"])
+    m = _RELEASE.search(files.get("perf_header.txt", ""))
+    p.release = m["release"] if m else None
+    event = re.search(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'", report, re.M)
+    p.event = event["event"] if event else None
+    return p
+
+
+# --- the breakdown ---------------------------------------------------------------------------------
+
+def series_of(profile: Profile, series: str | None = None, host: Host | None = None) -> tuple[str, str]:
+    """(taxonomy series, where it came from): asked for, else the recorded kernel's, else the
+    running kernel's (said, since the profile may come from another machine)."""
+    if series:
+        return series, "as asked"
+    if profile.release:
+        return taxonomies.series_for(profile.release), f"from the file's header (kernel {profile.release})"
+    running = (host or LocalHost()).read_text("/proc/sys/kernel/osrelease").strip()
+    return taxonomies.series_for(running), f"from the running kernel ({running}): the file records no kernel"
+
+
+def cpu_sets(profile: Profile, asked: list[list[int]] | None) -> list[list[int]]:
+    """The CPU sets to break down: those asked for, else each CPU alone and then all together."""
+    cpus = profile.cpus()
+    if not profile.has_cpu:
+        if asked:
+            raise ValueError(f"{profile.source} has no CPU field ({profile.format}): CPUs cannot be selected; "
+                             "give perf script text, the perf.data, or perf report --sort cpu,...")
+        return [[NO_CPU]]
+    if asked:
+        missing = sorted({c for s in asked for c in s} - set(cpus))
+        if missing:
+            raise ValueError(f"{profile.source} has no samples on CPU {', '.join(map(str, missing))} "
+                             f"(it has {', '.join(map(str, cpus))})")
+        return asked
+    return [[c] for c in cpus] + ([cpus] if len(cpus) > 1 else [])
+
+
+def workload_comms(profile: Profile, comms: list[str] | None, kthreads: str | None) -> set[str] | None:
+    """The commands whose samples are the workload's: those named and the kernel threads that
+    serve them (hostnet's kernel-thread pattern, plus `kthreads`); every command when none is
+    named. None: the profile names no commands, so none can be left out."""
+    if not profile.has_comm:
+        if comms:
+            raise ValueError(f"{profile.source} has no Command column ({profile.format}): commands cannot be selected")
+        return None
+    every = profile.comms()
+    if not comms:
+        return every
+    extra = re.compile(kthreads) if kthreads else None
+    return {c for c in every if c in comms or metrics.KERNEL_THREAD_COMM.match(c) or (extra and extra.match(c))}
+
+
+def breakdown(profile: Profile, cpus: list[int], tax, comms: set[str] | None, *, embedded: bool = False) -> dict:
+    """One CPU set's breakdown: leaf shares (and call-chain-attributed ones where the profile has
+    stacks), busy/idle/foreign samples, the unclassified share and its top symbols."""
+    # a profile without commands (perf report without --sort comm) has every row "ours"
+    ours = comms if comms is not None else {""}
+    rows = [r if r.comm is not None else SymbolSamples(r.cpu, "", r.symbol, r.kernel, r.samples)
+            for r in profile.rows]
+    leaf = metrics.breakdown(rows, cpus, tax, ours)
+    out = {"cpus": cpus, "leaf_pct": leaf["pct"], "busy_samples": leaf["busy_samples"],
+           "idle_samples": leaf["idle_samples"], "foreign_samples": leaf["foreign_samples"],
+           "attributed_pct": None, "rule": None}
+    busy = leaf["busy_samples"]
+    unclassified: Counter = Counter()
+    for r in rows:
+        if r.cpu in cpus and tax.classify(r.symbol, r.kernel) == UNCLASSIFIED and metrics.is_ours(r.comm, ours) \
+                and r.comm not in metrics.PROFILER_COMMS:
+            unclassified[r.symbol] += r.samples
+    top = sorted(unclassified.items(), key=lambda kv: (-kv[1], kv[0]))[:10]  # ties by name: the same in every format
+    out["unclassified_top"] = [(s, 100.0 * n / busy) for s, n in top] if busy else []
+    if profile.stacks is not None:
+        att = attribution.breakdown_from_stacks(profile.stacks.items(), cpus, tax, ours, embedded=embedded)
+        out["attributed_pct"], out["rule"] = att["pct"], att["rule"]
+    return out
+
+
+def table(results: list[dict]) -> pd.DataFrame:
+    """Long form: one row per (CPU set, category) with the leaf and attributed shares."""
+    rows = []
+    for r in results:
+        label = cpu_label(r["cpus"])
+        for cat in metrics.BREAKDOWN_ORDER:
+            rows.append({"cpus": label, "category": cat, "leaf_pct": r["leaf_pct"][cat],
+                         "attributed_pct": None if r["attributed_pct"] is None else r["attributed_pct"][cat]})
+    return pd.DataFrame(rows)
+
+
+def cpu_label(cpus: list[int]) -> str:
+    return "all" if cpus == [NO_CPU] else ",".join(map(str, cpus))
+
+
+def run_cpu_roles(path: Path) -> dict[int, str] | None:
+    """CPU -> "sender"/"receiver" for a profile stored in a run as RUN/raw/MACHINE.*, from the run's
+    manifest (side_cpus: per side, per machine); None when the file is not in a run."""
+    manifest = Path(path).resolve().parent.parent / "manifest.json"
+    if not manifest.is_file():
+        return None
+    machine = Path(path).name.split(".")[0]
+    sides = json.loads(manifest.read_text()).get("side_cpus", {})
+    return {c: side for side, per_machine in sides.items() for c in per_machine.get(machine, [])}
+
+
+def format_table(profile: Profile, results: list[dict], series: str, series_from: str,
+                 roles: dict[int, str] | None = None) -> str:
+    """The text `hostnet breakdown` prints: what was read, the CPUs' roles where a run's manifest
+    gives them, then a column pair per CPU set."""
+    event = f", event {profile.event}" if profile.event else ""
+    head = [f"{project.shown(profile.source)}: {profile.format}{event}",
+            f"taxonomy {series} ({series_from})"]
+    if roles is None:
+        head.append("CPU roles unknown (not a run's RUN/raw/MACHINE file): which CPU sent and which received is "
+                    "yours to say")
+    else:
+        head.append("CPU roles from the run's manifest.json: " + (", ".join(
+            f"CPU {c} {side}" for c, side in sorted(roles.items())) or "none recorded"))
+    head += [f"note: {n}" for n in profile.notes]
+    width = 13
+    cols = []
+    for r in results:
+        cols.append((f"CPU {cpu_label(r['cpus'])} leaf", "leaf_pct", r))
+        if r["attributed_pct"] is not None:
+            cols.append((f"CPU {cpu_label(r['cpus'])} chain", "attributed_pct", r))
+    lines = ["category".ljust(14) + "".join(c[0].rjust(width + 2) for c in cols)]
+    for cat in metrics.BREAKDOWN_ORDER:
+        lines.append(cat.ljust(14) + "".join(f"{r[key][cat]:{width + 1}.2f}%" for _, key, r in cols))
+    unit = "samples" if profile.unit == "samples" else "% of all samples"
+    lines.append("busy".ljust(14) + "".join(f"{_num(r['busy_samples']):>{width + 2}}" for _, _, r in cols)
+                 + f"   ({unit}; idle and foreign below)")
+    lines.append("idle".ljust(14) + "".join(f"{_num(r['idle_samples']):>{width + 2}}" for _, _, r in cols))
+    lines.append("foreign".ljust(14) + "".join(f"{_num(r['foreign_samples']):>{width + 2}}" for _, _, r in cols))
+    tail = []
+    for r in results:
+        if r["unclassified_top"]:
+            tail.append(f"CPU {cpu_label(r['cpus'])} unclassified (leaf): "
+                        + ", ".join(f"{s} {p:.2f}%" for s, p in r["unclassified_top"]))
+    rule = next((r["rule"] for r in results if r["rule"]), None)
+    if rule:
+        tail.append(f"chain = call-chain attribution, rule {rule}")
+    return "\n".join(head + lines + tail)
+
+
+def _num(v) -> str:
+    return f"{v:.2f}" if isinstance(v, float) else str(v)
+
+
+# --- next to the paper's Fig. 3 --------------------------------------------------------------------
+
+PAPER_FIG3 = "single_flow_breakdown_readme_sample.csv"  # in the package's reference data
+
+
+def next_to_paper(results: list[dict], config: str = "all-opts", paper_csv=None) -> pd.DataFrame:
+    """This profile's shares per CPU set (attributed where stacks exist, else leaf) next to the
+    paper's Fig. 3(c)/(d) sender and receiver breakdown for one config (the artifact's numbers;
+    its rows sum to ~95 %: it drops unmapped symbols)."""
+    paper = pd.read_csv(paper_csv or project.packaged("reference") / PAPER_FIG3, comment="#")
+    paper = paper[paper.config == config].pivot(index="category", columns="side", values="pct")
+    out = pd.DataFrame(index=pd.Index(metrics.BREAKDOWN_ORDER, name="category"))
+    for r in results:
+        shares = r["attributed_pct"] or r["leaf_pct"]
+        kind = "chain" if r["attributed_pct"] else "leaf"
+        out[f"this profile, CPU {cpu_label(r['cpus'])} ({kind}) %"] = [shares[c] for c in out.index]
+    for side in ("sender", "receiver"):
+        out[f"paper {config} {side} %"] = [paper[side].get(c, float("nan")) if side in paper else float("nan")
+                                           for c in out.index]
+    return out.reset_index()
+
+
+def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | None = None,
+            kthreads: str | None = None, series: str | None = None, embedded: bool = False,
+            host: Host | None = None) -> tuple[Profile, list[dict], str, str]:
+    """Read a profile and break it down per CPU set: (profile, results, series, where from)."""
+    profile = read_profile(path, host)
+    series, series_from = series_of(profile, series, host)
+    tax = taxonomies.load(series)
+    ours = workload_comms(profile, comms, kthreads)
+    results = [breakdown(profile, s, tax, ours, embedded=embedded) for s in cpu_sets(profile, cpus)]
+    return profile, results, tax.version, series_from
+
+
+def to_json(profile: Profile, results: list[dict], series: str, series_from: str) -> dict:
+    return {"source": profile.source, "format": profile.format, "event": profile.event, "unit": profile.unit,
+            "kernel_release": profile.release, "taxonomy": series, "taxonomy_from": series_from,
+            "notes": profile.notes, "breakdowns": [{**r, "cpus": cpu_label(r["cpus"])} for r in results]}

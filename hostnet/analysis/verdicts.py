@@ -1,0 +1,576 @@
+"""One rule for every verdict: 'paper says / this run shows', judged the same way in every section.
+
+The vocabulary is VOCABULARY. A comparison is decided by the 95 % confidence interval of the
+difference of two sets of clean runs (Welch's t, or a paired t where both values come from the
+same runs), never by medians alone:
+
+- a claimed direction (b above a) is *reproduced* when the interval lies above zero, *not
+  reproduced* when it lies below, and *inconclusive* while it straddles zero;
+- a claimed size ("about −43 %") is *reproduced* when the paper's value lies inside the interval
+  of the relative change, *reproduced in direction* when the direction is decided but the size is
+  not the paper's (both are given);
+- a claimed absence of change ("changes little") is *reproduced* when the whole interval lies
+  within ± the margin, *not reproduced* when it lies wholly outside it;
+- a finding whose premise the testbed cannot establish is *not testable here*, with the reason.
+
+On the embedded testbed every finding is judged twice (under_accountings): on the raw numbers and
+on the NIC-equivalent ones (ledger.py: the emulation's own work billed where a NIC host would
+have it). Where the two agree the verdict stands; where they decide opposite ways it *depends on
+the testbed*, with both numbers; where one is undecided the finding stays *inconclusive* until
+both decide. Where counting the ambiguous line (the NAPI threads' own scheduling) as sched, or
+leaving it out, alone turns the NIC-equivalent verdict, the table says so.
+
+An undecided judgement says what would decide it (the clean runs per point the interval's
+half-width suggests) and which points need them, so a live campaign can be topped up
+(top_up_until_decided) until the verdict is decided or a stated budget is spent.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import ledger
+
+REPRODUCED = "reproduced"
+IN_DIRECTION = "reproduced in direction"
+NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"
+NOT_TESTABLE = "not testable here"
+DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide opposite ways
+VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS)
+CONFIDENCE = 0.95
+METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
+# No arm decides with fewer clean runs than this: a spread from two runs is too uncertain to trust.
+MIN_RUNS = 3
+# The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
+MAX_RUNS = 30
+# The fewest clean runs per point whose spread may rule a top-up out (a projection beyond MAX_RUNS):
+# a spread estimated from 3 runs is itself uncertain by about a factor of 2 either way.
+MIN_RUNS_TO_GIVE_UP = 5
+COLUMNS = ["id", "paper says", "this run shows", "verdict"]
+# what under_accountings adds: each accounting's own verdict, and what the ambiguous line does
+ACCOUNTING_COLUMNS = ["raw", "NIC-equivalent", "sensitivity"]
+# and how many runs were unsteady, with the verdict without them where it differs
+STEADINESS_COLUMNS = ["unsteady runs", "steady runs only"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """b − a over clean runs, with its confidence interval (lo, hi); a, b are the per-run values."""
+    a: tuple[float, ...]
+    b: tuple[float, ...]
+    lo: float
+    hi: float
+    paired: bool = False
+    df: float = math.inf  # the t test's degrees of freedom (inf: no test, e.g. an exact difference)
+
+    @property
+    def mean_a(self) -> float:
+        return float(np.mean(self.a)) if self.a else math.nan
+
+    @property
+    def mean_b(self) -> float:
+        return float(np.mean(self.b)) if self.b else math.nan
+
+    @property
+    def diff(self) -> float:
+        return self.mean_b - self.mean_a
+
+    @property
+    def sign(self) -> str:
+        """'<' when b is above a beyond the interval, '>' when below, '?' while undecided."""
+        if self.lo > 0:
+            return "<"
+        if self.hi < 0:
+            return ">"
+        return "?"
+
+    def rel(self, x: float) -> float:
+        """x as a percentage of a's mean."""
+        return 100.0 * x / self.mean_a if self.mean_a else math.nan
+
+    @property
+    def n(self) -> int:
+        """Runs per side (a level compared against counts b's runs only)."""
+        return len(self.b) if len(self.a) == 1 and len(self.b) > 1 else min(len(self.a), len(self.b))
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The same difference's interval at another confidence level (a familywise correction
+        asks for a stricter one)."""
+        if not math.isfinite(self.hi - self.lo) or self.lo == self.hi:
+            return self.lo, self.hi
+        if len(self.a) == 1 and not self.paired:  # against a level (against_level)
+            ci = stats.ttest_1samp(self.b, self.a[0]).confidence_interval(confidence)
+            return float(ci.low) - self.a[0], float(ci.high) - self.a[0]
+        test = stats.ttest_rel(self.b, self.a) if self.paired else stats.ttest_ind(self.b, self.a, equal_var=False)
+        ci = test.confidence_interval(confidence)
+        return float(ci.low), float(ci.high)
+
+    def decided_at(self, confidence: float) -> str:
+        """The sign ('<', '>' or '?') of the interval at that confidence level."""
+        lo, hi = self.interval(confidence)
+        return "<" if lo > 0 else (">" if hi < 0 else "?")
+
+    def runs_to_decide(self) -> int | None:
+        """Clean runs per point at which the interval's half-width would shrink below |difference|;
+        None below MIN_RUNS, which gives no interval to go by."""
+        if self.n < 2 or not math.isfinite(self.hi - self.lo):
+            return None
+        return self.runs_for(abs(self.diff))
+
+    def runs_for(self, target: float) -> int:
+        """The fewest clean runs per point (above n) whose interval's half-width would be below
+        target, MAX_RUNS + 1 beyond MAX_RUNS. The half-width is t(df) x spread / sqrt(n), and both
+        factors shrink as runs are added: the t quantile too (4.30 at 3 paired runs, 2.09 at 20),
+        so keeping today's quantile would overstate the runs needed up to ~5x at n = 3. The degrees
+        of freedom grow in proportion to n - 1 (exactly so for paired and one-sample t; Welch's
+        with the sides' spreads as they are)."""
+        n, half = self.n, (self.hi - self.lo) / 2
+        if target <= 0 or n < 2:
+            return MAX_RUNS + 1
+        quantile = (lambda df: stats.t.ppf(0.5 + CONFIDENCE / 2, df)) if math.isfinite(self.df) else (
+            lambda df: stats.norm.ppf(0.5 + CONFIDENCE / 2))
+        spread = half * math.sqrt(n) / quantile(self.df)
+        for m in range(n + 1, MAX_RUNS + 1):
+            if quantile(self.df * (m - 1) / (n - 1)) * spread / math.sqrt(m) < target:
+                return m
+        return MAX_RUNS + 1
+
+    def text(self, fmt: str = ".1f", unit: str = "") -> str:
+        u = f" {unit}" if unit else ""
+        n = self.n if len(self.a) == 1 else f"{len(self.a)}/{len(self.b)}"  # against a level: its runs only
+        return (f"{self.mean_a:{fmt}} → {self.mean_b:{fmt}}{u} (difference {self.diff:+{fmt}}, 95 % CI "
+                f"{self.lo:+{fmt}} … {self.hi:+{fmt}}; n = {n})")
+
+
+def _values(xs) -> tuple[float, ...]:
+    return tuple(float(x) for x in xs if x is not None and not pd.isna(x))
+
+
+def difference(a, b, paired: bool = False) -> Difference:
+    """b − a with its 95 % CI: Welch's t for independent runs, a paired t when a[i] and b[i] come
+    from the same run. Fewer than MIN_RUNS runs on a side give an unbounded interval (undecided)."""
+    a, b = _values(a), _values(b)
+    if paired and len(a) != len(b):
+        raise ValueError(f"a paired difference needs as many a as b values, not {len(a)} and {len(b)}")
+    if min(len(a), len(b)) < MIN_RUNS:
+        return Difference(a, b, -math.inf, math.inf, paired)
+    scale = 1e-9 * max(1.0, float(np.max(np.abs([*a, *b]))))  # below this, spread is float rounding
+    flat = np.ptp(np.subtract(b, a)) <= scale if paired else (np.ptp(a) <= scale and np.ptp(b) <= scale)
+    if flat:  # no spread at all (counts, identical runs): the difference is exact
+        lo = hi = float(np.mean(b) - np.mean(a))
+        return Difference(a, b, lo, hi, paired)
+    test = stats.ttest_rel(b, a) if paired else stats.ttest_ind(b, a, equal_var=False)
+    ci = test.confidence_interval(CONFIDENCE)
+    return Difference(a, b, float(ci.low), float(ci.high), paired, float(test.df))
+
+
+def against_level(values, level: float) -> Difference:
+    """mean(values) − level with the one-sample t CI (a is the level itself, no spread): for claims
+    about a level, e.g. 'still loses more than 1 %'."""
+    b = _values(values)
+    if len(b) < MIN_RUNS:
+        return Difference((float(level),), b, -math.inf, math.inf)
+    if np.ptp(b) == 0:
+        return Difference((float(level),), b, b[0] - level, b[0] - level)
+    test = stats.ttest_1samp(b, level)
+    ci = test.confidence_interval(CONFIDENCE)
+    return Difference((float(level),), b, float(ci.low) - level, float(ci.high) - level, df=float(test.df))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict, what the data show, and for an undecided one what would decide it and which
+    points (partial sweep points, e.g. {"config": "tsogro"}) need more clean runs."""
+    verdict: str
+    shows: str
+    decide: str = ""
+    points: tuple[dict, ...] = field(default=())
+    # for a not-reproduced verdict: whether it still holds at a stricter confidence level (combine's
+    # familywise correction asks); None: not known, taken as holding
+    holds: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.verdict not in VOCABULARY:
+            raise ValueError(f"{self.verdict!r} is not a verdict; one of {', '.join(VOCABULARY)}")
+
+    @property
+    def text(self) -> str:
+        return f"{self.shows}; to decide: {self.decide}" if self.decide else self.shows
+
+
+def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str, tuple[dict, ...]]:
+    """What would decide the undecided differences, and their points (none when more than MAX_RUNS
+    clean runs per point would be needed: a top-up would spend its budget without deciding)."""
+    wanted = [d.runs_to_decide() for d in diffs]
+    if any(w is None for w in wanted):
+        need = f"at least {MIN_RUNS} clean runs per point"
+    elif max(wanted) > MAX_RUNS and min(d.n for d in diffs) < MIN_RUNS_TO_GIVE_UP:
+        need = _spread_first(min(d.n for d in diffs))
+    elif max(wanted) > MAX_RUNS:  # no top-up: repetitions within reason would not decide it
+        return (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
+                f"run-to-run spread of {min(d.n for d in diffs)} runs): a longer window or a quieter host"), ()
+    else:
+        need = f"about {max(wanted)} clean runs per point (now {min(d.n for d in diffs)})"
+    return need, tuple(p for p in points if p)
+
+
+def _spread_first(n: int) -> str:
+    return (f"{MIN_RUNS_TO_GIVE_UP} clean runs per point before the spread can rule repetitions out (now {n}; "
+            f"at today's spread more than {MAX_RUNS})")
+
+
+def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "", fmt: str = ".2f") -> Judgement:
+    """The claim 'each step is above the previous one': steps are (label, clean-run values, point)."""
+    if len(steps) < 2:
+        raise ValueError("an ordering needs at least two steps")
+    diffs = [difference(a[1], b[1]) for a, b in zip(steps, steps[1:], strict=False)]
+    shows = f"{steps[0][0]} {np.mean(steps[0][1]):{fmt}}" + "".join(
+        f" {d.sign if d.sign != '?' else '≈'} {s[0]} {d.mean_b:{fmt}}" for d, s in zip(diffs, steps[1:], strict=True))
+    shows += f"{' ' + unit if unit else ''} (means; ≈: the 95 % CI of the step's difference contains 0); steps: "
+    shows += "; ".join(f"{s[0]}: {d.diff:+{fmt}} [{d.lo:+{fmt}}, {d.hi:+{fmt}}]"
+                       for d, s in zip(diffs, steps[1:], strict=True))
+    failing = [d for d in diffs if d.sign == ">"]
+    strict = familywise_level(len(diffs))
+    if any(d.decided_at(strict) == ">" for d in failing):  # a union of steps: Holm's first step
+        return Judgement(NOT_REPRODUCED, shows + _holm_note(len(diffs)), points=tuple(
+            p for a, b in zip(steps, steps[1:], strict=False) for p in (a[2], b[2]) if p),
+            holds=lambda c: any(d.decided_at(familywise_level(len(diffs), c)) == ">" for d in failing))
+    if failing:
+        points = [p for d, (a, b) in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d in failing
+                  for p in (a[2], b[2])]
+        need, pts = _more_runs(failing, points)
+        return Judgement(INCONCLUSIVE, shows + f"; a step falls at 95 % but not at the familywise level"
+                         f"{_holm_note(len(diffs))}", need, pts)
+    if all(d.sign == "<" for d in diffs):
+        return Judgement(REPRODUCED, shows)
+    open_ = [(d, pair) for d, pair in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d.sign == "?"]
+    need, points = _more_runs([d for d, _ in open_], [p for _, pair in open_ for p in (pair[0][2], pair[1][2])])
+    return Judgement(INCONCLUSIVE, shows, need, points)
+
+
+def direction(d: Difference, *, want: str, what: str, points: Sequence[dict] = (), unit: str = "",
+              fmt: str = ".1f") -> Judgement:
+    """The claim 'b is above a' (want '<') or 'below a' (want '>')."""
+    shows = f"{what}: {d.text(fmt, unit)}"
+    if d.sign == want:
+        return Judgement(REPRODUCED, shows)
+    if d.sign != "?":
+        return _against(shows, [d], points)
+    return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+
+
+def _against(shows: str, diffs: Sequence[Difference], points: Sequence[dict]) -> Judgement:
+    """Not reproduced, decided by one of `diffs` (whose signs decide against the claim); it holds at a
+    stricter level while one of them keeps its sign there."""
+    return Judgement(NOT_REPRODUCED, shows, points=tuple(p for p in points if p),
+                     holds=lambda c: any(d.decided_at(c) == d.sign for d in diffs))
+
+
+def sized(d: Difference, *, paper_pct: float, what: str, points: Sequence[dict] = (), unit: str = "",
+          fmt: str = ".1f") -> Judgement:
+    """The claim 'b differs from a by about paper_pct %': the paper's value inside the CI of the
+    relative change reproduces it; a decided change of the same sign but another size reproduces
+    it in direction."""
+    lo, hi = d.rel(d.lo), d.rel(d.hi)
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+             f"paper {paper_pct:+.0f} %")
+    want = "<" if paper_pct > 0 else ">"
+    if d.sign == "?":
+        return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+    if d.sign != want:
+        return _against(shows, [d], points)
+    if lo <= paper_pct <= hi:
+        return Judgement(REPRODUCED, shows)
+    return Judgement(IN_DIRECTION, shows + "; the direction is the paper's, the size is not")
+
+
+def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dict] = (), unit: str = "",
+            fmt: str = ".1f") -> Judgement:
+    """The claim 'a and b differ little': the CI of the relative change wholly inside ± margin_pct
+    reproduces it, wholly outside does not."""
+    lo, hi = d.rel(d.lo), d.rel(d.hi)
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+             f"'little' taken as within ±{margin_pct:.0f} %")
+    if -margin_pct <= lo and hi <= margin_pct:
+        return Judgement(REPRODUCED, shows)
+    if lo > margin_pct or hi < -margin_pct:
+        def outside(c: float) -> bool:
+            lo_c, hi_c = (d.rel(x) for x in d.interval(c))
+            return lo_c > margin_pct or hi_c < -margin_pct
+        return Judgement(NOT_REPRODUCED, shows, points=tuple(p for p in points if p), holds=outside)
+    if d.n < MIN_RUNS:
+        return Judgement(INCONCLUSIVE, shows, f"at least {MIN_RUNS} clean runs per point", tuple(points))
+    room = abs(margin_pct * d.mean_a / 100) - abs(d.diff)
+    wanted = d.runs_for(room)
+    if wanted > MAX_RUNS and d.n < MIN_RUNS_TO_GIVE_UP:
+        return Judgement(INCONCLUSIVE, shows, _spread_first(d.n), tuple(points))
+    if wanted > MAX_RUNS:  # as _more_runs: no top-up where repetitions within reason would not decide
+        return Judgement(INCONCLUSIVE, shows, f"more than {MAX_RUNS} clean runs per point: the change sits near "
+                                              f"the ±{margin_pct:.0f} % margin")
+    return Judgement(INCONCLUSIVE, shows, f"about {wanted} clean runs per point (now {d.n})", tuple(points))
+
+
+def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points: Sequence[dict] = ()) -> Judgement:
+    """The claim 'category `want` is the largest': shares maps category → per-run shares (%) of the
+    same runs, in the same order; `want` must lead every other category by a paired CI above 0."""
+    means = {c: float(np.mean(v)) for c, v in shares.items() if len(v)}
+    shown = [c for c in means if means[c] > 0 or c == want]  # a layer without samples is no rival to name
+    if want not in means:
+        return Judgement(INCONCLUSIVE, f"{what}: no {want} samples", "a profile of this point")
+    top = max(means, key=means.get)
+    order = sorted(means, key=means.get, reverse=True)
+    shows = f"{what}: " + ", ".join(f"{c} {means[c]:.0f} %" for c in [c for c in order if c in shown][:3])
+    if top != want:
+        d = difference(shares[want], shares[top], paired=True)  # > 0: top above want
+        shows += f" ({top} − {want}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+        if d.sign == "<":
+            return _against(shows, [d], points)
+        return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+    rival = order[1] if len(order) > 1 else None
+    if rival is None:
+        return Judgement(REPRODUCED, shows)
+    d = difference(shares[rival], shares[want], paired=True)
+    shows += f" ({want} − {rival}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+    if d.sign == "<":
+        return Judgement(REPRODUCED, shows)
+    return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
+
+
+def familywise_level(k: int, confidence: float = CONFIDENCE) -> float:
+    """The confidence level one of k claims must reach for 'at least one of them fails' to keep the
+    familywise error at 1 − confidence: Holm's first step (α/k), which is all a union needs."""
+    return 1 - (1 - confidence) / max(k, 1)
+
+
+def _holm_note(k: int) -> str:
+    return f" (familywise over {k} claims: Holm, α = {1 - CONFIDENCE:.2f}/{k})" if k > 1 else ""
+
+
+def combine(parts: Sequence[Judgement], joiner: str = "; ") -> Judgement:
+    """A finding made of several claims (every side, every point): not reproduced if one is not at
+    the familywise level (Holm over the parts: a part decided against at 95 % that does not hold at
+    1 − 0.05/k is undecided); reproduced if all are (an intersection-union test needs no correction);
+    in direction if all are at least that; else inconclusive."""
+    k = len(parts)
+    failing = [p for p in parts if p.verdict == NOT_REPRODUCED]
+    held = [p for p in failing if p.holds is None or p.holds(familywise_level(k))]
+    if failing and not held:  # each fails at 95 % only: undecided under the familywise correction
+        note = f"decided against at 95 % but not at the familywise level{_holm_note(k)}"
+        parts = [Judgement(INCONCLUSIVE, p.shows, f"more clean runs ({note})", p.points)
+                 if p.verdict == NOT_REPRODUCED else p for p in parts]
+    verdicts = [p.verdict for p in parts]
+    shows = joiner.join(p.shows for p in parts)
+    if NOT_TESTABLE in verdicts:
+        return Judgement(NOT_TESTABLE, shows, "; ".join(p.decide for p in parts if p.decide))
+    if held:
+        return Judgement(NOT_REPRODUCED, shows + _holm_note(k), points=tuple(pt for p in held for pt in p.points),
+                         holds=lambda c: any(p.holds is None or p.holds(familywise_level(k, c)) for p in held))
+    if all(v == REPRODUCED for v in verdicts):
+        return Judgement(REPRODUCED, shows)
+    if all(v in (REPRODUCED, IN_DIRECTION) for v in verdicts):
+        return Judgement(IN_DIRECTION, shows)
+    open_ = [p for p in parts if p.verdict == INCONCLUSIVE]
+    points = {_key(pt): pt for p in open_ for pt in p.points}  # each point once
+    return Judgement(INCONCLUSIVE, shows, "; ".join(dict.fromkeys(p.decide for p in open_ if p.decide)),
+                     tuple(points.values()))
+
+
+def not_testable(shows: str, needs: str) -> Judgement:
+    """A finding this testbed cannot test: what it shows, and what hardware or capability it needs."""
+    return Judgement(NOT_TESTABLE, shows, needs)
+
+
+def row(fid: str, claim: str, j: Judgement) -> dict:
+    shows = j.text if j.verdict != NOT_TESTABLE else (f"{j.shows}; needs {j.decide}" if j.decide else j.shows)
+    return {"id": fid, "paper says": claim, "this run shows": shows, "verdict": j.verdict}
+
+
+EXTENSION = " (extension)"  # an id's suffix: judged where the paper does not state it, kept out of counts
+
+
+def is_extension(fid: str) -> bool:
+    return fid.endswith(EXTENSION)
+
+
+def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None
+          ) -> pd.DataFrame:
+    """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
+    inconclusive verdict needs more clean runs of, per finding. extensions: findings judged beyond
+    where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
+    says so, so no overall count or summary takes them for the paper's."""
+    claims = findings.set_index("id").claim.to_dict()
+    for fid, where in (extensions or {}).items():
+        if fid in judged:
+            claims[fid + EXTENSION] = f"Extension (the paper states it {where}): {claims[fid]}"
+            judged = {(k + EXTENSION if k == fid else k): v for k, v in judged.items()}
+    out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
+    out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
+    return out
+
+
+def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
+    """A section's verdict_table(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and
+    merged (merge_accountings), then again without unsteady runs, shown where that changes a verdict.
+    Where the tidy data has no ledger (real servers, or runs recorded before it) both accountings
+    are the raw one and the table says so."""
+    sig = inspect.signature(verdict_table)
+    name = next(p for p in sig.parameters if p == "tidy" or p.endswith("_tidy"))
+
+    def accounted(args, kwargs, tidy: pd.DataFrame) -> pd.DataFrame:
+        bound = sig.bind(*args, **kwargs)
+
+        def under(accounting):
+            bound.arguments[name] = ledger.view(tidy, accounting)
+            return verdict_table(*bound.args, **bound.kwargs)
+        raw = under(ledger.RAW)
+        if not ledger.has_ledger(tidy):
+            return merge_accountings(raw)
+        return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
+                                                                                 ledger.NIC_WITHOUT)})
+
+    @functools.wraps(verdict_table)
+    def judged(*args, **kwargs):
+        tidy = sig.bind(*args, **kwargs).arguments[name]
+        out = accounted(args, kwargs, tidy)
+        unsteady = unsteady_runs(tidy)
+        runs = tidy.run_id.nunique() if "run_id" in tidy.columns else 0
+        out["unsteady runs"] = f"{len(unsteady)} of {runs}"
+        out["steady runs only"] = "no steady run" if unsteady and runs == len(unsteady) else ""
+        if unsteady and runs > len(unsteady):
+            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)]).set_index("id").verdict
+            without = [again.get(f, "not judged (no steady run of its points)") for f in out["id"]]
+            out["steady runs only"] = [w if w != v else "" for w, v in zip(without, out["verdict"], strict=True)]
+        return out
+    return judged
+
+
+def unsteady_runs(tidy: pd.DataFrame) -> set[str]:
+    """Runs a flow of which varied by more than analysis.STEADY_CV_LIMIT_PCT per second (what the
+    manifest calls unsteady), read from the tidy rows."""
+    from .metrics import STEADY_CV_LIMIT_PCT
+    if not {"metric", "run_id"} <= set(tidy.columns):
+        return set()
+    cv = tidy[tidy.metric == "flow_throughput_cv_pct"]
+    return set(cv[cv.value > STEADY_CV_LIMIT_PCT].run_id)
+
+
+def merged_verdict(raw: str, nic: str) -> str:
+    """One verdict from the two accountings' (docs/verdicts.md): the same stands; reproduced and
+    in direction give in direction; an undecided one keeps the finding inconclusive; opposite
+    decisions (or testable under one only) depend on the testbed."""
+    if raw == nic:
+        return raw
+    pair = {raw, nic}
+    if pair == {REPRODUCED, IN_DIRECTION}:
+        return IN_DIRECTION
+    if INCONCLUSIVE in pair and NOT_TESTABLE not in pair:
+        return INCONCLUSIVE
+    return DEPENDS
+
+
+def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
+                      variants: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The raw and NIC-equivalent verdict tables of the same findings as one (COLUMNS +
+    ACCOUNTING_COLUMNS): merged_verdict, both texts where they differ, and a sensitivity line where
+    a variant of the ambiguous line alone turns the NIC-equivalent verdict. nic None: the data have
+    no ledger, so the raw table is both."""
+    no_ledger = nic is None
+    nic = raw if no_ledger else nic
+    nic_by, var_by = nic.set_index("id"), {a: t.set_index("id") for a, t in (variants or {}).items()}
+    rows = []
+    for _, r in raw.iterrows():
+        n = nic_by.loc[r["id"]] if r["id"] in nic_by.index else r
+        shows = r["this run shows"]
+        if n["this run shows"] != shows:
+            shows = f"raw: {shows} | NIC-equivalent: {n['this run shows']}"
+        flips = [f"{ledger.LABELS[a]}: {t.loc[r['id'], 'verdict']}" for a, t in var_by.items()
+                 if r["id"] in t.index and t.loc[r["id"], "verdict"] != n["verdict"]]
+        rows.append({"id": r["id"], "paper says": r["paper says"], "this run shows": shows,
+                     "verdict": merged_verdict(r["verdict"], n["verdict"]), "raw": r["verdict"],
+                     "NIC-equivalent": "(no ledger: raw)" if no_ledger else n["verdict"],
+                     "sensitivity": ("the ambiguous line alone turns it (" + "; ".join(flips) + ")") if flips else ""})
+    out = pd.DataFrame(rows, columns=COLUMNS + ACCOUNTING_COLUMNS)
+    top_up = {**raw.attrs.get("top_up", {})}
+    for fid, pts in nic.attrs.get("top_up", {}).items():
+        top_up[fid] = list({_key(p): p for p in [*top_up.get(fid, []), *pts]}.values())
+    out.attrs["top_up"] = {fid: pts for fid, pts in top_up.items()
+                           if out.set_index("id").verdict.get(fid) == INCONCLUSIVE}
+    return out
+
+
+def load_findings(reference_dir) -> pd.DataFrame:
+    return pd.read_csv(Path(reference_dir) / "findings.csv")
+
+
+def clean_values(tidy: pd.DataFrame, metric: str, side: str, category: str = "", **point) -> list[float]:
+    """Per-run values of one metric (one row per run) where the tidy columns match `point`."""
+    rows = tidy[(tidy.metric == metric) & (tidy.side == side) & (tidy.category.fillna("") == category)]
+    for key, value in point.items():
+        rows = rows[rows[key] == value]
+    return rows.sort_values("run_id").value.astype(float).tolist()
+
+
+def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **point) -> dict[str, list[float]]:
+    """Per category, the side's share in every run of the point (0 where a run had no such sample):
+    the same runs in the same order for every category, as largest() pairs them."""
+    rows = tidy[(tidy.metric == metric) & (tidy.side == side)]
+    for key, value in point.items():
+        rows = rows[rows[key] == value]
+    if rows.empty:
+        return {}
+    wide = rows.pivot_table(index="run_id", columns="category", values="value", aggfunc="sum").sort_index()
+    return {c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}
+
+
+# --- top-up until decided ----------------------------------------------------------------------------
+
+@dataclass
+class TopUpLog:
+    rounds: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+    per_round: list[dict] = field(default_factory=list)
+
+
+def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[list[dict]], int], *,
+                         budget_runs: int, budget_minutes: float, clock=time.monotonic) -> TopUpLog:
+    """Judge, then run one more clean repetition of every point an inconclusive verdict needs
+    (run_more(points) runs them and returns how many runs it made), until no verdict asks for
+    more or the budget (runs, or minutes of wall time) is spent. Returns what it did and why it stopped."""
+    log, start = TopUpLog(), clock()
+    while True:
+        wanted = judge().attrs.get("top_up", {})
+        points = list({_key(p): p for pts in wanted.values() for p in pts}.values())
+        if not points:
+            log.stopped = f"no verdict asks for more runs (each is decided, or would need over {MAX_RUNS} per point)"
+            break
+        if log.runs + len(points) > budget_runs:
+            log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"
+            break
+        if (clock() - start) / 60 >= budget_minutes:
+            log.stopped = f"budget: {budget_minutes:g} minutes spent"
+            break
+        made = run_more(points)
+        log.rounds += 1
+        log.runs += made
+        log.per_round.append({"findings": sorted(wanted), "points": points, "runs": made})
+        if made == 0:
+            log.stopped = "no run could be made"
+            break
+    log.seconds = clock() - start
+    return log
+
+
+def _key(point: dict) -> str:
+    return repr(sorted(point.items()))

@@ -1,0 +1,8 @@
+"""Figures from tidy tables: one theme, offline SVG/PNG, a render cache, flame graphs.
+
+plots        altair figure builders
+chart_cache  rendered charts on disk by spec and renderer versions
+flamegraph   folded stacks -> an interactive page or an icicle chart
+profiles     charts of a profile a researcher brings (analysis.profiles)
+"""
+__all__ = ["chart_cache", "flamegraph", "plots", "profiles"]

@@ -1,0 +1,40 @@
+"""Charts of a profile a researcher brings (analysis/profiles.py): its flame graph (an icicle) and its
+breakdown next to the paper's Fig. 3."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import altair as alt
+import pandas as pd
+
+from . import plots  # noqa: F401  (registers hostnet's chart theme)
+from .flamegraph import icicle_chart, icicle_rects
+from ..analysis import profiles
+from ..analysis.metrics import BREAKDOWN_ORDER
+
+
+def flamegraph(profile: profiles.Profile, cpus: Iterable[int], output: str) -> str:
+    """The profile's stacks on these CPUs as an icicle chart saved to output (HTML, SVG or PNG)."""
+    if profile.stacks is None:
+        raise ValueError(f"{profile.source} is a perf report: it keeps no whole stacks for a flame graph; "
+                         "give perf script text or the perf.data")
+    rects = icicle_rects(profile.stacks.items(), set(cpus))
+    icicle_chart(rects, f"{Path(profile.source).name}: CPU {profiles.cpu_label(sorted(set(cpus)))}",
+                 f"{profile.format}; frames narrower than 0.2 % left out").save(output)
+    return output
+
+
+def next_to_paper_chart(table: pd.DataFrame, title: str) -> alt.Chart:
+    """next_to_paper's table as bars per category: this profile's CPU sets and the paper's sides."""
+    long = table.melt(id_vars="category", var_name="breakdown", value_name="pct").dropna()
+    return alt.Chart(long).mark_bar().encode(
+        x=alt.X("category:N", sort=list(BREAKDOWN_ORDER), title=None),
+        xOffset=alt.XOffset("breakdown:N", sort=list(table.columns[1:])),
+        y=alt.Y("pct:Q", title="% of busy CPU samples"),
+        color=alt.Color("breakdown:N", sort=list(table.columns[1:]), title=None,
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+        tooltip=["category", "breakdown", alt.Tooltip("pct:Q", format=".2f")],
+    ).properties(width=620, height=260, title=alt.Title(title, subtitle=[
+        "paper: Fig. 3(c)/(d), the artifact's numbers (its rows sum to ~95 %: unmapped symbols dropped); "
+        "testbed, user and unclassified are hostnet's own categories"]))

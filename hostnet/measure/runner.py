@@ -1,0 +1,605 @@
+"""run_point: one measurement point (config x workload x repetition) -> one run directory."""
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import time
+import traceback
+import uuid
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+
+from . import config as stackconfig, tidy
+from .. import native
+from ..testbed import capabilities
+from ..hosts import HostError, HostUnreachable
+from ..parsers import ParseError, ss
+from ..probes import LoadProbe, PerfProbe, ProcStatProbe
+from ..probes.perf import PerfOptions
+from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
+from ..probes.latency import LatencyProbe
+from ..probes.rx_prof import RxProfProbe, latency_probe_for
+from ..store import RunDir
+from ..testbed import Testbed
+from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
+
+REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own tool
+# Time between closing the window and the end of the flows' run, so the window's closing
+# snapshots are taken while every flow still sends. The window opens when the warm-up ends: the
+# warm-up is the opening margin, and the slow starters (perf, bpftrace) are running by then.
+# Local closing snapshots take ~0.05-0.1 s; a loaded machine more: on the VM's 2026-11-26 kernel build
+# (every step ~35 % slower) a first point's closing took 0.40 s against 0.17 s to open.
+EDGE_S = 0.4
+# Over SSH every closing snapshot is a round trip (perf's disable, the counters, /proc; ~0.1 s each
+# through an sshd here): the flows must outlast them all, and a run they did not is failed
+# (WindowNotCovered). The edge is then 2x the previous point's closing time, at least
+# EDGE_REMOTE_S, and EDGE_REMOTE_FIRST_S before any point has closed (edge_s).
+EDGE_REMOTE_S = 0.8
+EDGE_REMOTE_FIRST_S = 2.0
+# (Opening the window takes the same round trips plus perf's disable: 3x it, when more, bounds this
+# point's edge.)
+# A run whose flows did not all run over its whole window fails (WindowNotCovered): a flow that
+# started late or ended early would leave seconds of the window with fewer flows than the point
+# claims.
+READY_TIMEOUT_S = 10.0
+
+
+class PreflightError(RuntimeError):
+    pass
+
+
+class RunFailed(RuntimeError):
+    pass
+
+
+class WindowTooShort(RuntimeError):
+    """The probes started so late (many flows, a loaded machine) that little of the run was measured."""
+
+
+def check_window(window_s: float, duration_s: float, n_flows: int) -> None:
+    """Refuse numbers from a window under a quarter of the run: the probes started late (a loaded
+    machine, many flows), so little of the run was measured."""
+    if window_s < duration_s / 4:
+        raise WindowTooShort(f"measurement window {window_s:.2f} s is under a quarter of the {duration_s} s run: "
+                             f"starting {n_flows} flows and the probes took too long; use a longer duration")
+
+
+def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
+    """Refuse before any host is touched: root, tools present. Returns tool versions."""
+    if tb.kind == "embedded" and os.geteuid() != 0:
+        raise PreflightError("a live run on the embedded testbed needs root; run as root (sudo)")
+    versions = {}
+    built = [t for t in tools if t in native.TOOLS]  # hostnet's own: built on the host, not on its PATH
+    tools = tuple(t for t in tools if t not in built)
+    for ep in tb.endpoints.values():
+        for tool in REQUIRED_TOOLS["roles"] + list(tools):
+            if not ep.host.which(tool):
+                raise PreflightError(f"{tool} is missing on {ep.host.name}; run `make install`")
+        if built:
+            try:
+                native.compiler(ep.host)
+            except native.NativeBuildError as exc:
+                raise PreflightError(str(exc)) from None
+    for name, host in tb.machines.items():
+        for tool in REQUIRED_TOOLS["machines"]:
+            if not host.which(tool):
+                raise PreflightError(f"{tool} is missing on {name}; run `make install` (Debian: linux-perf)")
+        versions[name] = {
+            "perf": host.run(["perf", "--version"], check=False).stdout.strip(),
+            **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
+               for t in tools},
+            **{t: native.binary_name(t) for t in built},  # its source's hash names the build
+            "kernel": host.run(["uname", "-r"]).stdout.strip(),
+            # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
+            "cpu_accounting": capabilities.cpu_accounting(
+                host.run(capabilities.KCONFIG_ARGV, check=False).stdout).value,
+        }
+    return versions
+
+
+def rpc_tool(tb: Testbed, wanted: str = "auto") -> str:
+    """netperf (the paper's tool) where every endpoint has it, else sockperf."""
+    if wanted != "auto":
+        return wanted
+    return "netperf" if all(e.host.which("netperf") and e.host.which("netserver")
+                            for e in tb.endpoints.values()) else "sockperf"
+
+
+def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows | MixedFlows) -> list[Flow]:
+    return workload.flows([(e.role, e.cpus) for e in tb.senders], [(e.role, e.cpus) for e in tb.receivers])
+
+
+def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
+    """{side: {machine: CPUs}}: the cores each side's applications and receive processing use."""
+    out: dict[str, dict[str, set[int]]] = {"sender": defaultdict(set), "receiver": defaultdict(set)}
+    for f in flows:
+        out["sender"][tb.endpoints[f.sender].machine].add(f.sender_cpu)
+        out["receiver"][tb.endpoints[f.receiver].machine].add(f.receiver_cpu)
+    return out
+
+
+def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") -> None:
+    """Every server listens before any client starts (a client racing its server fails). One `ss`
+    per receiving host and poll (over SSH a round trip each: not one per flow), polled sooner at
+    first: a server usually listens within a few milliseconds of its start."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    pending = {f.index: f for f in flows}
+    pause = 0.005
+    while pending:
+        by_host: dict[int, list[Flow]] = {}
+        for f in pending.values():
+            by_host.setdefault(id(tb.endpoints[f.receiver].host), []).append(f)
+        for group in by_host.values():
+            host = tb.endpoints[group[0].receiver].host
+            res = host.run(["ss", f"-Hl{proto[0]}n"], check=False)
+            sockets = ss.listening(res.stdout, f"{host.name}: ss -Hl{proto[0]}n")
+            for f in group:
+                if ss.listens(sockets, tb.endpoints[f.receiver].ip, f.port):
+                    del pending[f.index]
+                elif servers[f.index].poll() is not None:
+                    raise HostError(f"server for flow {f.index} exited at start: "
+                                    f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
+        if pending and time.monotonic() > deadline:
+            raise HostError(f"servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
+        if pending:
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+
+def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows | MixedFlows, *, runs_dir,
+              campaign: str, repetition: int = 0, experiment: str = "single-flow",
+              perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
+              latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None,
+              profile: bool = True, extra_probes=None, perf_options: PerfOptions = PerfOptions(),
+              cache_counters: bool = True) -> Path:
+    """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
+
+    Any failure still leaves a run directory, with status "failed" and the tool's error.
+    latency_sample_every: 0 = no latency probe; N = bpftrace timestamps ~1 in N received skbs.
+    profile=False leaves out perf record and perf stat (bench/: the harness without its profiler).
+    extra_probes: a callable returning more probes for each machine, run in the same window.
+    perf_options: how perf records beyond its rate (probes.perf.PerfOptions); cache_counters=False
+    leaves perf stat's cache events out (bench/ measures what each part of the profiling costs).
+    """
+    return start_point(tb, cfg, workload, runs_dir=runs_dir, campaign=campaign, repetition=repetition,
+                       experiment=experiment, perf_freq_hz=perf_freq_hz, versions=versions,
+                       latency_sample_every=latency_sample_every, run_id=run_id, point=point, profile=profile,
+                       extra_probes=extra_probes, perf_options=perf_options,
+                       cache_counters=cache_counters).finish()
+
+
+def start_point(tb: Testbed, cfg: stackconfig.StackConfig, workload, *, runs_dir, campaign: str, repetition: int = 0,
+                experiment: str = "single-flow", perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
+                latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None,
+                profile: bool = True, extra_probes=None, perf_options: PerfOptions = PerfOptions(),
+                cache_counters: bool = True, before_window=None) -> "PendingRun":
+    """run_point up to the end of its flows: the window closed, every flow ended, the testbed free
+    for the next point. What is left (perf's report, the tidy rows, the run directory) is
+    PendingRun.finish(), which a sweep overlaps with the next point's setup and warm-up.
+    before_window: called just before the window opens (a sweep finishes the previous point there,
+    so that work never falls inside this point's window)."""
+    versions = versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
+    flows = plan_flows(tb, workload)
+    cpus = side_cpus(tb, flows)
+    rd = _new_run(tb, cfg, workload, flows, cpus, runs_dir=runs_dir, campaign=campaign, repetition=repetition,
+                  experiment=experiment, versions=versions, run_id=run_id, point=point,
+                  perf=({"event": "cpu-clock", "freq_hz": perf_freq_hz, "mode": "timer (no hardware PMU assumed)",
+                         **perf_options.describe()} if profile else "off"))
+    run = PendingRun(tb, cfg, workload, rd, flows, cpus, versions, profile and cache_counters, profile)
+    with run.failing():
+        _apply(tb, cfg, workload, rd)
+        _start_servers(tb, workload, flows, run.procs)
+        run.early = _prepare_latency(tb, workload, flows, rd, latency_sample_every)
+        run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, profile and (
+            perf_freq_hz, perf_options, cache_counters), extra_probes)
+        _arm(tb, run.probes)
+        starts = _start_clients(tb, workload, flows, run.procs)
+        run.raw, run.ep_raw, (opened, start, end, closed) = _measure(tb, workload, starts, run.probes, ep_probes,
+                                                                     before_window)
+        record_window(rd, start, end, opened=opened, closed=closed, **starts.describe())
+        running = {i for i, c in run.procs.clients.items() if c.poll() is None} if all_local(tb) else set()
+        check_coverage(starts, opened, closed, workload.total_s(), running)
+        _stop_flows(workload, flows, run.procs)
+        try:  # a short window is flagged, and analysis leaves the run out, rather than failing the point
+            check_window(end - start, workload.duration_s, len(flows))
+        except WindowTooShort as exc:
+            rd.manifest["short_window"] = str(exc)
+        if moved := stackconfig.moved_globals(tb, rd.manifest.get("applied", {})):  # flagged: left out
+            rd.manifest["settings_moved"] = moved
+    return run
+
+
+class PendingRun:
+    """A point whose window has closed and whose flows have ended (start_point); finish() stops the
+    slow probes (perf: its report and folded stacks), writes every raw file, derives the tidy rows
+    and completes the run directory. A failure in either half leaves a failed run directory and
+    raises RunFailed, as run_point always has."""
+
+    def __init__(self, tb, cfg, workload, rd: RunDir, flows, cpus, versions, cache_counters: bool, profile: bool):
+        self.tb, self.cfg, self.workload, self.rd, self.flows, self.cpus = tb, cfg, workload, rd, flows, cpus
+        self.versions, self.cache_counters, self.profile = versions, cache_counters, profile
+        self.procs = FlowProcs()
+        self.early: dict[str, LatencyProbe | RxProfProbe] = {}
+        self.probes: dict[str, list] = {}
+        self.raw: dict = {}
+        self.ep_raw: dict = {}
+        self.path: Path | None = None
+
+    def finish(self) -> Path:
+        if self.path is not None:
+            return self.path
+        tb, rd, flows = self.tb, self.rd, self.flows
+        with self.failing(last=True):
+            for m, ps in self.probes.items():  # perf's events went off at the close: now its report
+                for p in reversed(ps):
+                    if hasattr(p, "close"):
+                        self.raw[m].update(p.stop(tb.machines[m]))
+            _write_outputs(rd, self.workload, flows, self.procs, self.raw, self.ep_raw)
+            our_pids = [os.getpid(), *self.procs.pids()] + [pid for ps in self.probes.values() for p in ps
+                                                            for pid in getattr(p, "pids", [])]
+            outputs = {f.index: tidy.FlowOutput(rd.read_raw(tidy.client_file(self.workload, f)),
+                                                rd.read_raw(tidy.server_file(self.workload, f))) for f in flows}
+            rows = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, outputs, self.raw,
+                                   self.ep_raw, our_pids, next(iter(self.versions.values()))["kernel"])
+            if not self.cache_counters:
+                off = "profile" if not self.profile else "cache counters"
+                rd.manifest["cache_counters"] = f"not recorded ({off} off)"
+            self.path = rd.finish("ok", rows)
+        return self.path
+
+    @contextmanager
+    def failing(self, last: bool = False):
+        """A failure: the run directory written as failed, every process and probe stopped,
+        RunFailed raised for the errors a sweep records. last: the point's final step (its
+        processes are released on success too)."""
+        ok = False
+        try:
+            yield
+            ok = True
+        except BaseException as exc:  # failed points still leave a readable run directory
+            path = finish_failed(self.rd, exc, {"server": self.procs.servers, "client": self.procs.clients},
+                                 lost=self.procs.lost)
+            self.path = path
+            if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError, WindowTooShort, WindowNotCovered)):
+                raise RunFailed(f"{exc} (run directory: {path})") from exc
+            raise
+        finally:
+            if last or not ok:
+                self._release()
+
+    def _release(self) -> None:
+        self.procs.close()
+        for lat in self.early.values():  # stopped already on success; on failure, do not leave it running
+            try:
+                lat.abort()
+            except HostUnreachable:  # the run directory says so; `hostnet restore` stops it later
+                pass
+        for m, ps in self.probes.items():  # armed probes (perf) not stopped by a success: stopped now
+            for p in ps:
+                if hasattr(p, "abort") and p not in self.early.values():
+                    try:
+                        p.abort(self.tb.machines[m])
+                    except HostUnreachable:
+                        pass
+
+
+class FlowProcs:
+    """The servers and clients of a point's flows, by flow index; `lost`: the hosts that stopped
+    answering ({id(host): why}), whose processes are not tried again."""
+
+    def __init__(self):
+        self.servers: dict[int, object] = {}
+        self.clients: dict[int, object] = {}
+        self.lost: dict[int, str] = {}
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in (*self.servers.values(), *self.clients.values())]
+
+    def close(self) -> None:
+        for p in (*self.servers.values(), *self.clients.values()):
+            _on_reachable(p, self.lost, p.close)
+
+
+def _on_reachable(proc, lost: dict[int, str], action):
+    """action() unless the process's host already stopped answering; a host that stops answering
+    now is added to `lost` (each further command would wait for the connect timeout again).
+    Returns action's value, or None when the host is unreachable."""
+    host = getattr(proc, "host", None)  # remote processes only: a local one always answers
+    if host is not None and id(host) in lost:
+        return None
+    try:
+        return action()
+    except HostUnreachable as exc:
+        lost[id(host)] = str(exc)
+        return None
+
+
+def _new_run(tb: Testbed, cfg, workload, flows: list[Flow], cpus: dict, *, runs_dir, campaign: str,
+             repetition: int, experiment: str, versions: dict, run_id: str | None, point: dict | None,
+             perf) -> RunDir:
+    """The run directory and its manifest: everything known before a host is touched."""
+    run_id = run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
+    rd = RunDir(runs_dir, campaign, run_id)
+    rd.manifest["point"] = point or {"config": cfg.name}
+    rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind, tb.rx_steering),
+                       repetition=repetition, workload=workload.describe(), testbed=tb.describe(),
+                       flows=[f.__dict__ for f in flows], cores=cores_note(flows),
+                       side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
+                       versions=versions, controller=platform.node(), probes={"perf": perf})
+    return rd
+
+
+def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:
+    """The config, whole, then the workload's own settings for this point (UDP: RPS, rmem_max)."""
+    rd.manifest["applied"] = stackconfig.apply(tb, cfg)
+    placement, settings = workload.point_setup(tb)
+    if placement is not None:
+        rd.manifest["placement"] = placement
+    if settings:
+        rd.manifest["applied"].update(stackconfig.apply_settings(tb, settings))
+
+
+def _start_servers(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> None:
+    for f in flows:
+        ep = tb.endpoints[f.receiver]
+        procs.servers[f.index] = ep.host.start(workload.server_argv(f, ep.ip))
+    wait_listening(tb, flows, procs.servers, getattr(workload, "listen_proto", "tcp"))
+
+
+def _prepare_latency(tb: Testbed, workload, flows: list[Flow], rd: RunDir, sample_every: int) -> dict:
+    """Latency probes started before the clients: bpftrace's start-up must not fall inside the window."""
+    early = {}
+    if not sample_every:
+        return early
+    for machine, ifaces in _receiver_ifaces(tb, flows).items():
+        ports = [f.port for f in flows if tb.endpoints[f.receiver].machine == machine]
+        lat, source, why = latency_probe_for(tb.machines[machine], ports, ifaces, workload.client_comm,
+                                             tb.journal, sample_every)
+        rd.manifest["probes"].setdefault("latency", {})[machine] = {"source": source, "why": why}
+        lat.prepare(tb.machines[machine])
+        early[machine] = lat
+    return early
+
+
+def _start_clients(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> FlowStarts:
+    """Every client started as close together as the hosts allow: per sending host, all of its
+    flows at once (Host.start_many: one SSH round trip), the hosts side by side (a thread each)."""
+    by_host: dict[int, list[Flow]] = defaultdict(list)
+    for f in flows:
+        by_host[id(tb.endpoints[f.sender].host)].append(f)
+    starts = FlowStarts()
+
+    def start(group: list[Flow]) -> None:
+        host = tb.endpoints[group[0].sender].host
+        sent = time.time()
+        try:
+            started = host.start_many([workload.client_argv(f, tb.endpoints[f.receiver].ip) for f in group])
+        finally:
+            returned = time.time()
+        for f, (proc, at) in zip(group, started, strict=True):
+            procs.clients[f.index] = proc
+            starts.add(f.index, sent, returned, host.name, at)
+
+    groups = list(by_host.values())
+    if len(groups) == 1:
+        start(groups[0])
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            for future in [pool.submit(start, g) for g in groups]:
+                future.result()
+    return starts
+
+
+class FlowStarts:
+    """When each client started: the controller's clock before and after its start command (the
+    start lies between), and the sending host's own clock. The window is placed with the
+    controller's brackets, so no two clocks need agree."""
+
+    def __init__(self):
+        self.flows: dict[int, dict] = {}
+
+    def add(self, index: int, sent: float, returned: float, host: str, at: float) -> None:
+        self.flows[index] = {"sent": sent, "returned": returned, "host": host, "host_clock": at}
+
+    @property
+    def first_sent(self) -> float:
+        return min(f["sent"] for f in self.flows.values())
+
+    @property
+    def last_returned(self) -> float:
+        return max(f["returned"] for f in self.flows.values())
+
+    def spread_s(self) -> float:
+        """The start spread on each host's own clock (start_many's times), the largest over hosts;
+        across hosts, the controller's bracket (last start returned - first sent) bounds it."""
+        per_host: dict[str, list[float]] = defaultdict(list)
+        for f in self.flows.values():
+            per_host[f["host"]].append(f["host_clock"])
+        on_hosts = max(max(ts) - min(ts) for ts in per_host.values())
+        return on_hosts if len(per_host) == 1 else max(on_hosts, self.last_returned - self.first_sent)
+
+    def describe(self) -> dict:
+        return {"clients_started": self.first_sent, "clients_all_started": self.last_returned,
+                "start_spread_s": self.spread_s(), "flow_starts": {str(i): f for i, f in sorted(self.flows.items())}}
+
+
+class WindowNotCovered(RuntimeError):
+    """A flow was not running over the whole measurement window."""
+
+
+def check_coverage(starts: FlowStarts, opened: float, closed: float, total_s: float,
+                   running_after_close: set[int] = frozenset()) -> None:
+    """Every flow ran over the whole window: it had started before the first probe opened the window
+    (its start command had returned) and cannot have ended before the last probe closed it (a
+    client runs total_s from its start, which came after its start command was sent). A client
+    seen still running after the window closed (running_after_close: local hosts, where looking is
+    free) covered the close, whatever that bound says: on a loaded machine a client starts, and so
+    ends, later than its start command was sent, by more than the window's edge."""
+    late = {i: f["returned"] - opened for i, f in starts.flows.items() if f["returned"] > opened}
+    if late:
+        i = max(late, key=late.get)
+        raise WindowNotCovered(f"flow {i} started up to {late[i]:.3f} s after the measurement window opened "
+                               f"({len(late)} of {len(starts.flows)} flows late): the window is not covered by "
+                               f"every flow")
+    early = {i: closed - (f["sent"] + total_s) for i, f in starts.flows.items()
+             if f["sent"] + total_s < closed and i not in running_after_close}
+    if early:
+        i = max(early, key=early.get)
+        raise WindowNotCovered(f"flow {i} may have ended {early[i]:.3f} s before the measurement window closed "
+                               f"({len(early)} of {len(starts.flows)} flows): the window is not covered by every flow")
+
+
+def _window_probes(tb: Testbed, flows: list[Flow], cpus: dict, early: dict, profile, extra_probes):
+    """({machine: probes}, {role: counter probe}). Started in this order and stopped in reverse:
+    the slow starters (perf, bpftrace) are running before the /proc snapshots open the CPU
+    window, which closes first. Probes with arm() are started before the clients (_arm).
+    profile: False, or (perf's rate, PerfOptions, whether perf stat counts cache events)."""
+    probes: dict[str, list] = {m: [] for m in tb.machines}
+    if profile:
+        freq_hz, options, cache = profile
+        for m in tb.machines:
+            used = sorted(set().union(*(side.get(m, set()) for side in cpus.values())))
+            probes[m] = [*([CacheProbe()] if cache else []), PerfProbe(freq_hz, options=options, cpus=used)]
+    used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
+    ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
+    for machine, lat in early.items():  # its SIGUSR1 dump opens its window
+        probes[machine].append(lat)
+    for m in tb.machines:
+        probes[m] += [*(extra_probes() if extra_probes else []), SoftnetProbe(), InterruptsProbe(), LoadProbe(),
+                      ProcStatProbe()]
+    return probes, ep_probes
+
+
+def _arm(tb: Testbed, probes: dict) -> None:
+    """Probes that take long to start (perf opening its events on every CPU) start now, idle,
+    so their start-up overlaps the warm-up instead of delaying the window."""
+    for m, ps in probes.items():
+        for p in ps:
+            if hasattr(p, "arm"):
+                p.arm(tb.machines[m])
+
+
+def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes: dict, before_window=None):
+    """Open the window when every flow has had its warm-up, close it EDGE_S before the first flow
+    can end; (raw files per machine, raw files per endpoint, (opened, start, end, closed)): opened
+    before the first probe starts, start once all have, end when the window is due to close,
+    closed once the last probe that bounds it has stopped. At the close, perf's events go off
+    first (close()); perf's slow finish (its report) is PendingRun.finish()'s."""
+    if before_window is not None:
+        before_window()
+    time.sleep(max(0.0, starts.last_returned + workload.warmup_s - time.time()))
+    opened = time.time()
+    for m, ps in probes.items():
+        for p in ps:
+            p.start(tb.machines[m])
+    _each_endpoint(tb, ep_probes, "start")
+    start = time.time()
+    time.sleep(max(0.0, starts.first_sent + workload.total_s() - edge_s(tb, start - opened) - time.time()))
+    end = time.time()
+    finishers = {m: [p for p in reversed(ps) if hasattr(p, "close")] for m, ps in probes.items()}
+    for m, ps in finishers.items():
+        for p in ps:
+            p.close(tb.machines[m])
+    ep_raw = _each_endpoint(tb, ep_probes, "stop")
+    raw: dict[str, dict[str, str]] = {m: {} for m in probes}
+    for m, ps in probes.items():
+        for p in reversed(ps):
+            if p not in finishers[m]:
+                raw[m].update(p.stop(tb.machines[m]))
+    closed = time.time()
+    tb.closing_s = closed - end
+    return raw, ep_raw, (opened, start, end, closed)
+
+
+def all_local(tb: Testbed) -> bool:
+    """Every host of the testbed is this machine (the embedded testbed): no SSH round trips."""
+    from ..hosts import LocalHost
+    return all(isinstance(h, LocalHost) for h in [*tb.machines.values(), *(e.host for e in tb.endpoints.values())])
+
+
+def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
+    """How long before the first flow can end the window closes: at least EDGE_S (local hosts) or
+    EDGE_REMOTE_S (SSH), 3x how long this point's window took to open (closing takes the same
+    snapshots, plus turning perf and bpftrace off) and 2x how long the previous point's took to
+    close; over SSH EDGE_REMOTE_FIRST_S until a point has closed."""
+    local = all_local(tb)
+    if tb.closing_s is not None:
+        known = 2.0 * tb.closing_s
+    else:
+        known = EDGE_S if local else EDGE_REMOTE_FIRST_S
+    return max(EDGE_S if local else EDGE_REMOTE_S, known, 3.0 * opening_s)
+
+
+def _each_endpoint(tb: Testbed, ep_probes: dict, action: str) -> dict:
+    """start or stop every endpoint's counter snapshots side by side (a thread each: four commands
+    per endpoint, so the window's edges take one endpoint's time, not the sum). Endpoints that share
+    a host object (one SSH connection) take turns."""
+    hosts = [id(tb.endpoints[role].host) for role in ep_probes]
+    if len(ep_probes) < 2 or len(set(hosts)) < len(hosts):
+        return {role: getattr(p, action)(tb.endpoints[role].host) for role, p in ep_probes.items()}
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=len(ep_probes)) as pool:
+        futures = {role: pool.submit(getattr(p, action), tb.endpoints[role].host) for role, p in ep_probes.items()}
+        return {role: f.result() for role, f in futures.items()}
+
+
+def _stop_flows(workload, flows: list[Flow], procs: FlowProcs) -> None:
+    for i, c in procs.clients.items():
+        c.wait(timeout=workload.total_s() + 30)
+        part = flow_part(workload, flows[i])
+        if part.server_exits:
+            procs.servers[i].wait(timeout=10)
+        else:
+            procs.servers[i].stop(getattr(part, "server_stop_signal", signal.SIGINT))
+
+
+def _write_outputs(rd: RunDir, workload, flows: list[Flow], procs: FlowProcs, raw: dict, ep_raw: dict) -> None:
+    """Every tool's output and every probe's file into raw/ (machine.* and role.* prefixes)."""
+    for f in flows:
+        tool = flow_part(workload, f).tool
+        client = procs.clients[f.index]
+        rd.write_raw(tidy.client_file(workload, f), client.stdout() + (client.stderr() if tool != "iperf3" else ""))
+        rd.write_raw(f"{tool}_client_{f.index}.stderr.txt", client.stderr())
+        server = procs.servers[f.index]
+        rd.write_raw(tidy.server_file(workload, f), server.stdout() + server.stderr())
+    for prefix, files_of in (*raw.items(), *ep_raw.items()):
+        for name, text in files_of.items():
+            rd.write_raw(f"{prefix}.{name}", text)
+
+
+def record_window(rd: RunDir, start: float, end: float, **extra) -> None:
+    """The measurement window in the manifest (every kind of run: flow points and microbenchmarks)."""
+    rd.manifest["window"] = {"start": start, "end": end, "seconds": end - start, **extra}
+
+
+def finish_failed(rd: RunDir, exc: BaseException, procs: dict[str, dict[int, object]] | None = None,
+                  lost: dict[int, str] | None = None) -> Path:
+    """A failed run still leaves a readable run directory: the traceback, and each started
+    process stopped with its argv and output. A host that stopped answering (an SSH link that
+    dropped) is noted, not tried per process: the directory is written whatever the hosts do."""
+    rd.manifest["traceback"] = traceback.format_exc()
+    lost = {} if lost is None else lost
+    for name, group in (procs or {}).items():
+        for i, p in group.items():
+            try:
+                output = _on_reachable(p, lost, lambda p=p: (p.stop(), p.stdout() + p.stderr())[1])
+            except HostError as err:  # the host answers but the command failed: say so, go on
+                output = f"(could not stop it or read its output: {err})\n"
+            if output is None:
+                output = f"(not stopped, output not read: {lost.get(id(getattr(p, 'host', None)))})\n"
+            rd.write_raw(f"{name}{i}.output.txt", " ".join(p.argv) + "\n" + output)
+    if lost:
+        rd.manifest["unreachable"] = sorted(set(lost.values()))
+    return rd.finish("failed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _receiver_ifaces(tb: Testbed, flows: list[Flow]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for role in dict.fromkeys(f.receiver for f in flows):
+        ep = tb.endpoints[role]
+        out[ep.machine].append(ep.iface)
+    return out

@@ -1,0 +1,154 @@
+"""Top a recorded campaign up until its verdicts are decided: more clean repetitions of exactly the
+points an inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
+
+Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
+names the points. Points whose every run was flagged (foreign load: a busy machine) are topped up
+too, within the same budget: nothing can be judged on them. The extra runs go into the same
+campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps its plan
+plus a record of every round under "top_ups".
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, replace
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+
+from .. import store
+from .sweep import SweepSpec, run_sweep
+from ..analysis.verdicts import TopUpLog, top_up_until_decided
+
+# What a live notebook spends at most on top-ups after its sweep (`hostnet top-up` takes others);
+# $HOSTNET_TOP_UP_RUNS / $HOSTNET_TOP_UP_MINUTES override them (`hostnet figures --top-up-runs`; the
+# test suite sets 0 runs: its live tests check sweeps, the loop has unit tests on a fake runner).
+BUDGET_RUNS = 30
+BUDGET_MINUTES = 10.0
+ENV_RUNS, ENV_MINUTES = "HOSTNET_TOP_UP_RUNS", "HOSTNET_TOP_UP_MINUTES"
+
+
+def budget() -> tuple[int, float]:
+    """(runs, minutes) a live notebook's top-up may spend: the environment's, else the defaults."""
+    try:
+        return int(os.environ.get(ENV_RUNS, BUDGET_RUNS)), float(os.environ.get(ENV_MINUTES, BUDGET_MINUTES))
+    except ValueError as exc:
+        raise ValueError(f"${ENV_RUNS} / ${ENV_MINUTES}: {exc}") from exc
+
+
+def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
+    plan = json.loads((Path(runs_dir) / campaign / "sweep.json").read_text())
+    return SweepSpec.from_dict(plan["spec"])
+
+
+def same_value(a, b) -> bool:
+    """Grid values as a sweep stored them and as a verdict names them: 8 and 8.0 and "8" are one point."""
+    if str(a) == str(b):
+        return True
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def matching(spec: SweepSpec, partial_points: list[dict]) -> list[dict]:
+    """The spec's points that agree with any of the partial points on every key it names."""
+    return [p for p in spec.points()
+            if any(all(same_value(p.get(k), v) for k, v in want.items()) for want in partial_points)]
+
+
+def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str) -> int:
+    """One more repetition of each point (one sweep per point, so no grid product adds others);
+    returns the runs made. The campaign's own plan in sweep.json is kept; each round is appended."""
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    plan = json.loads(sweep_json.read_text())
+    manifests = store.load_manifests(runs_dir, campaign, spec.stored_as)
+    made = 0
+    for i, point in enumerate(matching(spec, points)):
+        same = [m.get("repetition", 0) for m in manifests if _same(m.get("point", {}), point)]
+        reps = max([spec.repetitions - 1, *same]) + 2
+        one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
+                      repetitions=reps, seed=spec.seed + 1000 + len(plan.get("top_ups", [])) + i)
+        done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
+        made += done["ran"] + done["failed"]
+        plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
+        # run_sweep wrote its own one-point plan there
+        store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
+    return made
+
+
+def _same(a: dict, b: dict) -> bool:
+    strip = {k: v for k, v in a.items() if k != "id"}
+    return strip.keys() == b.keys() and all(same_value(v, b[k]) for k, v in strip.items())
+
+
+def plain(value):
+    """A numpy number a verdict's points carry (pandas hands them out) as the JSON number it is: the
+    record of a top-up must not fail after its runs are done."""
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int | None = None,
+           budget_minutes: float | None = None) -> TopUpLog:
+    """Top the campaign up on testbed tb until judge's verdicts are decided or the budget (default:
+    budget()) is spent; the log (rounds, runs, why it stopped) is written to the campaign's sweep.json."""
+    env_runs, env_minutes = budget()
+    budget_runs = env_runs if budget_runs is None else budget_runs
+    budget_minutes = env_minutes if budget_minutes is None else budget_minutes
+    spec = campaign_spec(runs_dir, campaign)
+    unjudged = []
+
+    def judged():
+        try:
+            table = judge(runs_dir, campaign, reference_dir)
+            unjudged.clear()
+        except FileNotFoundError as exc:  # no clean run at all yet: only the flagged points say what to add
+            unjudged.append(str(exc))
+            table = pd.DataFrame()
+        flagged = without_clean_run(store.load_manifests(runs_dir, campaign, spec.stored_as))
+        if flagged:  # a point whose every run was flagged (foreign load) is judged on none: run it again
+            table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
+        return table
+    log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
+                               budget_runs=budget_runs, budget_minutes=budget_minutes)
+    if unjudged:
+        log.stopped = f"nothing to judge: {unjudged[-1]}; {log.stopped}"
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    plan = json.loads(sweep_json.read_text())
+    plan.setdefault("decisive_top_ups", []).append(
+        {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
+         "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
+    store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
+    return log
+
+
+NO_CLEAN_RUN = "no clean run"  # what a top-up round names for points whose every run was flagged
+
+
+def without_clean_run(manifests: list[dict]) -> list[dict]:
+    """The points (without their id) that have flagged runs and no clean one: every successful run
+    was left out of analysis (foreign load, a short window). Points that only failed are not
+    among them: running those again would fail again."""
+    by_point: dict[str, tuple[dict, list[dict]]] = {}
+    for m in manifests:
+        point = {k: v for k, v in m.get("point", {}).items() if k != "id"}
+        by_point.setdefault(repr(sorted(point.items())), (point, []))[1].append(m)
+    return [point for point, ms in by_point.values()
+            if any(m["status"] == "ok" and store.flagged(m) for m in ms) and not any(store.usable(m) for m in ms)]
+
+
+def embedded_shape(manifest: dict) -> dict:
+    """The embedded testbed a campaign's runs were made on (CPUs, endpoint counts, receive path), as
+    testbed.embedded's keyword arguments: top-ups must be made on the same kind of testbed."""
+    tb = manifest["testbed"]
+    if tb["kind"] != "embedded":
+        raise ValueError(f"campaign ran on a {tb['kind']} testbed: top it up with `--testbed FILE` naming it")
+    eps = tb["endpoints"].values()
+    senders = [e for e in eps if e["role"].startswith("sender")]
+    receivers = [e for e in eps if e["role"].startswith("receiver")]
+    return {"sender_cpus": tuple(senders[0]["cpus"]), "receiver_cpus": tuple(receivers[0]["cpus"]),
+            "n_senders": len(senders), "n_receivers": len(receivers),
+            "steering": tb.get("rx_steering", "rps")}

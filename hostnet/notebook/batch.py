@@ -1,0 +1,550 @@
+"""Execute the notebooks with papermill: batch mode (every section notebook, then figures/index.html),
+sweeps of one notebook over a parameter grid, and the stored outputs that nbval compares.
+
+Conventions every section notebook follows (checked by `check_conventions`): a literal-only
+`parameters` cell declaring at least CONVENTION_PARAMETERS; `mode = "replay"` by default.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import logging
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from . import batch_kernel
+from .. import project
+from ..testbed.session import is_file, kind_of
+
+log = logging.getLogger(__name__)  # one line per notebook or point (INFO); the CLI shows them
+
+
+def default_notebooks_dir() -> Path:
+    """The project's notebooks/ (hostnet.project: the root from the working directory or $HOSTNET_ROOT)."""
+    return project.root() / "notebooks"
+
+
+def default_runs_dir() -> Path:
+    return project.root() / "data" / "runs"
+
+# Measurement profiles for mode="run". quick: what `make reproduce` runs on 2 cores in about an
+# hour with top-ups. It starts at 3 repetitions, not 2: a t-interval at n = 2 is ±12.7 standard
+# errors, so every compared point would need a top-up anyway (the committed campaigns used 5 s
+# points and 5 repetitions). paper: the paper's 20 s points, 5 repetitions. smoke: the shortest run
+# that exercises a notebook end to end (the live tests); its verdicts are not expected to decide.
+PROFILES = {
+    "quick": {"duration": 3, "warmup": 1, "repetitions": 3},
+    "paper": {"duration": 20, "warmup": 5, "repetitions": 5},
+    "smoke": {"duration": 2, "warmup": 1, "repetitions": 2},
+}
+QUICK = PROFILES["quick"]
+SMOKE = PROFILES["smoke"]
+CONVENTION_PARAMETERS = ("mode", "campaign", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
+                         "figures_dir")
+
+
+class NotebookParameterError(ValueError):
+    pass
+
+
+class NotebookExecutionError(RuntimeError):
+    pass
+
+
+def section_notebooks(directory: Path | None = None) -> list[Path]:
+    """The paper-section notebooks (01-, 02-, ...), in order; 00-explore is interactive, not a section."""
+    return [p for p in all_notebooks(directory) if not p.name.startswith("00-")]
+
+
+def all_notebooks(directory: Path | None = None) -> list[Path]:
+    """Every notebook of `directory` (default: the project's notebooks/); none there is an error,
+    not an empty batch that looks like success."""
+    directory = Path(directory or default_notebooks_dir())
+    found = sorted(directory.glob("[0-9][0-9]-*.ipynb"))
+    if not found:
+        raise FileNotFoundError(f"no hostnet notebooks in {directory}: run from a checkout (or a copy of its "
+                                f"notebooks/ and data/), or name its root with --root / ${project.ENV}")
+    return found
+
+
+def profile(name: str) -> dict:
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+    return dict(PROFILES[name])
+
+
+def declared_parameters(notebook: Path) -> dict:
+    import papermill as pm
+    return pm.inspect_notebook(str(notebook))
+
+
+def check_declared(notebook: Path, names) -> dict:
+    """The notebook's declared parameters; raise if any of `names` is not among them."""
+    declared = declared_parameters(notebook)
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise NotebookParameterError(f"{Path(notebook).name} does not declare {', '.join(unknown)}; "
+                                     f"it declares {', '.join(declared)}")
+    return declared
+
+
+def check_conventions(notebook: Path) -> list[str]:
+    """What a section notebook misses of the shared conventions (empty: it follows them)."""
+    declared = declared_parameters(notebook)
+    problems = [f"does not declare {p}" for p in CONVENTION_PARAMETERS if p not in declared]
+    if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
+        problems.append(f"mode defaults to {declared['mode']['default']}, not \"replay\"")
+    # papermill --help-notebook shows "Unknown type" for a parameter without an annotation
+    problems += [f"parameter {name} has no type annotation" for name, p in declared.items()
+                 if p["inferred_type_name"] == "None"]
+    return problems + non_literal_parameters(notebook) + first_cell_problems(notebook)
+
+
+# What the first code cell after `parameters` starts with (hostnet.notebook): start the notebook
+# under its own name (undeclared parameters refused, papermill only warns; in replay, those only a
+# live run uses) and resolve the path parameters against the project root.
+FIRST_CELL_CALLS = ('nb = notebook.start("{name}", mode)',
+                    "runs_dir, reference_dir, figures_dir = nb.paths(runs_dir, reference_dir, figures_dir)")
+
+
+def first_cell_problems(notebook: Path) -> list[str]:
+    nb = json.loads(Path(notebook).read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    tagged = [i for i, c in enumerate(code) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not tagged or tagged[0] + 1 >= len(code):
+        return ["has no code cell after its parameters cell"]
+    source = "".join(code[tagged[0] + 1]["source"])
+    calls = [call.format(name=Path(notebook).name) for call in FIRST_CELL_CALLS]
+    return [f"the cell after parameters does not call {call}" for call in calls if call not in source]
+
+
+def non_literal_parameters(notebook: Path) -> list[str]:
+    """Statements of the `parameters` cell that are not `name = literal` (papermill injects values
+    after it, so a computed default would silently differ between interactive and batch runs)."""
+    import ast
+    nb = json.loads(Path(notebook).read_text())
+    cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        return [f"has {len(cells)} cells tagged parameters, not one"]
+    problems = []
+    for stmt in ast.parse("".join(cells[0]["source"])).body:
+        text = ast.get_source_segment("".join(cells[0]["source"]), stmt)
+        if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and
+                all(isinstance(t, ast.Name) for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]))):
+            problems.append(f"parameters cell line {stmt.lineno} is not `name = literal`: {text}")
+            continue
+        try:
+            ast.literal_eval(stmt.value)
+        except ValueError:
+            problems.append(f"parameters cell line {stmt.lineno} has a non-literal value: {text}")
+    return problems
+
+
+def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_name: str | None = None) -> Path:
+    """Run one notebook; a parameter it does not declare is an error, not silently ignored."""
+    import papermill as pm
+    if parameters:
+        check_declared(notebook, parameters)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    out = output_dir / (output_name or Path(notebook).name)
+    pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
+                        progress_bar=False, kernel_name="python3", kernel_manager_class=batch_kernel_manager())
+    return out
+
+
+def batch_kernel_manager() -> type:
+    """The kernel manager papermill starts each notebook's kernel with: IPC sockets in the user's
+    Jupyter runtime directory (over TCP, ipykernel warns once per notebook that it runs without
+    encryption), and no interrupt before the shutdown request (jupyter_client sends SIGINT first,
+    for a cell still running; after papermill's last cell it landed in the kernel's reply handler,
+    which logged "ERROR | KeyboardInterrupt caught in kernel" after every successful notebook)."""
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    class BatchKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            runtime = Path(jupyter_runtime_dir())
+            runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+            super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
+
+        def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+            return batch_kernel.kernel_argv(super().format_kernel_cmd(extra_arguments))
+
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:  # an interrupt asked for stays one
+                await super()._async_interrupt_kernel()
+
+    return BatchKernelManager
+
+
+def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | None = None,
+                   overrides: dict | None = None, runs_dir: Path | None = None, testbed: str | None = None) -> dict:
+    """What batch mode passes every section notebook: run mode gets a new campaign, the profile and
+    (when given) the testbed every notebook runs on, a testbed.yaml path made absolute (papermill
+    runs each notebook from notebooks/)."""
+    params: dict = {"mode": mode}
+    if mode == "run":
+        params["campaign"] = ""  # a new campaign, not the recorded one
+        params.update(profile(profile_name))
+        params.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        if testbed:
+            params["testbed"] = str(Path(testbed).resolve()) if is_file(testbed) else testbed
+    if figures_dir is not None:
+        params["figures_dir"] = str(Path(figures_dir).resolve())
+    if runs_dir is not None:
+        params["runs_dir"] = str(Path(runs_dir).resolve())
+    return params
+
+
+def preflight(declared: dict[Path, dict], params: dict, figures_dir: Path | None = None) -> list[str]:
+    """What would make the batch fail, found before any kernel starts (each costs seconds, and a
+    replay of a missing runs dir used to end on an unrelated error): a figures directory that
+    cannot be written; in replay, a runs directory or a recorded campaign a notebook names that is
+    not there. Paths resolve as each notebook's kernel resolves them (from its directory)."""
+    problems, notebooks = [], list(declared)
+    figures = Path(figures_dir) if figures_dir is not None else project.root(notebooks[0].parent) / "figures"
+    try:
+        figures.mkdir(parents=True, exist_ok=True)
+        if not os.access(figures, os.W_OK):
+            problems.append(f"figures directory {figures} is not writable")
+    except OSError as exc:
+        problems.append(f"figures directory {figures}: {exc.strerror}")
+    if params.get("mode") != "replay":
+        return problems
+    import ast
+    for nb, parameters in declared.items():
+        try:
+            value = {k: params.get(k, ast.literal_eval(v["default"])) for k, v in parameters.items()
+                     if k == "runs_dir" or "campaign" in k}
+        except (ValueError, SyntaxError):  # not a literal: check_conventions says so; the kernel decides
+            continue
+        if "runs_dir" not in value:
+            continue
+        runs = project.resolve(value.pop("runs_dir"), start=nb.parent)
+        if not runs.is_dir():
+            problems.append(f"runs directory {runs} does not exist")  # said once for every notebook
+            continue
+        for name in (c for v in value.values() for c in (v if isinstance(v, list) else [v]) if c):
+            if not (runs / str(name)).is_dir():
+                problems.append(f"{nb.name}: no campaign {name} in {runs}")
+    return list(dict.fromkeys(problems))
+
+
+def replay_jobs(n_notebooks: int) -> int:
+    """How many notebooks a replay executes side by side: one more than the cores (each kernel also
+    waits, on its start and on papermill's messages: on 2 cores 3 at once replayed the 14 in 20 s,
+    2 at once in 23 s, 4 in 20 s with more CPU), at most one per notebook."""
+    return max(1, min((os.cpu_count() or 1) + 1, n_notebooks))
+
+
+def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
+                  quick: bool = False, notebooks_dir: Path | None = None,
+                  output_dir: Path | None = None, figures_dir: Path | None = None,
+                  profile_name: str | None = None, runs_dir: Path | None = None,
+                  results_doc: Path | None = None, testbed: str | None = None, jobs: int | None = None) -> Path:
+    """Every section notebook (replay, or run with a profile), then figures/index.html and
+    docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
+    repository's docs/results.md for the default figures/).
+
+    Replay executes `jobs` notebooks side by side (default: one more than the cores; each writes only its own
+    figures and meta file, and the report is built once all have ended). Run mode executes them one
+    after another, in order: two live notebooks at once would load each other's measurements.
+
+    A notebook that fails is reported and the others still run (a live batch takes most of an
+    hour: one section's failure should not cost the rest); the report is built from what ran, and
+    NotebookExecutionError names the failures at the end."""
+    name = profile_name or "quick"
+    overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
+    notebooks = section_notebooks(notebooks_dir)
+    # asked for: the project's figures/ unless named (a notebook's own default is beside its output)
+    figures_dir = Path(figures_dir or project.root(notebooks[0].parent) / "figures")
+    params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
+    output_dir = output_dir or notebooks[0].parent / "executed"
+    if mode == "run" and jobs not in (None, 1):
+        raise ValueError(f"jobs={jobs}: live notebooks run one at a time (side by side they would load each "
+                         f"other's measurements)")
+    jobs = 1 if mode == "run" else (jobs or replay_jobs(len(notebooks)))
+    declared = {nb: check_declared(nb, params) for nb in notebooks}  # all checked before the first one runs
+    if problems := preflight(declared, params, figures_dir):
+        raise NotebookExecutionError(f"nothing ran: {len(problems)} problems found before any kernel started:\n"
+                                     + "\n".join(problems))
+    failures, start = [], time.time()
+    what = f"{mode}{', ' + name + ' profile' if mode == 'run' else ''}"
+    for i, (nb, status, seconds) in enumerate(_execute_all(notebooks, params, output_dir, jobs, what), 1):
+        log.info("[%d/%d] %s: %s in %.0f s", i, len(notebooks), nb.name, status, seconds)
+        if status != "ok":
+            failures.append(f"{nb.name}: {status}")
+    from . import report  # here, not at the top: replay's worker processes need none of its statistics
+    figures = figures_dir  # where the kernels wrote
+    out = report.build(figures)
+    doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
+    log.info("results: %s", doc)
+    log.info("%d of %d notebooks ran in %.0f s%s", len(notebooks) - len(failures), len(notebooks),
+             time.time() - start, f" ({jobs} side by side)" if jobs > 1 else "")
+    if failures:
+        raise NotebookExecutionError(f"{len(failures)} of {len(notebooks)} notebooks failed (executed copies in "
+                                     f"{output_dir}; report built from the others): " + "; ".join(failures))
+    return out
+
+
+def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: int, what: str):
+    """(notebook, status, seconds) for each notebook as it ends. jobs > 1: worker processes, started
+    fresh (spawn: papermill changes the working directory and holds ZeroMQ sockets, neither of
+    which threads or a forked copy of this process may share)."""
+    if jobs == 1:
+        for nb in notebooks:
+            log.info("%s (%s)", nb.name, what)
+            yield (nb, *_execute_recorded(nb, params, output_dir))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=batch_kernel.skip_unused_imports) as pool:
+        futures = {pool.submit(_execute_recorded, nb, params, output_dir): nb for nb in notebooks}
+        for future in as_completed(futures):
+            yield (futures[future], *future.result())
+
+
+def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path) -> tuple[str, float]:
+    """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
+    import papermill as pm
+    t0 = time.time()
+    try:
+        execute(Path(notebook), parameters, output_dir)
+        status = "ok"
+    except pm.PapermillExecutionError as exc:
+        status = f"failed: {exc.ename}: {exc.evalue}"
+    return status, time.time() - t0
+
+
+# --- sweeps of one notebook over a grid -------------------------------------------------------------
+
+def _slug(point: dict) -> str:
+    text = "-".join(f"{k}-{'_'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in point.items())
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text)
+
+
+def grid_points(grid: dict[str, list]) -> list[dict]:
+    """The cartesian product of the grid, in the order written (first key varies slowest)."""
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"grid {key} must be a non-empty list of values")
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def _fit_declared(point: dict, declared: dict) -> dict:
+    """A scalar swept over a parameter the notebook declares as a list (e.g. sizes_kb) becomes [scalar]."""
+    return {k: [v] if declared[k]["default"].lstrip().startswith("[") and not isinstance(v, list) else v
+            for k, v in point.items()}
+
+
+def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
+               profile_name: str | None = None, runs_dir: Path | None = None, mode: str = "run",
+               output_dir: Path | None = None) -> list[dict]:
+    """One entry per grid point: where it goes (`dir`), its campaign and the notebook parameters;
+    checked, nothing run.
+
+    mode "run": each point a new live campaign (runs_dir/<campaign>/, the executed notebook and
+    its figures inside), measured with the profile (default quick). A `testbed` parameter names
+    what every point runs on (a testbed.yaml path is made absolute) and the campaign's kind.
+    mode "replay": each point reads the recorded campaign (the notebook's own, or the `campaign`
+    parameter), its swept parameters selecting recorded points (hostnet.sections.replay): a value
+    not recorded, or a parameter only a live run uses (a profile included), is refused here,
+    before any kernel starts. Executed notebooks and figures go to output_dir/<point>/ (default
+    ./hostnet-sweeps/<time>-<notebook>/)."""
+    notebook = Path(notebook)
+    runs_dir = Path(runs_dir or default_runs_dir()).resolve()
+    parameters = dict(parameters or {})
+    clash = sorted(set(grid) & set(parameters))
+    if clash:
+        raise ValueError(f"{', '.join(clash)} both swept and fixed")
+    if "mode" in {*grid, *parameters}:
+        raise ValueError("mode is not a parameter of a sweep: say --mode replay or --mode run")
+    if mode not in ("replay", "run"):
+        raise ValueError(f"mode must be 'replay' or 'run', not {mode!r}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if mode == "replay":
+        return _replay_plan(notebook, grid, parameters, profile_name, runs_dir,
+                            Path(output_dir or Path.cwd() / "hostnet-sweeps" / f"{stamp}-{notebook.stem}"))
+    fixed = {**profile(profile_name or "quick"), **parameters}
+    if is_file(str(fixed.get("testbed", ""))):
+        fixed["testbed"] = str(Path(fixed["testbed"]).resolve())
+    testbed_kind = kind_of(str(fixed.get("testbed", "embedded")))
+    declared = check_declared(notebook, {*grid, *fixed, "mode", "campaign", "runs_dir", "figures_dir"})
+    plan = []
+    for point in grid_points(grid):
+        point = _fit_declared(point, declared)
+        campaign = f"{stamp}-{notebook.stem}-{_slug(point)}-{testbed_kind}"
+        cdir = runs_dir / campaign
+        plan.append({"point": point, "campaign": campaign, "dir": cdir,
+                     "parameters": {**fixed, **point, "mode": "run", "campaign": campaign,
+                                    "runs_dir": str(runs_dir), "figures_dir": str(cdir / "figures")}})
+    return plan
+
+
+def _replay_plan(notebook: Path, grid: dict, fixed: dict, profile_name: str | None, runs_dir: Path,
+                 output_dir: Path) -> list[dict]:
+    import ast
+
+    from .. import store
+    from ..sections import replay, section
+    if profile_name:
+        raise replay.ReplayParameterError(
+            f"profile {profile_name} shapes live runs (duration, warmup, repetitions): a replay reads what "
+            f"was recorded, so it would change nothing; drop it, or --mode run")
+    declared = check_declared(notebook, {*grid, *fixed, "mode", "runs_dir", "figures_dir"})
+    entry = section(notebook.name)
+    replay.refuse_run_only(entry, {*grid, *fixed})
+    runs_dir = project.resolve(fixed.pop("runs_dir")) if "runs_dir" in fixed else runs_dir
+    recorded: dict[str, list] = {}
+
+    def manifests_of(name: str) -> list:
+        if name not in recorded:
+            if not (runs_dir / name).is_dir():
+                raise FileNotFoundError(f"no campaign {name} in {runs_dir} to replay")
+            recorded[name] = store.load_manifests(runs_dir, name)
+        return recorded[name]
+
+    plan = []
+    for point in grid_points(grid):
+        point = _fit_declared(point, declared)
+        given = {**fixed, **point}
+        campaigns = {c: str(given[c] if c in given else ast.literal_eval(declared[c]["default"]))
+                     for c in {s.campaign for s in entry.selects} if c in declared}
+        for name in filter(None, campaigns.values()):
+            manifests_of(name)  # each named campaign is there
+        if all(campaigns.values()):  # "" replays the newest campaign: the notebook picks and checks it
+            replay.selection(entry, given, lambda c, names=campaigns: manifests_of(names[c]))
+        pdir = output_dir / _slug(point)
+        plan.append({"point": point, "campaign": campaigns.get("campaign", ""), "dir": pdir,
+                     "parameters": {**given, "mode": "replay", "runs_dir": str(runs_dir),
+                                    "figures_dir": str(pdir / "figures")}})
+    return plan
+
+
+def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
+                   profile_name: str | None = None, runs_dir: Path | None = None,
+                   mode: str = "run", output_dir: Path | None = None) -> list[dict]:
+    """Execute the notebook once per grid point, serially (sweep_plan says where each goes).
+
+    The executed notebook lands in the point's directory with its figures in figures/ there, and
+    notebook_sweep.json records the point. A failed point is recorded and the sweep goes on;
+    NotebookExecutionError names the failures at the end.
+    """
+    plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir, mode, output_dir)
+    failures = []
+    for i, entry in enumerate(plan, 1):
+        log.info("[%d/%d] %s %s -> %s", i, len(plan), Path(notebook).name, entry["point"], entry["dir"])
+        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["dir"])
+        entry["executed"] = entry["dir"] / Path(notebook).name
+        entry["seconds"] = round(seconds, 1)
+        if entry["status"] != "ok":
+            failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
+        record = {"notebook": Path(notebook).name, "mode": mode,
+                  "profile": (profile_name or "quick") if mode == "run" else None, "point": entry["point"],
+                  "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
+        entry["dir"].mkdir(parents=True, exist_ok=True)
+        (entry["dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
+    if failures:
+        raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures))
+    return plan
+
+
+def load_sweep_file(path) -> dict:
+    """params.yaml for `hostnet sweep NOTEBOOK -f`: grid (lists to sweep), parameters (fixed), profile."""
+    from .. import inputfiles
+    data = inputfiles.load(path) or {}  # InputFileError (a ValueError): one line naming the file
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a mapping of grid, parameters and profile")
+    unknown = sorted(set(data) - {"grid", "parameters", "profile"})
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")
+    if not data.get("grid"):
+        raise ValueError(f"{path}: needs a grid, e.g. grid: {{sizes_kb: [200, 3200]}}")
+    for part in ("grid", "parameters"):
+        if "mode" in (data.get(part) or {}):
+            raise ValueError(f"{path}: mode in {part} would be overridden by the sweep: say --mode replay or "
+                             f"--mode run on the command line instead")
+    return {"grid": data["grid"], "parameters": data.get("parameters") or {}, "profile": data.get("profile")}
+
+
+# --- stored outputs for nbval ----------------------------------------------------------------------
+
+VOLATILE_NOTEBOOK_KEYS = ("papermill", "widgets")
+# Random per execution, replaced by ids fixed by the cell's position so stored outputs diff cleanly.
+_RANDOM_IDS = [(re.compile(r"altair-viz-[0-9a-f]{32}"), "altair-viz-c{cell}n{n}"),
+               (re.compile(r"\bT_[0-9a-f]{5}(?=[_\"'\s])"), "T_c{cell}n{n}"),
+               (re.compile(r" at 0x[0-9a-f]{6,16}>"), " at 0x{cell}{n}>")]
+
+
+def stable_ids(text: str, cell: int) -> str:
+    for pattern, template in _RANDOM_IDS:
+        seen: dict[str, str] = {}
+        text = pattern.sub(lambda m, seen=seen, template=template: seen.setdefault(
+            m.group(0), template.format(cell=cell, n=len(seen))), text)
+    return text
+
+
+VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+
+
+def strip_volatile(nb: dict) -> dict:
+    """A notebook without what changes on every execution (timings, papermill bookkeeping, widget state)."""
+    nb = copy.deepcopy(nb)
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        nb["metadata"].pop(key, None)
+    nb["metadata"].get("language_info", {}).pop("version", None)
+    for i, cell in enumerate(nb["cells"]):
+        for key in VOLATILE_CELL_KEYS:
+            cell.get("metadata", {}).pop(key, None)
+        for out in cell.get("outputs", []):
+            out.get("metadata", {}).pop("execution", None)
+            # widget views reference models that are gone once the kernel stops
+            out.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/"):
+                    text = stable_ids("".join(value) if isinstance(value, list) else value, i)
+                    out["data"][mime] = text.splitlines(keepends=True) if isinstance(value, list) else text
+    return nb
+
+
+def store_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
+    """Execute notebooks (default: 00 and every section) in replay mode with their own default
+    parameters and write the outputs back into the notebooks, volatile metadata stripped, so that
+    nbval compares the cells marked `# NBVAL_CHECK_OUTPUT`."""
+    import nbformat
+    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
+    written = []
+    with tempfile.TemporaryDirectory(prefix="hostnet-outputs-") as tmp:
+        for nb in targets:
+            log.info("storing outputs of %s", nb.name)
+            declared = declared_parameters(nb)
+            if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
+                raise NotebookParameterError(f"{nb.name}: mode must default to \"replay\" to store outputs")
+            executed = execute(nb, None, Path(tmp))  # no injected parameters cell: the notebook as committed
+            clean = nbformat.from_dict(strip_volatile(nbformat.read(executed, as_version=4)))
+            nbformat.validate(clean)
+            nbformat.write(clean, nb)
+            written.append(nb)
+    return written
+
+
+def strip_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
+    """The inverse of store_outputs (e.g. before editing a notebook's code)."""
+    import nbformat
+    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
+    for nb in targets:
+        data = nbformat.read(nb, as_version=4)
+        for cell in data.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(nbformat.from_dict(strip_volatile(data)), nb)
+    return targets

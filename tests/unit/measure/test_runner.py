@@ -1,0 +1,145 @@
+"""hostnet.measure.runner: the measurement-window check, and a point whose SSH link drops during the window
+(a fake fabric connection, conftest.FakeRemote): it ends as a failed run directory with the reason,
+never an escaping HostError, a .partial left behind or one connect timeout per process."""
+import json
+
+import pytest
+
+from conftest import FakeRemote
+from hostnet.measure import config as stackconfig, runner
+from hostnet.hosts import SshHost
+from hostnet.knobs import KNOBS, Journal
+from hostnet.measure.runner import RunFailed, WindowTooShort, check_window
+from hostnet.testbed import Endpoint, Testbed
+from hostnet.measure.workloads import LongFlows
+
+RMEM = "net.core.rmem_max"
+PRIOR, SET = "212992", "4194304"
+
+
+def test_a_window_of_a_quarter_or_more_is_accepted():
+    check_window(0.5, 2, 1)
+    check_window(2.5, 3, 8)
+
+
+def test_a_window_under_a_quarter_of_the_run_is_refused_with_the_reason():
+    with pytest.raises(WindowTooShort, match=r"0\.00 s is under a quarter of the 2 s run: starting 8 flows"):
+        check_window(0.0001, 2, 8)
+    with pytest.raises(WindowTooShort):
+        check_window(0.74, 3, 1)
+
+
+def ssh_testbed(tmp_path, monkeypatch, remote: FakeRemote) -> Testbed:
+    """Sender and receiver on one server reached over (fake) SSH; applying a point's config is one
+    journaled sysctl, so a restore has something to put back."""
+    remote.files[f"/proc/sys/{RMEM.replace('.', '/')}"] = PRIOR + "\n"
+    remote.install(monkeypatch)
+    host = SshHost("198.18.0.9", name="lab", insecure_accept_unknown_keys=True)
+    eps = {role: Endpoint(role, host, "enp1s0", ip, [cpu], "lab")
+           for role, ip, cpu in (("sender", "198.18.0.1", 0), ("receiver", "198.18.0.2", 1))}
+
+    def apply(tb, cfg, workload, rd):
+        tb.journal.set(host, KNOBS["sysctl"], RMEM, SET)
+        rd.manifest["applied"] = {RMEM: SET}
+    monkeypatch.setattr(runner, "_apply", apply)
+    return Testbed("lab", "servers", eps, {"lab": host}, Journal(tmp_path / "state" / "lab.journal"))
+
+
+VERSIONS = {"lab": {"kernel": "6.12.0", "perf": "perf 6.12"}}
+
+
+def test_a_link_that_drops_during_the_window_fails_the_point_with_the_reason(tmp_path, monkeypatch):
+    remote = FakeRemote()
+    tb = ssh_testbed(tmp_path, monkeypatch, remote)
+    # /proc/stat is read as the window opens; the link drops 0.1 s into the 0.5 s window
+    remote.drop_after(0.1, when=lambda argv: argv == ["cat", "/proc/stat"])
+    with pytest.raises(RunFailed, match=r"lab: SSH link lost during sh") as err:
+        runner.run_point(tb, stackconfig.get_config("tsogro"), LongFlows(1, 0), runs_dir=tmp_path / "runs",
+                         campaign="c", run_id="p-r0", versions=VERSIONS, profile=False)
+    assert "run directory: " in str(err.value)
+    cdir = tmp_path / "runs" / "c"
+    assert [p.name for p in cdir.iterdir()] == ["p-r0"]  # written and renamed: no .partial left
+    m = json.loads((cdir / "p-r0" / "manifest.json").read_text())
+    assert m["status"] == "failed" and m["error"].startswith("HostUnreachable: lab: SSH link lost during sh")
+    assert m["unreachable"] == ["lab: unreachable (No route to host)"]
+    out = (cdir / "p-r0" / "raw" / "server0.output.txt").read_text()
+    assert out.startswith("iperf3 -s") and "not stopped, output not read: lab: unreachable" in out
+    # once the link is known dead no process is tried again: one reconnect, not one per process
+    assert remote.refused == 1
+    # the setting stays journaled, to be put back when the server answers
+    assert [e["prior"] for e in tb.journal.entries()] == [PRIOR]
+
+
+# -- flows that start together, and a window every flow covers (runner.FlowStarts) ------------------
+
+def _starts(*brackets, host_clock=None):
+    s = runner.FlowStarts()
+    for i, (sent, returned) in enumerate(brackets):
+        s.add(i, sent, returned, "h", host_clock[i] if host_clock else returned)
+    return s
+
+
+def test_a_window_inside_every_flows_lifetime_passes():
+    s = _starts((100.0, 100.03), (100.0, 100.04))
+    runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6)  # flows end at 106 at the earliest
+
+
+def test_a_flow_that_started_after_the_window_opened_fails_the_run_naming_it():
+    s = _starts((100.0, 100.03), (100.0, 102.5))
+    with pytest.raises(runner.WindowNotCovered, match=r"flow 1 started up to 0.460 s after the measurement window "
+                                                     r"opened \(1 of 2 flows late\)"):
+        runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6)
+
+
+def test_a_flow_that_may_have_ended_before_the_window_closed_fails_the_run_naming_it():
+    s = _starts((99.5, 99.52), (100.0, 100.03))
+    with pytest.raises(runner.WindowNotCovered, match=r"flow 0 may have ended 0.400 s before the measurement window "
+                                                     r"closed"):
+        runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6)
+    # the same bound, but flow 0's client was seen running after the close (a local host): covered
+    runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6, running_after_close={0})
+    with pytest.raises(runner.WindowNotCovered, match="flow 0 may have ended"):
+        runner.check_coverage(s, opened=102.04, closed=105.9, total_s=6, running_after_close={1})
+
+
+def test_start_spread_is_each_hosts_own_clock_or_the_controllers_bracket_across_hosts():
+    one = _starts((100.0, 100.2), (100.0, 100.2), host_clock=[50.001, 50.004])
+    assert one.spread_s() == pytest.approx(0.003)  # one round trip: the remote's clock says 3 ms
+    two = runner.FlowStarts()
+    two.add(0, 100.0, 100.05, "a", 7.0)
+    two.add(1, 100.0, 100.08, "b", 9.0)
+    assert two.spread_s() == pytest.approx(0.08)  # two clocks: the controller's bracket bounds it
+    assert two.describe()["clients_started"] == 100.0 and two.describe()["clients_all_started"] == 100.08
+
+
+def test_ssh_starts_every_flow_of_a_host_in_one_round_trip(tmp_path, monkeypatch):
+    remote = FakeRemote()
+    tb = ssh_testbed(tmp_path, monkeypatch, remote)
+    host = tb.endpoints["sender"].host
+    procs = host.start_many([["iperf3", "-c", "198.18.0.2", "-p", str(5201 + i)] for i in range(24)])
+    starts = [a for a in remote.commands if a[:2] == ["bash", "-c"]]
+    assert len(starts) == 1 and len(procs) == 24 and len({p.pid for p, _ in procs}) == 24
+    sep = starts[0][4]
+    groups = " ".join(starts[0][5:]).split(sep)
+    assert [g.split()[1:] for g in groups] == [["iperf3", "-c", "198.18.0.2", "-p", str(5201 + i)] for i in range(24)]
+    assert all(g.split()[0].startswith("/tmp/hostnet-") for g in groups)
+
+
+def test_the_start_many_script_starts_each_command_with_its_own_arguments_and_output(tmp_path):
+    """The constant bash script SshHost.start_many sends, run here by a real bash: arguments with
+    spaces and quotes stay whole, each command writes its own files, and the PIDs and start times
+    come back in order."""
+    from hostnet.hosts import LocalHost
+    from hostnet.hosts.ssh import _START_MANY
+    sep = "--hostnet-next-x--"
+    bases = [str(tmp_path / f"c{i}") for i in range(3)]
+    args = [bases[0], "printf", "%s|", "a b", "'q'", sep, bases[1], "sh", "-c", 'echo "$0"', "x;y", sep,
+            bases[2], "printf", "%s", "three"]
+    lines = LocalHost().run(["bash", "-c", _START_MANY, "bash", sep, *args]).stdout.split("\n")
+    started = [ln.split() for ln in lines if ln]
+    assert len(started) == 3 and all(p.isdigit() for p, _ in started)
+    times = [float(t) for _, t in started]
+    assert times == sorted(times) and times[-1] - times[0] < 1.0
+    import time
+    time.sleep(0.3)
+    assert [open(b + ".out").read() for b in bases] == ["a b|'q'|", "x;y\n", "three"]

@@ -1,0 +1,201 @@
+"""hostnet.measure.topup: which sweep points a partial point names, one more repetition per point into the
+same campaign (run_sweep replaced by a fake that writes manifests), the decision loop's record in
+sweep.json, and the embedded testbed shape taken from a campaign's manifest."""
+import json
+from dataclasses import asdict
+
+import pandas as pd
+import pytest
+
+from hostnet.measure import topup
+from hostnet.analysis import verdicts
+from hostnet.store import SCHEMA_VERSION, TIDY_COLUMNS
+from hostnet.measure.sweep import SweepSpec
+
+SPEC = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2, 4]}, repetitions=2)
+
+
+def campaign(tmp_path, spec=SPEC):
+    cdir = tmp_path / "c"
+    cdir.mkdir()
+    (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec), "order": ["original plan"]}))
+    for p in spec.points():
+        for rep in range(spec.repetitions):
+            write_run(cdir, p, rep)
+    return cdir
+
+
+BUSY = set()  # flows values whose runs come out flagged for foreign load (a busy machine)
+
+
+def write_run(cdir, point, rep):
+    run = cdir / f"{point['config']}-{point.get('flows', 1)}-r{rep}"
+    run.mkdir()
+    busy = point.get("flows") in BUSY
+    (run / "manifest.json").write_text(json.dumps({"schema": SCHEMA_VERSION, "run_id": run.name,
+                                                   "experiment": "one-to-one", "status": "ok",
+                                                   "repetition": rep, "point": {"id": "x", **point},
+                                                   "contaminated": busy}))
+    (run / "tidy.csv").write_text(",".join(TIDY_COLUMNS) + "\n")  # an ok run has its table (store.damage)
+
+
+@pytest.fixture
+def fake_sweeps(monkeypatch):
+    """run_sweep as the real one behaves for top-ups: skips repetitions already made, writes its own plan."""
+    calls = []
+
+    def run_sweep(tb, spec, *, runs_dir, campaign, progress=True):
+        cdir = runs_dir / campaign
+        (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
+        ran = 0
+        for p in spec.points():
+            for rep in range(spec.repetitions):
+                if not (cdir / f"{p['config']}-{p.get('flows', 1)}-r{rep}").exists():
+                    write_run(cdir, p, rep)
+                    ran += 1
+        calls.append(spec)
+        return {"ran": ran, "failed": 0, "skipped": 0, "campaign_dir": str(cdir)}
+    monkeypatch.setattr(topup, "run_sweep", run_sweep)
+    return calls
+
+
+def test_matching_selects_the_spec_points_a_partial_point_names():
+    assert topup.matching(SPEC, [{"flows": 2}]) == [{"config": "all-opts", "flows": 2}]
+    assert topup.matching(SPEC, [{"flows": "4"}, {"config": "all-opts", "flows": 1}]) == [
+        {"config": "all-opts", "flows": 1}, {"config": "all-opts", "flows": 4}]
+    assert topup.matching(SPEC, [{"flows": 8}]) == []
+
+
+def test_a_verdict_naming_a_grid_value_as_a_float_still_finds_its_point():
+    """Verdicts read grid values back from tidy tables (8 Gbit/s as 8.0): the sweep stored 8."""
+    spec = SweepSpec(experiment="udp-loss", configs=["no-opts"], grid={"udp_rate_gbps": [0.5, 8], "app_cpu": ["same"]})
+    assert topup.matching(spec, [{"udp_rate_gbps": 8.0, "app_cpu": "same"}]) == [
+        {"config": "no-opts", "udp_rate_gbps": 8, "app_cpu": "same"}]
+    assert topup.matching(spec, [{"udp_rate_gbps": "0.5"}]) == [
+        {"config": "no-opts", "udp_rate_gbps": 0.5, "app_cpu": "same"}]
+    assert topup.matching(spec, [{"app_cpu": 8.0}]) == []  # a number never equals a word
+
+
+def test_run_more_adds_one_repetition_per_point_and_keeps_the_campaigns_plan(tmp_path, fake_sweeps):
+    cdir = campaign(tmp_path)
+    made = topup.run_more(None, SPEC, [{"flows": 2}, {"flows": 4}], runs_dir=tmp_path, campaign="c")
+    assert made == 2 and (cdir / "all-opts-2-r2").is_dir() and (cdir / "all-opts-4-r2").is_dir()
+    assert not (cdir / "all-opts-1-r2").exists()
+    assert [s.grid for s in fake_sweeps] == [{"flows": [2]}, {"flows": [4]}]  # one sweep per point: no product
+    plan = json.loads((cdir / "sweep.json").read_text())
+    assert plan["order"] == ["original plan"] and len(plan["top_ups"]) == 2
+    topup.run_more(None, SPEC, [{"flows": 2}], runs_dir=tmp_path, campaign="c")
+    assert (cdir / "all-opts-2-r3").is_dir()
+
+
+def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake_sweeps):
+    cdir = campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):  # n=4 undecided until it has 4 runs
+        runs = [p for p in (runs_dir / name).iterdir() if p.name.startswith("all-opts-4-")]
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
+        return t
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("no verdict asks for more runs")
+    record = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"][0]
+    assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": topup.BUDGET_MINUTES}
+    assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 1}
+
+
+def test_embedded_shape_follows_the_campaigns_testbed():
+    m = {"testbed": {"kind": "embedded", "rx_steering": "napi-thread", "endpoints": {
+        "sender": {"role": "sender", "cpus": [0]}, "sender2": {"role": "sender2", "cpus": [0]},
+        "receiver": {"role": "receiver", "cpus": [1]}}}}
+    assert topup.embedded_shape(m) == {"sender_cpus": (0,), "receiver_cpus": (1,), "n_senders": 2,
+                                       "n_receivers": 1, "steering": "napi-thread"}
+    old = {"testbed": {"kind": "embedded", "endpoints": m["testbed"]["endpoints"]}}
+    assert topup.embedded_shape(old)["steering"] == "rps"  # recorded before the receive path was a property
+    with pytest.raises(ValueError, match="servers"):
+        topup.embedded_shape({"testbed": {"kind": "servers", "endpoints": {}}})
+
+
+def test_budget_comes_from_the_environment_else_the_defaults(monkeypatch):
+    monkeypatch.delenv(topup.ENV_RUNS, raising=False)
+    monkeypatch.delenv(topup.ENV_MINUTES, raising=False)
+    assert topup.budget() == (topup.BUDGET_RUNS, topup.BUDGET_MINUTES)
+    monkeypatch.setenv(topup.ENV_RUNS, "0")
+    monkeypatch.setenv(topup.ENV_MINUTES, "2.5")
+    assert topup.budget() == (0, 2.5)
+    monkeypatch.setenv(topup.ENV_RUNS, "many")
+    with pytest.raises(ValueError, match="HOSTNET_TOP_UP_RUNS"):
+        topup.budget()
+
+
+def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monkeypatch):
+    campaign(tmp_path)
+    monkeypatch.setenv(topup.ENV_RUNS, "0")
+
+    def judge(runs_dir, name, reference_dir):
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
+        return t
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref")
+    assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")
+
+
+def test_a_campaign_without_a_clean_run_is_not_judged_and_says_so(tmp_path, fake_sweeps):
+    campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):
+        raise FileNotFoundError(f"campaign {name} under {runs_dir} has no usable one-to-one run")
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=5,
+                       budget_minutes=1)
+    assert log.runs == 0 and log.stopped.startswith("nothing to judge: campaign c under")
+
+
+@pytest.fixture
+def busy():
+    yield BUSY
+    BUSY.clear()
+
+
+def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_is_decided(tmp_path, fake_sweeps,
+                                                                                         busy):
+    busy.add(4)
+    campaign(tmp_path)  # n=4: both runs flagged for foreign load
+    busy.clear()        # the machine quietens: the next run is clean
+
+    def judge(runs_dir, name, reference_dir):
+        return pd.DataFrame(columns=verdicts.COLUMNS)  # decided, on the points that have clean runs
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.per_round == [{"findings": [topup.NO_CLEAN_RUN], "points": [{"config": "all-opts", "flows": 4}],
+                              "runs": 1}]
+    assert log.stopped.startswith("no verdict asks for more runs")
+
+
+def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_why_it_stopped(tmp_path, fake_sweeps,
+                                                                                              busy):
+    from hostnet.sections import common
+    busy.update({1, 2, 4})  # every run flagged, and every new one too
+
+    def judge(runs_dir, name, reference_dir):
+        raise common.NoCleanRun(f"campaign {name} has no clean one-to-one run: 6 of 6 flagged", [])
+    campaign(tmp_path)
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=7,
+                       budget_minutes=topup.BUDGET_MINUTES)
+    assert log.runs == 6 and log.rounds == 2  # 3 points a round; a third round would exceed 7 runs
+    assert log.stopped == ("nothing to judge: campaign c has no clean one-to-one run: 6 of 6 flagged; "
+                           "budget: 7 runs would be exceeded (6 made, 3 more asked)")
+    manifests = [json.loads(p.read_text()) for p in sorted((tmp_path / "c").glob("*/manifest.json"))]
+    assert topup.without_clean_run(manifests) == [{"config": "all-opts", "flows": n} for n in (1, 2, 4)]
+
+
+def test_a_verdicts_numpy_points_are_recorded_as_plain_numbers():
+    """pandas hands out numpy ints; the top-up's record of them in sweep.json must not fail after
+    the runs are done (it once did, at the end of a BIG TCP campaign)."""
+    import json
+
+    import numpy as np
+    from hostnet.measure import topup
+    assert json.loads(json.dumps({"points": [{"big_tcp_bytes": np.int64(65536)}, {"x": np.float64(0.5)}]},
+                                 default=topup.plain)) == {"points": [{"big_tcp_bytes": 65536}, {"x": 0.5}]}
+    with pytest.raises(TypeError, match="ndarray is not JSON serializable"):
+        json.dumps({"a": np.zeros(2)}, default=topup.plain)

@@ -1,0 +1,342 @@
+"""hostnet.notebook.batch: profiles, the conventions checker, notebook sweeps planned (not run), stored
+outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
+themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
+import os
+import contextlib
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from hostnet.notebook import batch
+from hostnet import cli
+
+RX = REPO / "notebooks" / "02-rx-buffer.ipynb"
+
+
+def test_run_parameters_follow_the_profile():
+    quick = batch.run_parameters("run", "quick")
+    assert quick == {"mode": "run", "campaign": "", "duration": 3, "warmup": 1, "repetitions": 3}
+    paper = batch.run_parameters("run", "paper", overrides={"repetitions": 7, "duration": None})
+    assert paper["duration"] == 20 and paper["repetitions"] == 7 and paper["warmup"] == 5
+    assert batch.run_parameters("replay", "paper") == {"mode": "replay"}  # replay ignores profiles
+    with pytest.raises(ValueError, match="unknown profile"):
+        batch.run_parameters("run", "slow")
+
+
+def test_conventions_report_what_is_missing(tmp_path):
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = ['mode = "run"\n', 'campaign = ""\n']
+    bad = tmp_path / "99-bad.ipynb"
+    bad.write_text(json.dumps(nb))
+    problems = batch.check_conventions(bad)
+    assert "does not declare duration" in problems and "does not declare figures_dir" in problems
+    assert any("not \"replay\"" in p for p in problems)
+
+
+def test_conventions_refuse_computed_parameter_defaults(tmp_path):
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] += ['\n', 'sizes = [100 * 2 ** i for i in range(3)]\n', 'import os\n', 'flows: int = 4\n']
+    bad = tmp_path / "98-computed.ipynb"
+    bad.write_text(json.dumps(nb))
+    problems = batch.non_literal_parameters(bad)
+    assert len(problems) == 2  # the annotated literal is fine
+    assert "non-literal value: sizes = [100 * 2 ** i for i in range(3)]" in problems[0]
+    assert "is not `name = literal`: import os" in problems[1]
+
+
+def test_sweep_plan_one_campaign_per_point(tmp_path):
+    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200], "config": ["tsogro", "all-opts"]},
+                                {"repetitions": 1}, "quick", tmp_path)
+    assert len(plan) == 4 and len({e["campaign"] for e in plan}) == 4
+    first = plan[0]
+    assert first["point"] == {"sizes_kb": [200], "config": "tsogro"}  # a scalar fits the list parameter
+    p = first["parameters"]
+    assert p["mode"] == "run" and p["campaign"] == first["campaign"] and p["repetitions"] == 1
+    assert p["duration"] == batch.QUICK["duration"] and p["warmup"] == 1
+    assert p["runs_dir"] == str(tmp_path.resolve())
+    assert p["figures_dir"] == str(tmp_path.resolve() / first["campaign"] / "figures")
+    assert first["dir"] == tmp_path.resolve() / first["campaign"]
+    assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
+
+
+RX_CAMPAIGN = "20261124-030018-rx-buffer-embedded"  # the committed campaign notebook 02 replays
+
+
+def test_a_replay_sweep_selects_recorded_points_into_its_own_directory(tmp_path):
+    """#31: a replay sweep ran live (mode forced to "run"), and a papermill loop in replay showed all
+    8 sizes for sizes_kb [200] and [3200] alike."""
+    runs = REPO / "data" / "runs"
+    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None, runs,
+                            mode="replay", output_dir=tmp_path / "out")
+    assert [e["point"] for e in plan] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
+    first = plan[0]
+    assert first["campaign"] == RX_CAMPAIGN and first["dir"] == tmp_path / "out" / "sizes_kb-200"
+    assert first["parameters"] == {"include_contaminated": True, "sizes_kb": [200], "mode": "replay",
+                                   "runs_dir": str(runs.resolve()),
+                                   "figures_dir": str(tmp_path / "out" / "sizes_kb-200" / "figures")}
+
+
+def test_a_replay_sweep_refuses_what_a_replay_cannot_mean_before_any_kernel(tmp_path):
+    from hostnet.sections.replay import ReplayParameterError
+    runs = REPO / "data" / "runs"
+    with pytest.raises(ReplayParameterError, match=r"^sizes_kb 300 is not recorded in the replayed campaign "
+                                                   r"\(its rx_buffer_kb values: 100, 200, 400, 800, 1600, 3200, "
+                                                   r"6400, 12800\)"):
+        batch.sweep_plan(RX, {"sizes_kb": [200, 300]}, {}, None, runs, mode="replay")
+    with pytest.raises(ReplayParameterError, match="^duration, latency_sample_every only shape a live run"):
+        batch.sweep_plan(RX, {"latency_sample_every": [1, 4]}, {"duration": 3}, None, runs, mode="replay")
+    with pytest.raises(ReplayParameterError, match="^profile quick shapes live runs"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {}, "quick", runs, mode="replay")
+    with pytest.raises(ValueError, match="mode is not a parameter of a sweep"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"mode": "replay"}, None, runs, mode="replay")
+    with pytest.raises(FileNotFoundError, match="no campaign nope in"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"campaign": "nope"}, None, runs, mode="replay")
+    assert not any(tmp_path.iterdir())
+
+
+def test_sweep_refuses_undeclared_and_clashing_parameters(tmp_path):
+    with pytest.raises(batch.NotebookParameterError, match="does not declare rpc_size"):
+        batch.sweep_plan(RX, {"rpc_size": [4096, 65536]}, {}, "quick", tmp_path)
+    with pytest.raises(batch.NotebookParameterError, match="does not declare flows"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"flows": 2}, "quick", tmp_path)
+    with pytest.raises(ValueError, match="both swept and fixed"):
+        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"sizes_kb": [400]}, "quick", tmp_path)
+    with pytest.raises(ValueError, match="non-empty list"):
+        batch.grid_points({"sizes_kb": 200})
+
+
+def test_sweep_file_and_cli_dry_run(tmp_path, capsys):
+    spec = tmp_path / "params.yaml"
+    spec.write_text("profile: paper\nparameters: {config: tsogro}\ngrid: {sizes_kb: [200, 3200]}\n")
+    assert batch.load_sweep_file(spec)["profile"] == "paper"
+    assert cli.main(["sweep", str(RX), "-f", str(spec), "--runs-dir", str(tmp_path), "--mode", "run",
+                     "--dry-run"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and '"duration": 20' in lines[0] and '"sizes_kb": [3200]' in lines[1]
+    (tmp_path / "bad.yaml").write_text("grid: {sizes_kb: [200]}\nrepeats: 3\n")
+    with pytest.raises(ValueError, match="unknown keys repeats"):
+        batch.load_sweep_file(tmp_path / "bad.yaml")
+    (tmp_path / "mode.yaml").write_text("grid: {sizes_kb: [200]}\nparameters: {mode: replay}\n")
+    with pytest.raises(ValueError, match="mode in parameters would be overridden by the sweep: say --mode"):
+        batch.load_sweep_file(tmp_path / "mode.yaml")
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", str(RX)])  # a notebook sweep without -f
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", str(RX), "-f", str(spec)])  # nor without --mode
+    assert "needs --mode replay (select recorded points) or --mode run" in capsys.readouterr().err
+
+
+def test_strip_volatile_keeps_outputs_drops_timings():
+    nb = {"metadata": {"papermill": {"duration": 3.2}, "language_info": {"name": "python", "version": "3.11.2"}},
+          "cells": [{"cell_type": "code", "metadata": {"papermill": {}, "execution": {"iopub.status.idle": "x"},
+                                                       "tags": ["parameters"]},
+                     "outputs": [{"output_type": "display_data", "metadata": {},
+                                  "data": {"text/plain": "1.5", "application/vnd.jupyter.widget-view+json": {}}}],
+                     "source": "", "execution_count": 3}]}
+    out = batch.strip_volatile(nb)
+    assert out["metadata"] == {"language_info": {"name": "python"}}
+    assert out["cells"][0]["metadata"] == {"tags": ["parameters"]}
+    assert out["cells"][0]["outputs"][0]["data"] == {"text/plain": "1.5"}
+    assert nb["metadata"]["papermill"]  # the input is not modified
+
+
+def test_batch_run_mode_passes_the_profile_to_every_section_notebook(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
+    (tmp_path / "figs").mkdir()
+    report = batch.run_notebooks(mode="run", profile_name="paper", repetitions=7, output_dir=tmp_path / "x",
+                                     figures_dir=tmp_path / "figs", runs_dir=tmp_path / "runs")
+    assert [name for name, _ in calls] == [p.name for p in batch.section_notebooks()]
+    assert "00-explore.ipynb" not in [name for name, _ in calls]
+    for _, params in calls:
+        assert params == {"mode": "run", "campaign": "", "duration": 20, "warmup": 5, "repetitions": 7,
+                          "figures_dir": str((tmp_path / "figs").resolve()),
+                          "runs_dir": str((tmp_path / "runs").resolve())}
+    assert report == tmp_path / "figs" / "index.html"
+
+
+def test_batch_run_mode_passes_one_testbed_to_every_section_notebook(tmp_path, monkeypatch):
+    """`hostnet figures --mode run --testbed lab.yaml`: every section notebook declares `testbed` and
+    gets the file's absolute path (papermill runs each from notebooks/); a name passes as it is."""
+    calls = []
+    monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
+    (tmp_path / "figs").mkdir()
+    batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", testbed="lab.yaml",
+                        results_doc=tmp_path / "results.md")
+    assert len(calls) == 15 and {p["testbed"] for _, p in calls} == {str(Path("lab.yaml").resolve())}
+    assert batch.run_parameters("run", testbed="lab1")["testbed"] == "lab1"
+    assert "testbed" not in batch.run_parameters("run") and "testbed" not in batch.run_parameters("replay", testbed="x")
+    for nb in batch.section_notebooks():
+        assert batch.declared_parameters(nb)["testbed"]["default"] == '"embedded"', nb.name
+
+
+def test_batch_mode_checks_every_notebook_before_running_any(tmp_path, monkeypatch):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    (nbs / "01-ok.ipynb").write_text(RX.read_text())
+    nb = json.loads(RX.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = ['mode = "replay"\n', 'campaign = "x"\n']
+    (nbs / "02-short.ipynb").write_text(json.dumps(nb))
+    ran = []
+    monkeypatch.setattr(batch, "execute", lambda *a: ran.append(a))
+    with pytest.raises(batch.NotebookParameterError, match="02-short.ipynb does not declare duration"):
+        batch.run_notebooks(mode="run", notebooks_dir=nbs, figures_dir=tmp_path / "f")
+    assert ran == []
+
+
+def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatch):
+    import papermill as pm
+    ran, lines = [], []
+
+    def execute(nb, params, out):
+        ran.append(nb.name)
+        if nb.name.startswith("04"):
+            raise pm.PapermillExecutionError(3, 1, "boom", "RuntimeError", "testbed vanished", [])
+
+    monkeypatch.setattr(batch, "execute", execute)
+    (tmp_path / "figs").mkdir()
+    with pytest.raises(batch.NotebookExecutionError,
+                       match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"), \
+            _logged(batch.log, lines):
+        batch.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
+                            jobs=1)  # in this process, where execute is replaced
+    assert ran == [p.name for p in batch.section_notebooks()]  # the ones after 04 still ran
+    assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
+    assert lines[0] == "01-single-flow.ipynb (replay)" and lines[1] == f"[1/{len(ran)}] 01-single-flow.ipynb: ok in 0 s"
+    assert f"[4/{len(ran)}] 04-incast.ipynb: failed: RuntimeError: testbed vanished in 0 s" in lines
+
+
+@contextlib.contextmanager
+def _logged(logger, lines: list):
+    """What `logger` says at INFO, appended to `lines` while the block runs."""
+    class Collect(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_live_batch_runs_one_notebook_at_a_time(tmp_path):
+    with pytest.raises(ValueError, match="live notebooks run one at a time"):
+        batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", jobs=2)
+    assert batch.replay_jobs(14) == min(14, os.cpu_count() + 1) and batch.replay_jobs(1) == 1
+
+
+def test_undeclared_parameter_is_an_error(tmp_path):
+    nb = REPO / "notebooks" / "01-single-flow.ipynb"
+    with pytest.raises(batch.NotebookParameterError, match="does not declare rx_buffer"):
+        batch.execute(nb, {"rx_buffer": 1}, tmp_path)
+    assert "mode" in batch.declared_parameters(nb)
+
+
+def test_a_params_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("grid: {sizes_kb: [200, 3200}\n")
+    with pytest.raises(ValueError, match=f'(?s)not valid YAML.*in "{path}", line 1'):
+        batch.load_sweep_file(path)
+
+
+def test_notebooks_come_from_the_project_root_and_none_there_is_an_error(tmp_path, monkeypatch):
+    from hostnet import project
+    monkeypatch.setenv(project.ENV, str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=f"no hostnet notebooks in {tmp_path}.*--root"):
+        batch.section_notebooks()
+    (tmp_path / "notebooks").mkdir()
+    for name in ("00-explore.ipynb", "02-rx-buffer.ipynb"):
+        (tmp_path / "notebooks" / name).write_text("{}")
+    assert [p.name for p in batch.section_notebooks()] == ["02-rx-buffer.ipynb"]
+    assert batch.default_runs_dir() == tmp_path.resolve() / "data" / "runs"
+
+
+def test_the_cell_after_parameters_must_refuse_undeclared_parameters_and_resolve_paths(tmp_path):
+    nb = json.loads((REPO / "notebooks" / "02-rx-buffer.ipynb").read_text())
+    assert batch.first_cell_problems(REPO / "notebooks" / "02-rx-buffer.ipynb") == []
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    code[1]["source"] = ["from hostnet.sections import rx_buffer\n"]
+    (tmp_path / "02.ipynb").write_text(json.dumps(nb))
+    assert batch.first_cell_problems(tmp_path / "02.ipynb") == [
+        'the cell after parameters does not call nb = notebook.start("02.ipynb", mode)',
+        "the cell after parameters does not call "
+        "runs_dir, reference_dir, figures_dir = nb.paths(runs_dir, reference_dir, figures_dir)"]
+
+
+def test_a_batch_kernel_prints_no_tcp_warning_and_no_interrupt_on_shutdown(tmp_path, capfd):
+    """papermill through batch.execute: ipykernel warned about TCP without encryption once per
+    notebook, and jupyter_client's interrupt before shutdown logged a KeyboardInterrupt."""
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print(x + 1)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "tiny.ipynb").write_text(nbformat.writes(nb))
+    for _ in range(3):  # the interrupt's error was a race: a few runs
+        out = batch.execute(tmp_path / "tiny.ipynb", None, tmp_path / "out")
+        assert json.loads(out.read_text())["cells"][1]["outputs"][0]["text"] == ["2\n"]
+    err = capfd.readouterr().err
+    assert "without encryption" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_batch_kernel_is_ipykernel_without_the_iri_grammars(tmp_path):
+    """hostnet.notebook.batch_kernel: the kernelspec's `-m ipykernel_launcher` runs as hostnet.notebook.batch_kernel,
+    where jsonschema finds rfc3987_syntax absent (its ~40 grammars compiled at import were a fifth of
+    a replayed notebook), so it has no "iri" checker; the others are what the installed packages give
+    (at the dependency floors there is no "uri" checker either, kernel or not)."""
+    import nbformat
+    from hostnet.notebook import batch_kernel
+    argv = ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    assert batch_kernel.kernel_argv(argv) == ["/usr/bin/python3", "-m", "hostnet.notebook.batch_kernel", "-f",
+                                              "{connection_file}"]
+    other = ["/opt/conda/bin/xeus-python", "-f", "{connection_file}"]
+    assert batch_kernel.kernel_argv(other) == other
+    code = ("import sys, jsonschema\n"
+            "checker = jsonschema.Draft7Validator.FORMAT_CHECKER\n"
+            "print(sys.modules.get('rfc3987_syntax', 'not imported'), 'iri' in checker.checkers,"
+            " sys.argv[0].endswith('batch_kernel.py'))")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "k.ipynb").write_text(nbformat.writes(nb))
+    out = batch.execute(tmp_path / "k.ipynb", None, tmp_path / "out")
+    assert json.loads(out.read_text())["cells"][0]["outputs"][0]["text"] == ["None False True\n"]
+
+
+def test_a_replay_of_a_missing_runs_dir_or_campaign_fails_before_any_kernel_starts(tmp_path, monkeypatch, capsys):
+    """#31: `hostnet figures --runs-dir /nonexistent` started all 14 kernels (38 s) and ended on an
+    unrelated `[Errno 2] ... index.html`. Now nothing runs; the problems are the last lines."""
+    import time
+    ran = []
+    monkeypatch.setattr(batch, "execute", lambda *a: ran.append(a))
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["figures", "--runs-dir", str(tmp_path / "nonexistent"), "--figures-dir", str(tmp_path / "f")])
+    assert exc.value.code == 2 and ran == [] and time.monotonic() - started < 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"runs directory {tmp_path / 'nonexistent'} does not exist"
+    assert "nothing ran: 1 problems found before any kernel started" in err[0]
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "20261126-115144-incast-embedded").mkdir()  # one recorded campaign of the fourteen
+    declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()}
+    problems = batch.preflight(declared, {"mode": "replay", "runs_dir": str(runs)}, tmp_path / "f")
+    assert f"04-incast.ipynb: no campaign 20261126-115144-incast-embedded in {runs}" not in problems
+    assert f"13-time-budget.ipynb: no campaign 20261126-114855-time-budget-embedded in {runs}" in problems
+    assert f"14-end-host-loss.ipynb: no campaign 20261124-031952-congestion-control-embedded in {runs}" in problems
+    assert batch.preflight(declared, {"mode": "replay"}, tmp_path / "f") == []  # the checkout's own data
+
+
+def test_a_figures_dir_that_cannot_be_written_is_found_first(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()[:1]}
+    problems = batch.preflight(declared, {"mode": "run"}, blocked / "figs")
+    assert problems == [f"figures directory {blocked / 'figs'}: Not a directory"]

@@ -1,0 +1,60 @@
+"""The floors' import contracts (pyproject.toml's [tool.importlinter], checked by import-linter):
+the tree keeps them, and each contract breaks on the import it exists to stop, type-only ones included."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(root: Path, *contracts: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)}
+    only = [a for c in contracts for a in ("--contract", c)]
+    return subprocess.run([str(LINT), "--config", str(root / "pyproject.toml"), "--no-cache", *only], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_tree_keeps_every_contract():
+    out = lint(REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 kept, 0 broken" in out.stdout
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of hostnet's Python files and the contracts, to plant a bad import in."""
+    shutil.copytree(REPO / "hostnet", tmp_path / "hostnet", ignore=lambda d, names: [
+        n for n in names if not n.endswith(".py") and not (Path(d) / n).is_dir() or n == "__pycache__"])
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    return tmp_path
+
+
+def plant(tree: Path, module: str, line: str) -> None:
+    path = tree / module
+    path.write_text(path.read_text() + "\n" + line + "\n")
+
+
+@pytest.mark.parametrize("module, line, contract", [
+    # a floor reaching up: knobs would depend on how experiments run
+    ("hostnet/knobs/base.py", "from ..measure import runner  # noqa", "floors"),
+    # an import for annotations only counts too
+    ("hostnet/analysis/metrics.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                    "    from ..measure.runner import PendingRun  # noqa", "floors"),
+    # two floors side by side that must not lean on each other
+    ("hostnet/charts/plots.py", "from ..measure import config  # noqa", "floors"),
+    # the shared ground pulling in a floor above hosts
+    ("hostnet/store.py", "from .testbed import base  # noqa", "shared-ground"),
+    # a circle inside one floor (sweep imports config)
+    ("hostnet/measure/config.py", "from . import sweep  # noqa", "no-circles"),
+])
+def test_each_contract_breaks_on_the_import_it_forbids(tree, module, line, contract):
+    assert lint(tree).returncode == 0  # the copy keeps them before the plant
+    plant(tree, module, line)
+    assert lint(tree).returncode != 0
+    out = lint(tree, contract)  # the contract named is among the broken (an upward import is a circle too)
+    assert out.returncode != 0 and "0 kept, 1 broken" in out.stdout, out.stdout
