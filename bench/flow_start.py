@@ -18,7 +18,7 @@ import time
 
 from hostnet.measure import config as stackconfig
 from hostnet.hosts import Host
-from hostnet.measure.runner import RunFailed, run_point
+from hostnet.measure.runner import Probing, RunFailed, RunRequest, run_point
 from hostnet.store import load_manifest
 from hostnet.measure.workloads import LongFlows
 
@@ -63,9 +63,10 @@ def measure(tb, repetitions: int, runs_dir, duration_s: int, warmup_s: int, log)
                 log(f"  rep {rep} n={n:>2} {method:>10}: {rows[-1]['spread_s'] * 1e3:.1f} ms")
             row = {"repetition": rep, "n": n, "method": "run_point"}
             try:
-                path = run_point(tb, stackconfig.get_config(CONFIG), LongFlows(duration_s, warmup_s, "one-to-one", n),
-                                 runs_dir=runs_dir, campaign="bench-flow-start", repetition=rep, experiment="bench",
-                                 run_id=f"flows{n}-r{rep}", profile=False)
+                path = run_point(tb, RunRequest(
+                    stackconfig.get_config(CONFIG), LongFlows(duration_s, warmup_s, "one-to-one", n), runs_dir,
+                    "bench-flow-start", experiment="bench", repetition=rep, run_id=f"flows{n}-r{rep}",
+                    probing=Probing(profile=False)))
                 w = load_manifest(path)["window"]
                 row.update(spread_s=w["start_spread_s"], covered=True, window_s=w["seconds"])
             except RunFailed as exc:

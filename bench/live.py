@@ -31,7 +31,7 @@ from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
-from hostnet.measure.runner import plan_flows, run_point, wait_listening
+from hostnet.measure.runner import Probing, RunRequest, plan_flows, run_point, wait_listening
 from hostnet.measure.workloads import Flow, LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average
@@ -146,6 +146,7 @@ COST_PARTS = {
 
 
 def variant_kwargs(variant: str) -> dict:
+    """The variant's Probing fields (runner.Probing)."""
     default = {"perf_freq_hz": DEFAULT_FREQ_HZ, "latency_sample_every": DEFAULT_LATENCY_SAMPLE_EVERY}
     if variant == "harness":
         return {"profile": False}
@@ -156,7 +157,7 @@ def variant_kwargs(variant: str) -> dict:
     if variant == "default":
         return default
     if variant in CPU_VARIANTS:
-        return {**default, "extra_probes": lambda: [MpstatProbe()]}
+        return {**default, "extra": lambda: [MpstatProbe()]}
     raise ValueError(variant)
 
 
@@ -238,8 +239,8 @@ def run_variants(tb, variants: list[str], repetitions: int, duration_s: int, war
             elif variant in SPIN_VARIANTS:
                 row.update(spin_busy(tb, cfg, wl))
             else:
-                path = run_point(tb, cfg, wl, runs_dir=runs_dir, campaign=campaign, repetition=rep,
-                                 experiment="bench", run_id=f"{variant}-r{rep}", **variant_kwargs(variant))
+                path = run_point(tb, RunRequest(cfg, wl, runs_dir, campaign, experiment="bench", repetition=rep,
+                                                run_id=f"{variant}-r{rep}", probing=Probing(**variant_kwargs(variant))))
                 tidy = pd.read_csv(path / "tidy.csv")
                 m = json.loads((path / "manifest.json").read_text())
                 row.update(throughput_gbps=_value(tidy, "throughput_gbps", "both"), run=str(path),

@@ -178,12 +178,12 @@ def cmd_run(args) -> int:
     pattern = EXPERIMENTS[args.experiment]
     if pattern == "single" and args.flows != 1:
         _die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
-    try:
+    try:  # built once: checked here, run as it is
         from .measure.sweep import SweepSpec
-        SweepSpec(experiment=args.experiment, configs=args.config, repetitions=args.repetitions,
-                  duration=args.duration, warmup=args.warmup,
-                  grid={**({"flows": [args.flows]} if args.flows != 1 else {}),
-                        **({"rpc_size": [args.rpc_size]} if args.rpc_size else {})})
+        sweep_spec = SweepSpec.of_configs(
+            args.config, flows=args.flows, rpc_size=args.rpc_size, congestion_control=args.cc,
+            experiment=args.experiment, repetitions=args.repetitions, duration=args.duration, warmup=args.warmup,
+            perf_freq_hz=args.perf_freq, rpc_tool=args.rpc_tool)
     except ValueError as exc:
         _die(str(exc))
     tools = ("sockperf",) if args.rpc_size and args.rpc_tool != "netperf" else (
@@ -193,15 +193,11 @@ def cmd_run(args) -> int:
     spec = _testbed_spec(args)
     if not testbed.session.is_file(spec):  # servers need nothing here: their tools are checked on them
         _require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
-    kwargs = dict(duration_s=args.duration, warmup_s=args.warmup, repetitions=args.repetitions,
-                  runs_dir=args.runs_dir, experiment=args.experiment,
-                  perf_freq_hz=args.perf_freq, progress=not args.quiet, pattern=pattern, flows=args.flows,
-                  congestion_control=args.cc, rpc_size=args.rpc_size, rpc_tool_name=args.rpc_tool)
     shape = _fresh_shape(args, spec)
     # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
     with testbed.using(spec, prefix="r", **shape) as tb:
         campaign = args.campaign or store.new_campaign_id(args.experiment, tb.kind)
-        runs = run_configs(tb, args.config, campaign=campaign, **kwargs)
+        runs = run_configs(tb, sweep_spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     _print_summary(runs)
     return 0 if runs else 1
 

@@ -9,7 +9,9 @@ import traceback
 import uuid
 from collections import defaultdict
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 from . import config as stackconfig, tidy
@@ -149,52 +151,72 @@ def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") 
             pause = min(2 * pause, 0.05)
 
 
-def run_point(tb: Testbed, cfg: stackconfig.StackConfig, workload: LongFlows | RpcFlows | MixedFlows, *, runs_dir,
-              campaign: str, repetition: int = 0, experiment: str = "single-flow",
-              perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
-              latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None,
-              profile: bool = True, extra_probes=None, perf_options: PerfOptions = PerfOptions(),
-              cache_counters: bool = True) -> Path:
-    """Apply cfg whole, run the workload's flows, probe one shared window, write one run directory.
+@dataclass(frozen=True)
+class Probing:
+    """What is measured beside the flows, the same for every machine of a point.
 
-    Any failure still leaves a run directory, with status "failed" and the tool's error.
-    latency_sample_every: 0 = no latency probe; N = bpftrace timestamps ~1 in N received skbs.
-    profile=False leaves out perf record and perf stat (bench/: the harness without its profiler).
-    extra_probes: a callable returning more probes for each machine, run in the same window.
+    profile=False leaves out perf record and perf stat (bench/: the harness without its profiler);
     perf_options: how perf records beyond its rate (probes.perf.PerfOptions); cache_counters=False
-    leaves perf stat's cache events out (bench/ measures what each part of the profiling costs).
-    """
-    return start_point(tb, cfg, workload, runs_dir=runs_dir, campaign=campaign, repetition=repetition,
-                       experiment=experiment, perf_freq_hz=perf_freq_hz, versions=versions,
-                       latency_sample_every=latency_sample_every, run_id=run_id, point=point, profile=profile,
-                       extra_probes=extra_probes, perf_options=perf_options,
-                       cache_counters=cache_counters).finish()
+    leaves perf stat's cache events out (bench/ measures what each part of the profiling costs);
+    latency_sample_every: 0 = no latency probe, N = bpftrace timestamps ~1 in N received skbs;
+    extra: a callable returning more probes for each machine, run in the same window."""
+    profile: bool = True
+    perf_freq_hz: int = PerfProbe().freq_hz
+    perf_options: PerfOptions = PerfOptions()
+    cache_counters: bool = True
+    latency_sample_every: int = 0
+    extra: Callable[[], list] | None = None
+
+    def perf_manifest(self) -> dict | str:
+        """perf's entry in the manifest's probes."""
+        if not self.profile:
+            return "off"
+        return {"event": "cpu-clock", "freq_hz": self.perf_freq_hz, "mode": "timer (no hardware PMU assumed)",
+                **self.perf_options.describe()}
 
 
-def start_point(tb: Testbed, cfg: stackconfig.StackConfig, workload, *, runs_dir, campaign: str, repetition: int = 0,
-                experiment: str = "single-flow", perf_freq_hz: int = PerfProbe().freq_hz, versions: dict | None = None,
-                latency_sample_every: int = 0, run_id: str | None = None, point: dict | None = None,
-                profile: bool = True, extra_probes=None, perf_options: PerfOptions = PerfOptions(),
-                cache_counters: bool = True, before_window=None) -> "PendingRun":
+@dataclass(frozen=True)
+class RunRequest:
+    """One point of one campaign as the runner needs it: built once (sweep.point_request, or by hand)
+    and passed down whole. point: the point's keys as the manifest records them (default: the
+    config's name); run_id: the run directory's name (default: config, flow count, repetition and a
+    random suffix); versions: the tools' versions, when a sweep has read them already."""
+    config: stackconfig.StackConfig
+    workload: LongFlows | RpcFlows | MixedFlows
+    runs_dir: Path
+    campaign: str
+    experiment: str = "single-flow"
+    repetition: int = 0
+    point: dict | None = None
+    run_id: str | None = None
+    probing: Probing = Probing()
+    versions: dict | None = None
+
+
+def run_point(tb: Testbed, req: RunRequest) -> Path:
+    """Apply the config whole, run the workload's flows, probe one shared window, write one run directory.
+
+    Any failure still leaves a run directory, with status "failed" and the tool's error."""
+    return start_point(tb, req).finish()
+
+
+def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] | None = None) -> PendingRun:
     """run_point up to the end of its flows: the window closed, every flow ended, the testbed free
     for the next point. What is left (perf's report, the tidy rows, the run directory) is
     PendingRun.finish(), which a sweep overlaps with the next point's setup and warm-up.
     before_window: called just before the window opens (a sweep finishes the previous point there,
     so that work never falls inside this point's window)."""
-    versions = versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
+    workload, probing = req.workload, req.probing
+    versions = req.versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
     flows = plan_flows(tb, workload)
     cpus = side_cpus(tb, flows)
-    rd = _new_run(tb, cfg, workload, flows, cpus, runs_dir=runs_dir, campaign=campaign, repetition=repetition,
-                  experiment=experiment, versions=versions, run_id=run_id, point=point,
-                  perf=({"event": "cpu-clock", "freq_hz": perf_freq_hz, "mode": "timer (no hardware PMU assumed)",
-                         **perf_options.describe()} if profile else "off"))
-    run = PendingRun(tb, cfg, workload, rd, flows, cpus, versions, profile and cache_counters, profile)
+    rd = _new_run(tb, req, flows, cpus, versions)
+    run = PendingRun(tb, req, rd, flows, cpus, versions)
     with run.failing():
-        _apply(tb, cfg, workload, rd)
+        _apply(tb, req.config, workload, rd)
         _start_servers(tb, workload, flows, run.procs)
-        run.early = _prepare_latency(tb, workload, flows, rd, latency_sample_every)
-        run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, profile and (
-            perf_freq_hz, perf_options, cache_counters), extra_probes)
+        run.early = _prepare_latency(tb, workload, flows, rd, probing.latency_sample_every)
+        run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, probing)
         _arm(tb, run.probes)
         starts = _start_clients(tb, workload, flows, run.procs)
         run.raw, run.ep_raw, (opened, start, end, closed) = _measure(tb, workload, starts, run.probes, ep_probes,
@@ -218,9 +240,9 @@ class PendingRun:
     and completes the run directory. A failure in either half leaves a failed run directory and
     raises RunFailed, as run_point always has."""
 
-    def __init__(self, tb, cfg, workload, rd: RunDir, flows, cpus, versions, cache_counters: bool, profile: bool):
-        self.tb, self.cfg, self.workload, self.rd, self.flows, self.cpus = tb, cfg, workload, rd, flows, cpus
-        self.versions, self.cache_counters, self.profile = versions, cache_counters, profile
+    def __init__(self, tb: Testbed, req: RunRequest, rd: RunDir, flows: list[Flow], cpus: dict, versions: dict):
+        self.tb, self.req, self.rd, self.flows, self.cpus, self.versions = tb, req, rd, flows, cpus, versions
+        self.cfg, self.workload = req.config, req.workload
         self.procs = FlowProcs()
         self.early: dict[str, LatencyProbe | RxProfProbe] = {}
         self.probes: dict[str, list] = {}
@@ -244,8 +266,9 @@ class PendingRun:
                                                 rd.read_raw(tidy.server_file(self.workload, f))) for f in flows}
             rows = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, outputs, self.raw,
                                    self.ep_raw, our_pids, next(iter(self.versions.values()))["kernel"])
-            if not self.cache_counters:
-                off = "profile" if not self.profile else "cache counters"
+            probing = self.req.probing
+            if not (probing.profile and probing.cache_counters):
+                off = "profile" if not probing.profile else "cache counters"
                 rd.manifest["cache_counters"] = f"not recorded ({off} off)"
             self.path = rd.finish("ok", rows)
         return self.path
@@ -317,18 +340,18 @@ def _on_reachable(proc, lost: dict[int, str], action):
         return None
 
 
-def _new_run(tb: Testbed, cfg, workload, flows: list[Flow], cpus: dict, *, runs_dir, campaign: str,
-             repetition: int, experiment: str, versions: dict, run_id: str | None, point: dict | None,
-             perf) -> RunDir:
+def _new_run(tb: Testbed, req: RunRequest, flows: list[Flow], cpus: dict, versions: dict) -> RunDir:
     """The run directory and its manifest: everything known before a host is touched."""
-    run_id = run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{repetition}-{uuid.uuid4().hex[:6]}"
-    rd = RunDir(runs_dir, campaign, run_id)
-    rd.manifest["point"] = point or {"config": cfg.name}
-    rd.manifest.update(experiment=experiment, config=cfg.describe(), config_label=cfg.label(tb.kind, tb.rx_steering),
-                       repetition=repetition, workload=workload.describe(), testbed=tb.describe(),
+    cfg = req.config
+    run_id = req.run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{req.repetition}-{uuid.uuid4().hex[:6]}"
+    rd = RunDir(req.runs_dir, req.campaign, run_id)
+    rd.manifest["point"] = req.point or {"config": cfg.name}
+    rd.manifest.update(experiment=req.experiment, config=cfg.describe(),
+                       config_label=cfg.label(tb.kind, tb.rx_steering), repetition=req.repetition,
+                       workload=req.workload.describe(), testbed=tb.describe(),
                        flows=[f.__dict__ for f in flows], cores=cores_note(flows),
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
-                       versions=versions, controller=platform.node(), probes={"perf": perf})
+                       versions=versions, controller=platform.node(), probes={"perf": req.probing.perf_manifest()})
     return rd
 
 
@@ -453,23 +476,22 @@ def check_coverage(starts: FlowStarts, opened: float, closed: float, total_s: fl
                                f"({len(early)} of {len(starts.flows)} flows): the window is not covered by every flow")
 
 
-def _window_probes(tb: Testbed, flows: list[Flow], cpus: dict, early: dict, profile, extra_probes):
+def _window_probes(tb: Testbed, flows: list[Flow], cpus: dict, early: dict, probing: Probing):
     """({machine: probes}, {role: counter probe}). Started in this order and stopped in reverse:
     the slow starters (perf, bpftrace) are running before the /proc snapshots open the CPU
-    window, which closes first. Probes with arm() are started before the clients (_arm).
-    profile: False, or (perf's rate, PerfOptions, whether perf stat counts cache events)."""
+    window, which closes first. Probes with arm() are started before the clients (_arm)."""
     probes: dict[str, list] = {m: [] for m in tb.machines}
-    if profile:
-        freq_hz, options, cache = profile
+    if probing.profile:
         for m in tb.machines:
             used = sorted(set().union(*(side.get(m, set()) for side in cpus.values())))
-            probes[m] = [*([CacheProbe()] if cache else []), PerfProbe(freq_hz, options=options, cpus=used)]
+            probes[m] = [*([CacheProbe()] if probing.cache_counters else []),
+                         PerfProbe(probing.perf_freq_hz, options=probing.perf_options, cpus=used)]
     used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
     ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
     for machine, lat in early.items():  # its SIGUSR1 dump opens its window
         probes[machine].append(lat)
     for m in tb.machines:
-        probes[m] += [*(extra_probes() if extra_probes else []), SoftnetProbe(), InterruptsProbe(), LoadProbe(),
+        probes[m] += [*(probing.extra() if probing.extra else []), SoftnetProbe(), InterruptsProbe(), LoadProbe(),
                       ProcStatProbe()]
     return probes, ep_probes
 

@@ -54,7 +54,7 @@ from .. import __version__, schema, inputfiles
 from . import config as stackconfig, udp_loss
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import HostUnreachable
-from .runner import PreflightError, RunFailed, all_local, preflight, rpc_tool, start_point
+from .runner import PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool, start_point
 from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
 from ..testbed import Testbed
 from .workloads import (
@@ -188,6 +188,20 @@ class SweepSpec:
         for point in self.points():  # every point is valid before anything runs
             point_config(point)
             point_workload(self, point, "sockperf")
+
+    @classmethod
+    def of_configs(cls, configs, *, flows: int = 1, rpc_size: int | None = None, congestion_control: str = "cubic",
+                   **fields) -> "SweepSpec":
+        """The configs at one flow count, RPC size and congestion control (`hostnet run`'s shape):
+        only what differs from a single cubic long flow goes into the grid."""
+        grid: dict[str, list] = {}
+        if flows != 1:
+            grid["flows"] = [flows]
+        if rpc_size:
+            grid["rpc_size"] = [rpc_size]
+        if congestion_control != "cubic":
+            grid["congestion_control"] = [congestion_control]
+        return cls(configs=list(configs), grid=grid, **fields)
 
     @property
     def stored_as(self) -> str:
@@ -399,18 +413,19 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     One sweep at a time per campaign (campaign_lock). A point that loses a host ends failed with
     the reason and the sweep goes on once every host answers again (waiting up to
     reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable)."""
-    cfgs = {p["config"]: point_config(p) for p in spec.points()}
+    points = spec.points()  # expanded once: every step below reads this list
+    cfgs = {p["config"]: point_config(p) for p in points}
     mixed = spec.experiment == "mixed"
-    tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in spec.points()) else "iperf3"
-    if any("udp_rate_gbps" in p for p in spec.points()):
+    tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in points) else "iperf3"
+    if any("udp_rate_gbps" in p for p in points):
         tool = UdpRate.tool
-    zero_copy = any(set(p) & set(ZERO_COPY_KEYS) for p in spec.points())
+    zero_copy = any(set(p) & set(ZERO_COPY_KEYS) for p in points)
     versions = preflight(tb, ("iperf3", tool) if mixed else ("zcflow",) if zero_copy else (tool,))
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
-    problems += [p for pt in spec.points() for p in point_requirements(tb, point_config(pt))]
-    if any("udp_rate_gbps" in p for p in spec.points()):
+    problems += [p for pt in points for p in point_requirements(tb, point_config(pt))]
+    if any("udp_rate_gbps" in p for p in points):
         problems += udp_loss.requirements(tb)
-    if any(p.get("recv_mode") == "mmap" for p in spec.points()):
+    if any(p.get("recv_mode") == "mmap" for p in points):
         problems += zerocopy_receive_problems(tb)
     if problems:  # refused before any host setting changes
         raise PreflightError("; ".join(dict.fromkeys(problems)))
@@ -421,9 +436,10 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         raise IncomparableTestbed(f"campaign {campaign} was recorded on another testbed ({'; '.join(differs)}): "
                                   f"its runs cannot be compared with this one's; record a new campaign")
     cdir.mkdir(parents=True, exist_ok=True)
+    binaries = zcflow_binaries(tb) if zero_copy else ()
+    plan = _Campaign(spec, points, cfgs, tool, versions, fp, cdir, Path(runs_dir), campaign, binaries)
     with campaign_lock(cdir):
-        return _run_plan(tb, spec, cfgs, tool, versions, fp, cdir, runs_dir=runs_dir, campaign=campaign,
-                         progress=progress, reconnect_wait_s=reconnect_wait_s)
+        return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s)
 
 
 # What earlier top-ups wrote into sweep.json (topup.py): a resume keeps it.
@@ -438,15 +454,40 @@ def _records_kept(cdir: Path) -> dict:
     return {k: previous[k] for k in KEPT_RECORDS if isinstance(previous, dict) and k in previous}
 
 
-def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dict, fp: dict, cdir: Path, *,
-              runs_dir, campaign: str, progress: bool, reconnect_wait_s: float) -> dict:
-    binaries = zcflow_binaries(tb) if any(set(p) & set(ZERO_COPY_KEYS) for p in spec.points()) else ()
-    order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in spec.points()]
-    order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in spec.points()]
+@dataclass(frozen=True)
+class _Campaign:
+    """What a sweep has settled before its first run: the points (expanded once), their configs,
+    the RPC tool, the tools' versions, the testbed's fingerprint, where the runs go."""
+    spec: SweepSpec
+    points: list[dict]
+    configs: dict
+    tool: str
+    versions: dict
+    fingerprint: dict
+    cdir: Path
+    runs_dir: Path
+    name: str
+    binaries: tuple = ()
+
+    def request(self, point: dict, pid: str, run: Path, repetition: int, profiled: bool) -> RunRequest:
+        """The runner's request for one run of one point."""
+        spec = self.spec
+        cfg = self.configs[point["config"]] if set(point) == {"config"} else point_config(point)
+        probing = Probing(profile=profiled, perf_freq_hz=spec.perf_freq_hz,
+                          latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)))
+        return RunRequest(cfg, point_workload(spec, point, self.tool, self.binaries), self.runs_dir, self.name,
+                          experiment=spec.stored_as, repetition=repetition, point={"id": pid, **point},
+                          run_id=run.name, probing=probing, versions=self.versions)
+
+
+def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: float) -> dict:
+    spec, fp, cdir, campaign = c.spec, c.fingerprint, c.cdir, c.name
+    order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in c.points]
+    order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in c.points]
     random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     write_atomic(cdir / "sweep.json", json.dumps(  # a kill mid-write leaves the old plan, never a torn one
-        {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": tool,
+        {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": c.tool,
          "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(cdir)}, indent=2))
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
@@ -464,12 +505,7 @@ def _run_plan(tb: Testbed, spec: SweepSpec, cfgs: dict, tool: str, versions: dic
                 kept = "incomplete" if status == INCOMPLETE else "failed"
                 run.rename(run.with_name(f"{run.name}.{kept}-{int(time.time())}"))
             try:
-                pending = start_point(
-                    tb, cfgs[point["config"]] if set(point) == {"config"} else point_config(point),
-                    point_workload(spec, point, tool, binaries), runs_dir=runs_dir, campaign=campaign, repetition=rep,
-                    experiment=spec.stored_as, perf_freq_hz=spec.perf_freq_hz, versions=versions,
-                    latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)),
-                    run_id=run.name, point={"id": pid, **point}, before_window=finisher.settle, profile=profiled)
+                pending = start_point(tb, c.request(point, pid, run, rep, profiled), before_window=finisher.settle)
                 finisher.add(pending, point, rep)
             except RunFailed as exc:
                 finisher.settle()
@@ -550,22 +586,8 @@ class _Finisher:
                 self._pool.shutdown(wait=True)
 
 
-def run_configs(tb: Testbed, configs, *, duration_s: int, warmup_s: int, repetitions: int, runs_dir,
-                campaign: str, experiment: str = "single-flow", seed: int = 0, perf_freq_hz: int = 999,
-                progress: bool = True, pattern: str = "single", flows: int = 1,
-                congestion_control: str = "cubic", rpc_size: int | None = None,
-                rpc_tool_name: str = "auto", label: str = "") -> list[Path]:
-    """The configs as one sweep (the CLI's `hostnet run`); returns the successful runs."""
-    grid: dict[str, list] = {}
-    if flows != 1:
-        grid["flows"] = [flows]
-    if rpc_size:
-        grid["rpc_size"] = [rpc_size]
-    if congestion_control != "cubic":
-        grid["congestion_control"] = [congestion_control]
-    spec = SweepSpec(experiment=experiment, configs=list(configs), grid=grid, repetitions=repetitions,
-                     duration=duration_s, warmup=warmup_s, seed=seed, perf_freq_hz=perf_freq_hz,
-                     rpc_tool=rpc_tool_name, label=label)
+def run_configs(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True) -> list[Path]:
+    """A sweep's successful runs (`hostnet run`, and the sections that need only the runs)."""
     out = run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
     cdir = Path(out["campaign_dir"])
     return sorted(r for r in cdir.iterdir() if r.is_dir() and _status(r) == "ok")

@@ -66,16 +66,16 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
         from ..hosts import LocalHost
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
         raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
-    from ..measure.sweep import run_configs
+    from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
         plan = ddio_plan(host)
         iommu = Iommu().read(host)
         for label, mask in plan.items():
             tb.journal.set(host, DdioWays(), "llc_ways", mask)
-            run_configs(tb, [config], duration_s=duration, warmup_s=warmup, repetitions=repetitions,
-                        runs_dir=runs_dir, campaign=campaign, experiment="single-flow",
-                        label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
+            spec = SweepSpec(experiment="single-flow", configs=[config], duration=duration, warmup=warmup,
+                             repetitions=repetitions, label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
+            run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
     return plan
 
 

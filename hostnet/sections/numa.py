@@ -65,14 +65,15 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
-    from ..measure.sweep import run_configs
+    from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
         for placement, cpus in plan.items():
             # Fig. 10's short flows: RPC incast into the one receiver core, stored per placement
-            run_configs(_with_receiver_cpus(tb, cpus), [config], duration_s=duration, warmup_s=warmup,
-                        repetitions=repetitions, runs_dir=runs_dir, campaign=campaign, experiment="incast",
-                        flows=flows, rpc_size=rpc_size, label=f"{EXPERIMENT}-{placement}")
+            spec = SweepSpec.of_configs([config], flows=flows, rpc_size=rpc_size, experiment="incast",
+                                        duration=duration, warmup=warmup, repetitions=repetitions,
+                                        label=f"{EXPERIMENT}-{placement}")
+            run_configs(_with_receiver_cpus(tb, cpus), spec, runs_dir=runs_dir, campaign=campaign)
     return plan
 
 

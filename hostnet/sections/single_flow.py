@@ -14,7 +14,7 @@ from ..charts import plots
 from .. import store
 from ..testbed.session import kind_of, using
 from . import common
-from ..measure.sweep import run_configs
+from ..measure.sweep import SweepSpec, run_configs
 from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "single-flow"
@@ -40,10 +40,10 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
     for c in configs:
         stackconfig.get_config(c)
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
-    kwargs = dict(duration_s=duration, warmup_s=warmup, repetitions=repetitions, runs_dir=runs_dir,
-                  campaign=campaign, experiment=EXPERIMENT, perf_freq_hz=perf_freq_hz)
+    spec = SweepSpec(experiment=EXPERIMENT, configs=list(configs), duration=duration, warmup=warmup,
+                     repetitions=repetitions, perf_freq_hz=perf_freq_hz)
     with using(testbed) as tb:
-        run_configs(tb, list(configs), **kwargs)
+        run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
         topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

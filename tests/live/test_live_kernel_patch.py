@@ -36,8 +36,8 @@ def test_stock_kernel_point_records_the_ebpf_latency_source(state_dir, tmp_path)
     if live_ready() or os.path.exists(kernel_source.RX_PROF_FILE):
         pytest.skip(live_ready() or "this kernel has the rx_prof series")
     with testbed.embedded(f"kp{os.getpid() % 10000}") as tb:
-        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlow(2, 1), runs_dir=tmp_path,
-                                campaign="live", latency_sample_every=4)
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("all-opts"), LongFlow(2, 1), tmp_path, "live",
+                                                     probing=runner.Probing(latency_sample_every=4)))
     m = store.load_manifest(path)
     assert m["status"] == "ok", m.get("error")
     assert m["probes"]["latency"]["local"]["source"] == kernel_source.EBPF

@@ -30,8 +30,8 @@ def _check(path, expected_flows):
 @pytest.mark.parametrize("pattern,n,flows", [("one-to-one", 2, 2), ("outcast", 2, 2)])
 def test_patterns_through_netns(state_dir, tmp_path, pattern, n, flows):
     with testbed.embedded(f"q{pattern[0]}{os.getpid() % 10000}") as tb:
-        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlows(2, 1, pattern=pattern, n=n),
-                                runs_dir=tmp_path, campaign=pattern, experiment=pattern)
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("tsogro"), LongFlows(2, 1, pattern=pattern, n=n),
+                                                     tmp_path, pattern, experiment=pattern))
     m, _ = _check(path, flows)
     assert "2 flows on 1 sender and 1 receiver" in m["cores"]  # 2 cores: the flows share them, and say so
 
@@ -42,8 +42,8 @@ def test_patterns_through_ssh(state_dir, tmp_path, pattern, n, flows):
         assert tb.sender.host.describe()["kind"] == "SshHost"
         # 4 s flows: a session's first point over SSH closes its window runner.EDGE_REMOTE_FIRST_S
         # early, and closing 4 endpoints through their sshds took over 2 s on a slow day
-        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlows(4, 1, pattern=pattern, n=n),
-                                runs_dir=tmp_path, campaign=pattern, experiment=pattern)
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("tsogro"), LongFlows(4, 1, pattern=pattern, n=n),
+                                                     tmp_path, pattern, experiment=pattern))
     m, _ = _check(path, flows)
     assert m["testbed"]["endpoints"]["sender"]["host"]["kind"] == "SshHost"
 
@@ -51,8 +51,8 @@ def test_patterns_through_ssh(state_dir, tmp_path, pattern, n, flows):
 def test_incast_from_two_sender_hosts_over_a_bridge(state_dir, tmp_path):
     with testbed.embedded(f"br{os.getpid() % 10000}", n_senders=2) as tb:
         assert len(tb.senders) == 2 and tb.switch is not None
-        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlows(2, 1, pattern="incast", n=2),
-                                runs_dir=tmp_path, campaign="br", experiment="incast")
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("all-opts"), LongFlows(2, 1, pattern="incast", n=2),
+                                                     tmp_path, "br", experiment="incast"))
     m, _ = _check(path, 2)
     assert {f["sender"] for f in m["flows"]} == {"sender", "sender1"}
     assert m["applied"]["switch/mtu/" + tb.switch_ports[0]] == "9000"
@@ -66,9 +66,9 @@ def test_rpc_incast(state_dir, tmp_path, tool):
     if not shutil.which(tool):
         pytest.fail(f"{tool} is not installed: `make install` installs it")
     with testbed.embedded(f"rp{tool[0]}{os.getpid() % 10000}") as tb:
-        path = runner.run_point(tb, sc.get_config("tsogro"),
-                                RpcFlows(2, 1, pattern="incast", n=2, size_bytes=16384, tool=tool),
-                                runs_dir=tmp_path, campaign="rpc", experiment="incast")
+        path = runner.run_point(tb, runner.RunRequest(
+            sc.get_config("tsogro"), RpcFlows(2, 1, pattern="incast", n=2, size_bytes=16384, tool=tool),
+            tmp_path, "rpc", experiment="incast"))
     m = store.load_manifest(path)
     assert m["status"] == "ok", m.get("error")
     t = store.read_tidy(path)

@@ -35,7 +35,7 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
     """NAPI through GRO at both steps; no-opts merges nothing (gro_max_size 0: one IP packet per
     frame) and, with no XDP program, veth makes no copy (no skb_pp_cow_data sample)."""
     with testbed.embedded(_name("np"), steering="napi-thread") as tb:
-        path = runner.run_point(tb, sc.get_config(config), LongFlow(3, 1), runs_dir=tmp_path, campaign="np")
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config(config), LongFlow(3, 1), tmp_path, "np"))
         m = store.load_manifest(path)
         assert m["status"] == "ok", m.get("error")
         assert m["testbed"]["rx_steering"] == "napi-thread"
@@ -95,7 +95,7 @@ def test_restore_leaves_every_device_as_it_was(state_dir):
 @pytest.mark.parametrize("steering", ["rps", "none"])
 def test_other_paths_build_and_run(state_dir, tmp_path, steering):
     with testbed.embedded(_name(steering[:2]), steering=steering) as tb:
-        path = runner.run_point(tb, sc.get_config("tsogro"), LongFlow(2, 1), runs_dir=tmp_path, campaign="o")
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("tsogro"), LongFlow(2, 1), tmp_path, "o"))
         assert all(not napi_threads(e.host, e.iface) for e in tb.endpoints.values())
     m = store.load_manifest(path)
     assert m["status"] == "ok" and m["testbed"]["rx_steering"] == steering

@@ -36,8 +36,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     rfs = KNOBS["sysctl"]
     prior = rfs.read(local, "net.core.rps_sock_flow_entries")
     with testbed.embedded(_name("pt")) as tb:
-        path = runner.run_point(tb, sc.get_config("all-opts"), LongFlow(5, 1), runs_dir=tmp_path,
-                                campaign="live")
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("all-opts"), LongFlow(5, 1), tmp_path, "live"))
         # all-opts turned RFS on: a global sysctl, journaled in the root namespace
         assert rfs.read(local, "net.core.rps_sock_flow_entries") == str(sc.RFS_ENTRIES)
         assert KNOBS["mtu"].read(tb.receiver.host, tb.receiver.iface) == "9000"
@@ -74,8 +73,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
 def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):
     # no-opts: many small skbs, so the receive path is well sampled
     with testbed.embedded(_name("rps"), steering="rps") as tb:
-        path = runner.run_point(tb, sc.get_config("no-opts"), LongFlow(2, 1), runs_dir=tmp_path,
-                                campaign="rps")
+        path = runner.run_point(tb, runner.RunRequest(sc.get_config("no-opts"), LongFlow(2, 1), tmp_path, "rps"))
     rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())
     per_cpu = {0: 0, 1: 0}
     for r in rows:
@@ -89,7 +87,7 @@ def test_failed_point_leaves_failed_run_directory(state_dir, tmp_path):
         # The receiver's address is taken away: the client cannot connect.
         tb.receiver.host.run(["ip", "addr", "flush", "dev", tb.receiver.iface])
         with pytest.raises(runner.RunFailed, match="run directory"):
-            runner.run_point(tb, sc.get_config("tsogro"), LongFlow(1, 0), runs_dir=tmp_path, campaign="f")
+            runner.run_point(tb, runner.RunRequest(sc.get_config("tsogro"), LongFlow(1, 0), tmp_path, "f"))
     [run] = store.list_runs(tmp_path, "f")
     m = store.load_manifest(run)
     assert m["status"] == "failed" and m["error"]
@@ -128,14 +126,13 @@ def test_two_testbeds_at_once_share_host_wide_settings_and_a_moved_one_flags_the
                 sc.apply(b, sc.get_config("no-opts"))
             sc.apply(b, sc.get_config("all-opts"))
         assert rfs.read(local, key) == str(sc.RFS_ENTRIES)  # a is gone, b holds it
-        clean = runner.run_point(b, sc.get_config("all-opts"), LongFlow(3, 1), runs_dir=tmp_path, campaign="live")
+        clean = runner.run_point(b, runner.RunRequest(sc.get_config("all-opts"), LongFlow(3, 1), tmp_path, "live"))
         assert not store.flagged(store.load_manifest(clean))
         # Behind hostnet's back (not through a journal), in the middle of the next window:
         timer = threading.Timer(2.0, lambda: rfs.write(local, key, "4096"))
         timer.start()
         try:
-            moved = runner.run_point(b, sc.get_config("all-opts"), LongFlow(3, 1), runs_dir=tmp_path,
-                                     campaign="live")
+            moved = runner.run_point(b, runner.RunRequest(sc.get_config("all-opts"), LongFlow(3, 1), tmp_path, "live"))
         finally:
             timer.cancel()
         m = store.load_manifest(moved)

@@ -180,7 +180,8 @@ def test_failed_runs_are_left_out_and_counted():
 def test_run_variants_records_a_failure_and_goes_on(monkeypatch, tmp_path):
     calls = []
 
-    def fake_run_point(tb, cfg, wl, *, run_id, **kw):
+    def fake_run_point(tb, req):
+        run_id = req.run_id
         calls.append(run_id)
         if run_id == "harness-r0":
             raise RunFailed("iperf3 exited 1 (run directory: x)")
@@ -214,13 +215,13 @@ def test_paced_flow_is_hostnets_argv_plus_a_rate():
 
 
 def test_mpstat_runs_in_neither_compared_variant_of_benchmark_2():
-    assert "extra_probes" not in live.variant_kwargs("default")
-    assert "extra_probes" not in live.variant_kwargs("harness")
+    assert "extra" not in live.variant_kwargs("default")
+    assert "extra" not in live.variant_kwargs("harness")
     assert live.variant_kwargs("default")["latency_sample_every"] == 1
     for v in live.CPU_VARIANTS:
         kw = live.variant_kwargs(v)
         assert kw["perf_freq_hz"] == DEFAULT_FREQ_HZ and kw["latency_sample_every"] == 1
-        assert [p.name for p in kw["extra_probes"]()] == ["mpstat"]
+        assert [p.name for p in kw["extra"]()] == ["mpstat"]
     assert live.variants_for(["cpu_accounting"], bench_main.FULL["variants"]) == ["cpu", "cpu-partial", "spin",
                                                                                   "spin-partial"]
     assert live.variants_for(["fidelity"], bench_main.FULL["variants"]) == ["hand", "harness"]

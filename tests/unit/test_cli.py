@@ -217,9 +217,10 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
     using, seen = _Using("servers"), {}
     monkeypatch.setattr(cli, "_require_live", _no_local_root)
     monkeypatch.setattr(cli.testbed, "using", using)
-    monkeypatch.setattr(sweep, "run_configs", lambda tb, configs, **kw: seen.update(kw) or [])
+    monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: seen.update(kw, spec=spec) or [])
     assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--quiet"]) == 1
     assert using.calls == [(str(path), {})] and seen["campaign"].endswith("-single-flow-servers")
+    assert seen["spec"].configs == ["tsogro"] and seen["spec"].grid == {}  # the spec it checked is the one it runs
 
 
 def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
@@ -227,7 +228,7 @@ def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     using = _Using("embedded")
     monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
     monkeypatch.setattr(cli.testbed, "using", using)
-    monkeypatch.setattr(sweep, "run_configs", lambda tb, configs, **kw: [])
+    monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     cli.main(["run", "single-flow", "--quiet"])  # default: a fresh embedded testbed, shaped by the options
     cli.main(["run", "single-flow", "--testbed", "embedded", "--ssh", "--quiet"])
     cli.main(["run", "single-flow", "--testbed", "up1", "--quiet"])

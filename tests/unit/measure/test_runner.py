@@ -54,8 +54,9 @@ def test_a_link_that_drops_during_the_window_fails_the_point_with_the_reason(tmp
     # /proc/stat is read as the window opens; the link drops 0.1 s into the 0.5 s window
     remote.drop_after(0.1, when=lambda argv: argv == ["cat", "/proc/stat"])
     with pytest.raises(RunFailed, match=r"lab: SSH link lost during sh") as err:
-        runner.run_point(tb, stackconfig.get_config("tsogro"), LongFlows(1, 0), runs_dir=tmp_path / "runs",
-                         campaign="c", run_id="p-r0", versions=VERSIONS, profile=False)
+        runner.run_point(tb, runner.RunRequest(stackconfig.get_config("tsogro"), LongFlows(1, 0), tmp_path / "runs",
+                                               "c", run_id="p-r0", versions=VERSIONS,
+                                               probing=runner.Probing(profile=False)))
     assert "run directory: " in str(err.value)
     cdir = tmp_path / "runs" / "c"
     assert [p.name for p in cdir.iterdir()] == ["p-r0"]  # written and renamed: no .partial left

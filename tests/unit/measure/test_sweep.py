@@ -207,9 +207,9 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
     with pytest.warns(UserWarning, match="manifest.json is empty or unreadable; the run is left out"):
         assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them, and says so
 
-    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
-        rd = store.RunDir(runs_dir, campaign, run_id)
-        rd.manifest.update(experiment="single-flow", repetition=repetition)
+    def start_point(tb, req, before_window=None):
+        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
     out = sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
@@ -353,10 +353,10 @@ def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profi
     tb, _ = ssh_sweep
     calls = []
 
-    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, profile=True, **kw):
-        calls.append((run_id.rsplit("-", 1)[1], profile))
-        rd = store.RunDir(runs_dir, campaign, run_id)
-        rd.manifest.update(experiment="single-flow", repetition=repetition)
+    def start_point(tb, req, before_window=None):
+        calls.append((req.run_id.rsplit("-", 1)[1], req.probing.profile))
+        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
     spec = SweepSpec(configs=["tsogro"], repetitions=2, unprofiled_repetitions=2, duration=1, warmup=0, seed=3)
@@ -374,9 +374,9 @@ def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_swe
     dropping what earlier top-ups had recorded there."""
     tb, _ = ssh_sweep
 
-    def start_point(tb, cfg, workload, *, runs_dir, campaign, run_id, repetition, **kw):
-        rd = store.RunDir(runs_dir, campaign, run_id)
-        rd.manifest.update(experiment="single-flow", repetition=repetition)
+    def start_point(tb, req, before_window=None):
+        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
     sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)

@@ -40,7 +40,7 @@ def test_hostnet_run_on_a_testbed_exits_non_zero_on_restore_problems(monkeypatch
     from hostnet.measure import sweep
     monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
     monkeypatch.setattr(session, "attach", lambda name: attached(FailingJournal()))
-    monkeypatch.setattr(sweep, "run_configs", lambda tb, configs, **kw: [])
+    monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     with pytest.raises(SystemExit) as exc:
         cli.main(["run", "single-flow", "--config", "all-opts", "--testbed", "up1", "--quiet"])
     assert exc.value.code != 0 and "could not restore: could not put mtu[eth1]" in capsys.readouterr().err
