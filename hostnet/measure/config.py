@@ -12,6 +12,7 @@ from typing import NamedTuple
 from ..hosts import HostError, HostUnreachable
 from ..knobs import KNOBS, KnobError, queue_irqs
 from ..knobs.machine import is_global
+from ..knobs.setting import SWITCH_PLACE, Place, Setting
 from ..testbed import Testbed, steering
 
 RFS_ENTRIES = 32768
@@ -101,9 +102,8 @@ def validate(cfg: StackConfig) -> None:
             raise ConfigError(f"tcp_rmem {cfg.tcp_rmem!r}: three increasing byte counts, e.g. '4096 131072 6291456'")
 
 
-def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
-             ) -> list[tuple[str, object, str, str | None]]:
-    """(role, "switch" or "machine:NAME"; knob; key; value) for every knob a point sets.
+def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None) -> list[Setting]:
+    """Every knob a point sets, in the order they are written.
 
     Pure: no host touched. Every sender gets the sender-side settings, every receiver the
     receiver-side ones; a bridged embedded testbed's switch ports follow the MTU; the embedded
@@ -112,36 +112,39 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None
     """
     onoff = {True: "on", False: "off"}
     mode = tb.rx_steering
-    out: list[tuple[str, object, str, str | None]] = []
+    out: list[Setting] = []
     for s in tb.senders:
-        out += [(s.role, KNOBS["offload.tso"], s.iface, onoff[steering.sends_tso(mode, cfg.tso)]),
-                (s.role, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
-                (s.role, KNOBS["mtu"], s.iface, str(cfg.mtu))]
+        at = Place.of_role(s.role)
+        out += [Setting(at, KNOBS["offload.tso"], s.iface, onoff[steering.sends_tso(mode, cfg.tso)]),
+                Setting(at, KNOBS["offload.gso"], s.iface, onoff[cfg.tso]),
+                Setting(at, KNOBS["mtu"], s.iface, str(cfg.mtu))]
     # BIG TCP: each side's limit pair, generic and IPv4 ("N/N"), after anything else that moves them
     big = None if cfg.big_tcp_bytes is None else f"{cfg.big_tcp_bytes}/{cfg.big_tcp_bytes}"
     if big:
-        out += [(s.role, KNOBS["link.gso_limits"], s.iface, big) for s in tb.senders]
+        out += [Setting(Place.of_role(s.role), KNOBS["link.gso_limits"], s.iface, big) for s in tb.senders]
     for r in tb.receivers:
+        at = Place.of_role(r.role)
         gro, gro_max_size = steering.receive_gro(mode, cfg.gro)
-        out.append((r.role, KNOBS["offload.gro"], r.iface, onoff[gro]))
+        out.append(Setting(at, KNOBS["offload.gro"], r.iface, onoff[gro]))
         if mode == steering.NAPI_THREAD:  # merging nothing is how this path turns GRO "off"
-            out.append((r.role, KNOBS["gro_max_size"], r.iface, gro_max_size))
+            out.append(Setting(at, KNOBS["gro_max_size"], r.iface, gro_max_size))
         if big:
-            out.append((r.role, KNOBS["link.gro_limits"], r.iface, big))
-        out += [(r.role, KNOBS["mtu"], r.iface, str(cfg.mtu)),
-                (r.role, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
+            out.append(Setting(at, KNOBS["link.gro_limits"], r.iface, big))
+        out += [Setting(at, KNOBS["mtu"], r.iface, str(cfg.mtu)),
+                Setting(at, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
         if cfg.loss_rate is not None:
-            out.append((r.role, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))
+            out.append(Setting(at, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))
     if tb.kind != "embedded":
         # aRFS on a NIC: ntuple filters, plus the RFS tables the driver fills from.
         for r in tb.receivers:
-            out += [(r.role, KNOBS["offload.ntuple"], r.iface, onoff[cfg.arfs]),
-                    (r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)),
-                    ("machine:" + r.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
-                     str(RFS_ENTRIES) if cfg.arfs else None)]
+            at = Place.of_role(r.role)
+            out += [Setting(at, KNOBS["offload.ntuple"], r.iface, onoff[cfg.arfs]),
+                    Setting(at, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(RFS_ENTRIES if cfg.arfs else 0)),
+                    Setting(Place.of_machine(r.machine), KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                            str(RFS_ENTRIES) if cfg.arfs else None)]
         out += irq_settings(tb, cfg, irqs or IrqPlan({}))
     if tb.switch is not None:
-        out += [("switch", KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
+        out += [Setting(SWITCH_PLACE, KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":
         out += steering.settings(tb, RFS_ENTRIES if cfg.arfs else None)
     return out
@@ -154,16 +157,16 @@ class IrqPlan(NamedTuple):
     irqbalance: frozenset[str] = frozenset()
 
 
-def irq_settings(tb: Testbed, cfg: StackConfig, plan: IrqPlan) -> list:
+def irq_settings(tb: Testbed, cfg: StackConfig, plan: IrqPlan) -> list[Setting]:
     """Where a server's NIC interrupts go, for endpoints whose testbed.yaml names irq_cpus: without
     aRFS every queue's IRQ on irq_cpus (the paper's no-aRFS runs put them on the NIC-remote node);
     with aRFS queue i's IRQ on application CPU i mod n, so the queue aRFS picks for a flow is served
     on its application's core. irqbalance is stopped on those machines: it would move them back."""
-    out = [("machine:" + m, KNOBS["irqbalance"], "service", "stopped") for m in sorted(plan.irqbalance)]
+    out = [Setting(Place.of_machine(m), KNOBS["irqbalance"], "service", "stopped") for m in sorted(plan.irqbalance)]
     for e in tb.endpoints.values():
         for i, irq in enumerate(plan.irqs.get(e.role, []) if e.irq_cpus else []):
             cpus = [e.cpus[i % len(e.cpus)]] if cfg.arfs else e.irq_cpus
-            out.append((e.role, KNOBS["irq_affinity"], str(irq), ",".join(map(str, cpus))))
+            out.append(Setting(Place.of_role(e.role), KNOBS["irq_affinity"], str(irq), ",".join(map(str, cpus))))
     return out
 
 
@@ -193,26 +196,26 @@ def apply(tb: Testbed, cfg: StackConfig) -> dict:
     return apply_settings(tb, settings(tb, cfg, irq_plan(tb)))
 
 
-def apply_settings(tb: Testbed, planned: list[tuple[str, object, str, str | None]]) -> dict:
-    """Write (where, knob, key, value) settings through the journal, all validated first."""
-    plan = [(host_of(tb, where), where, knob, key, value) for where, knob, key, value in planned]
-    for _h, _w, knob, key, value in plan:  # every value is checked before anything is written
-        if value is not None:
-            knob.validate(key, value)
+def apply_settings(tb: Testbed, planned: list[Setting]) -> dict:
+    """Write the settings through the journal, all validated first; returns {label: value written}
+    for the manifest's "applied"."""
+    plan = [(tb.host_at(s.place), s) for s in planned]
+    for _h, s in plan:  # every value is checked before anything is written
+        if s.value is not None:
+            s.knob.validate(s.key, s.value)
     # A setting the point leaves as it was (None) that the host does not have (a global sysctl seen
     # from a network namespace rehearsing a server) has no prior to journal: recorded as absent.
-    absent = {(where, knob.name, key) for host, where, knob, key, value in plan
-              if value is None and _absent(host, knob, key)}
-    plan = [p for p in plan if (p[1], p[2].name, p[3]) not in absent]
+    absent = {s.label for host, s in plan if s.value is None and _absent(host, s.knob, s.key)}
+    plan = [(host, s) for host, s in plan if s.label not in absent]
     # Every prior is on disk before the first write, so a crash mid-way loses nothing.
-    priors = {(where, knob.name, key): tb.journal.record(host, knob, key) for host, where, knob, key, _ in plan}
-    applied = {f"{where}/{name}/{key}": "absent" for where, name, key in absent}
+    priors = {s.label: tb.journal.record(host, s.knob, s.key) for host, s in plan}
+    applied = {label: "absent" for label in sorted(absent)}
     # In the planned order, one after another: settings of two hosts are not independent (on the
     # embedded testbed a receiver's XDP program takes TSO from its veth peer, the sender).
-    for host, where, knob, key, value in plan:
-        value = priors[(where, knob.name, key)] if value is None else value
-        tb.journal.set(host, knob, key, value)
-        applied[f"{where}/{knob.name}/{key}"] = value
+    for host, s in plan:
+        value = priors[s.label] if s.value is None else s.value
+        tb.journal.set(host, s.knob, s.key, value)
+        applied[s.label] = value
     return applied
 
 
@@ -238,7 +241,7 @@ def moved_globals(tb: Testbed, applied: dict) -> str:
         if knob is None or value == "absent" or not is_global(knob, key):
             continue
         try:
-            now = knob.read(host_of(tb, where), key)
+            now = knob.read(tb.host_at(Place.parse(where)), key)
         except (KnobError, HostError) as exc:
             if isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable):
                 raise
@@ -246,10 +249,3 @@ def moved_globals(tb: Testbed, applied: dict) -> str:
         if knob.normalize(now) != knob.normalize(value):
             moved.append(f"{name} read {now!r} after the window, {value!r} applied")
     return "; ".join(moved)
-
-
-def host_of(tb: Testbed, where: str):
-    """The host a setting's `where` names: an endpoint role, "switch" or "machine:<name>"."""
-    if where == "switch":
-        return tb.switch
-    return tb.machines[where.split(":", 1)[1]] if where.startswith("machine:") else tb.endpoints[where].host

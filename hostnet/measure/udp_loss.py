@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from ..knobs import KNOBS, cpu_mask
+from ..knobs.setting import Place, Setting
 from ..parsers.counters import deltas, parse_ip_link_stats, parse_snmp, parse_softnet_stat, softnet_deltas
 from ..parsers.procstat import cpu_utilization, parse_proc_stat, proc_stat_interval
 from ..store import Rows
@@ -60,7 +61,7 @@ def placement(tb: Testbed, workload: UdpPoint) -> dict:
     return p
 
 
-def settings(tb: Testbed, workload: UdpPoint) -> list[tuple[str, object, str, str]]:
+def settings(tb: Testbed, workload: UdpPoint) -> list[Setting]:
     """Receive processing on the receive CPU alone (RPS, no RFS), and rmem_max = the buffer asked for.
 
     A NIC's IRQ affinity is not set here: on real servers steer the NIC queue's IRQ to the same
@@ -68,9 +69,11 @@ def settings(tb: Testbed, workload: UdpPoint) -> list[tuple[str, object, str, st
     """
     p = placement(tb, workload)
     rcv = tb.receivers[0]
-    return [(rcv.role, KNOBS["rps_cpus"], f"{rcv.iface}/rx-0", cpu_mask([p["rx_cpu"]])),
-            (rcv.role, KNOBS["rps_flow_cnt"], f"{rcv.iface}/rx-0", "0"),
-            ("machine:" + rcv.machine, KNOBS["sysctl"], "net.core.rmem_max", str(workload.socket_buffer_kb * 1024))]
+    at = Place.of_role(rcv.role)
+    return [Setting(at, KNOBS["rps_cpus"], f"{rcv.iface}/rx-0", cpu_mask([p["rx_cpu"]])),
+            Setting(at, KNOBS["rps_flow_cnt"], f"{rcv.iface}/rx-0", "0"),
+            Setting(Place.of_machine(rcv.machine), KNOBS["sysctl"], "net.core.rmem_max",
+                    str(workload.socket_buffer_kb * 1024))]
 
 
 def requirements(tb: Testbed) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..hosts import Host
 from ..hosts.base import state_dir  # noqa: F401 (testbed.state_dir, as before)
 from ..knobs import Journal
+from ..knobs.setting import MACHINE, SWITCH, Place
 
 
 
@@ -73,6 +74,14 @@ class Testbed:
     @property
     def receiver(self) -> Endpoint:
         return self.endpoints["receiver"]
+
+    def host_at(self, place: Place) -> Host:
+        """The host a setting's place names: an endpoint's (by role), a machine's, or the switch's."""
+        if place.kind == SWITCH:
+            if self.switch is None:
+                raise TestbedError(f"testbed {self.name} has no switch")
+            return self.switch
+        return self.machines[place.name] if place.kind == MACHINE else self.endpoints[place.name].host
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 
 from ..knobs import KNOBS, cpu_mask
+from ..knobs.setting import SWITCH_PLACE, Place, Setting
 
 NAPI_THREAD, RPS, NONE, NIC = "napi-thread", "rps", "none", "nic"
 EMBEDDED_MODES = (NAPI_THREAD, RPS, NONE)
@@ -68,33 +69,35 @@ def receive_gro(mode: str, gro: bool) -> tuple[bool, str | None]:
     return True, None if gro else "0"
 
 
-def settings(tb, arfs_entries: int | None) -> list[tuple[str, object, str, str | None]]:
+def settings(tb, arfs_entries: int | None) -> list[Setting]:
     """The embedded testbed's steering knobs for one point (after offloads and MTU): RPS masks,
     RFS tables (arfs_entries, or None without aRFS), and for napi-thread the ACK path's NAPI,
     threads, their affinity and the backpressure qdisc. Pure: no host touched."""
     mode = tb.rx_steering
-    out: list[tuple[str, object, str, str | None]] = []
+    out: list[Setting] = []
     endpoints = tb.senders + tb.receivers
     for ep in endpoints:
-        out.append((ep.role, KNOBS["rps_cpus"], f"{ep.iface}/rx-0", cpu_mask(ep.cpus) if mode == RPS else "0"))
+        out.append(Setting(Place.of_role(ep.role), KNOBS["rps_cpus"], f"{ep.iface}/rx-0",
+                           cpu_mask(ep.cpus) if mode == RPS else "0"))
     for r in tb.receivers:
-        out.append((r.role, KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(arfs_entries or 0)))
-    out.append(("machine:" + tb.receiver.machine, KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
-                str(arfs_entries) if arfs_entries else None))
+        out.append(Setting(Place.of_role(r.role), KNOBS["rps_flow_cnt"], f"{r.iface}/rx-0", str(arfs_entries or 0)))
+    out.append(Setting(Place.of_machine(tb.receiver.machine), KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                       str(arfs_entries) if arfs_entries else None))
     if mode != NAPI_THREAD:
         return out
     # ACKs (and replies) take the same path back: the receiver's veth transmits without TSO,
     # and the sender's veth runs NAPI (GRO on) in a thread on the sender's CPUs.
     for s in tb.senders:
-        out.append((s.role, KNOBS["offload.gro"], s.iface, "on"))
+        out.append(Setting(Place.of_role(s.role), KNOBS["offload.gro"], s.iface, "on"))
     for r in tb.receivers:
-        out.append((r.role, KNOBS["offload.tso"], r.iface, "off"))
+        out.append(Setting(Place.of_role(r.role), KNOBS["offload.tso"], r.iface, "off"))
     if tb.switch is not None:  # bridged: the port that transmits into each endpoint, too
         for port in tb.switch_ports:
-            out += [("switch", KNOBS["offload.tso"], port, "off"),
-                    ("switch", KNOBS["qdisc"], port, f"pfifo limit {PFIFO_LIMIT}")]
+            out += [Setting(SWITCH_PLACE, KNOBS["offload.tso"], port, "off"),
+                    Setting(SWITCH_PLACE, KNOBS["qdisc"], port, f"pfifo limit {PFIFO_LIMIT}")]
     for ep in endpoints:
-        out += [(ep.role, KNOBS["qdisc"], ep.iface, f"pfifo limit {PFIFO_LIMIT}"),
-                (ep.role, KNOBS["napi_threaded"], ep.iface, "1"),
-                (ep.role, KNOBS["napi_affinity"], ep.iface, ",".join(map(str, ep.cpus)))]
+        at = Place.of_role(ep.role)
+        out += [Setting(at, KNOBS["qdisc"], ep.iface, f"pfifo limit {PFIFO_LIMIT}"),
+                Setting(at, KNOBS["napi_threaded"], ep.iface, "1"),
+                Setting(at, KNOBS["napi_affinity"], ep.iface, ",".join(map(str, ep.cpus)))]
     return out

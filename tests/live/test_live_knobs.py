@@ -93,7 +93,8 @@ def test_ladder_forwards_and_backwards_sees_the_same_state(state_dir):
     with testbed.embedded(f"ld{os.getpid() % 10000}") as tb:
         def state(cfg):
             sc.apply(tb, cfg)
-            return {(w, k.name, key): k.read(sc.host_of(tb, w), key) for w, k, key, _ in sc.settings(tb, cfg)}
+            return {(s.place.label, s.knob.name, s.key): s.knob.read(tb.host_at(s.place), s.key)
+                    for s in sc.settings(tb, cfg)}
         forwards = {name: state(sc.get_config(name)) for name in order}
         backwards = {name: state(sc.get_config(name)) for name in reversed(order)}
     assert forwards == backwards

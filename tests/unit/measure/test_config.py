@@ -2,6 +2,8 @@
 point applies (every knob, every point)."""
 import pytest
 
+from hostnet.knobs import KNOBS
+from hostnet.knobs.setting import SWITCH_PLACE, Place, Setting
 from hostnet.measure import config as sc
 from hostnet.testbed import EmbeddedLayout, from_layout
 
@@ -34,8 +36,8 @@ def test_labels_say_what_each_step_does_on_the_testbed():
 
 def test_settings_apply_every_knob_for_every_point(state_dir):
     tb = from_layout(EmbeddedLayout("unit", steering="rps"))
-    a = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config("all-opts"))}
-    n = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config("no-opts"))}
+    a = {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, sc.get_config("all-opts"))}
+    n = {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, sc.get_config("no-opts"))}
     assert set(a) == set(n)  # applied whole: the same knobs, different values
     assert a[("sender", "offload.tso", "hnunits")] == "on" and n[("sender", "offload.tso", "hnunits")] == "off"
     assert a[("receiver", "mtu", "hnunitr")] == "9000"
@@ -45,7 +47,7 @@ def test_settings_apply_every_knob_for_every_point(state_dir):
 
 
 def _settings(tb, name):
-    return {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config(name))}
+    return {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, sc.get_config(name))}
 
 
 @pytest.mark.parametrize("steering", ["napi-thread", "rps", "none"])
@@ -67,7 +69,7 @@ def test_napi_thread_realises_tso_as_gso_and_gro_off_as_merging_nothing(state_di
     assert n[("receiver", "gro_max_size", "hnunitr")] == "0"
     assert a[("receiver", "gro_max_size", "hnunitr")] is None  # the host's own (65536), from the journal
     assert not any(k[1] == "xdp" for k in list(a) + list(n))
-    order = [(w, k.name, key) for w, k, key, _ in sc.settings(tb, sc.get_config("no-opts"))]
+    order = [(s.place.label, s.knob.name, s.key) for s in sc.settings(tb, sc.get_config("no-opts"))]
     for side, iface, cpus in (("sender", "hnunits", "0"), ("receiver", "hnunitr", "1")):
         assert a[(side, "napi_threaded", iface)] == "1" and a[(side, "napi_affinity", iface)] == cpus
         assert a[(side, "rps_cpus", f"{iface}/rx-0")] == "0"  # no per-packet IPIs
@@ -110,14 +112,15 @@ def test_a_setting_left_as_it_was_that_the_host_lacks_is_recorded_absent(state_d
                     handlers={"cat": lambda argv, h: (1, "", f"cat: {argv[1]}: No such file or directory")})
     tb = Testbed("lab", "servers", {"receiver": Endpoint("receiver", host, "eth1", "198.18.0.2", [0], "rx")},
                  {"rx": host}, Journal(tmp_path / "lab.journal"))
-    plan = [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None),
-            ("receiver", KNOBS["sysctl"], rmem, "4096 131072 1048576")]
+    plan = [Setting(Place.of_machine("rx"), KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None),
+            Setting(Place.of_role("receiver"), KNOBS["sysctl"], rmem, "4096 131072 1048576")]
     applied = sc.apply_settings(tb, plan)
     assert applied == {"machine:rx/sysctl/net.core.rps_sock_flow_entries": "absent",
                        f"receiver/sysctl/{rmem}": "4096 131072 1048576"}
     assert [e["key"] for e in tb.journal.entries()] == [rmem]
     with pytest.raises(KnobError, match="rps_sock_flow_entries is not available"):
-        sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", "32768")])
+        sc.apply_settings(tb, [Setting(Place.of_machine("rx"), KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                                       "32768")])
 
 
 def test_an_unreachable_host_is_not_taken_for_a_missing_setting(state_dir, tmp_path):
@@ -135,7 +138,8 @@ def test_an_unreachable_host_is_not_taken_for_a_missing_setting(state_dir, tmp_p
             return {"kind": "gone", "name": "rx"}
     tb = Testbed("lab", "servers", {}, {"rx": Gone()}, Journal(tmp_path / "lab.journal"))
     with pytest.raises(KnobError, match="unreachable") as exc:  # as before: never skipped as absent
-        sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], "net.core.rps_sock_flow_entries", None)])
+        sc.apply_settings(tb, [Setting(Place.of_machine("rx"), KNOBS["sysctl"], "net.core.rps_sock_flow_entries",
+                                       None)])
     assert isinstance(exc.value.__cause__, HostUnreachable) and tb.journal.entries() == []
 
 
@@ -154,16 +158,16 @@ def test_a_servers_nic_interrupts_go_to_irq_cpus_without_arfs_and_to_the_app_cor
     tb = _irq_servers([24, 25])
     plan = sc.IrqPlan({"receiver": [101, 102, 103]}, frozenset({"rx"}))
     def placed(name):
-        return {(w, k.name, key): v for w, k, key, v in sc.settings(tb, sc.get_config(name), plan)
-                if k.name in ("irq_affinity", "irqbalance")}
+        return {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, sc.get_config(name), plan)
+                if s.knob.name in ("irq_affinity", "irqbalance")}
     assert placed("tsogro") == {("machine:rx", "irqbalance", "service"): "stopped",
                                 **{("receiver", "irq_affinity", str(i)): "24,25" for i in (101, 102, 103)}}
     assert placed("all-opts") == {("machine:rx", "irqbalance", "service"): "stopped",
                                   ("receiver", "irq_affinity", "101"): "12", ("receiver", "irq_affinity", "102"): "13",
                                   ("receiver", "irq_affinity", "103"): "12"}
     no_irq_cpus = _irq_servers([])
-    assert not [k for _w, k, _key, _v in sc.settings(no_irq_cpus, sc.get_config("tsogro"), plan)
-                if k.name == "irq_affinity"]  # the host's own placement stays
+    assert not [s.knob for s in sc.settings(no_irq_cpus, sc.get_config("tsogro"), plan)
+                if s.knob.name == "irq_affinity"]  # the host's own placement stays
 
 
 def test_irq_plan_reads_the_nics_interrupts_and_refuses_an_irqbalance_it_cannot_stop():
@@ -191,8 +195,8 @@ def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tm
     host = FakeHost("rx", files={sysctl_path(flow): "0\n", sysctl_path(rmem): "4096 131072 6291456\n"})
     tb = Testbed("lab", "servers", {"receiver": Endpoint("receiver", host, "eth1", "198.18.0.2", [0], "rx")},
                  {"rx": host}, Journal(tmp_path / "lab.journal"))
-    applied = sc.apply_settings(tb, [("machine:rx", KNOBS["sysctl"], flow, "32768"),
-                                     ("receiver", KNOBS["sysctl"], rmem, "4096 131072 1048576")])
+    applied = sc.apply_settings(tb, [Setting(Place.of_machine("rx"), KNOBS["sysctl"], flow, "32768"),
+                                     Setting(Place.of_role("receiver"), KNOBS["sysctl"], rmem, "4096 131072 1048576")])
     assert sc.moved_globals(tb, applied) == ""
     host.files[sysctl_path(flow)] = "0\n"
     host.files[sysctl_path(rmem)] = "4096 131072 6291456\n"  # not host-wide: the journal's own to keep
@@ -208,11 +212,11 @@ def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tm
 def test_big_tcp_raises_both_ends_limit_pairs_after_gro_max_size(state_dir, steering):
     tb = from_layout(EmbeddedLayout("unit", steering=steering))
     big = sc.get_config("all-opts", big_tcp_bytes=185000)
-    s = {(w, k.name, key): v for w, k, key, v in sc.settings(tb, big)}
-    assert s[("sender", "link.gso_limits", "hnunits")] == "185000/185000"
-    assert s[("receiver", "link.gro_limits", "hnunitr")] == "185000/185000"
+    got = {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, big)}
+    assert got[("sender", "link.gso_limits", "hnunits")] == "185000/185000"
+    assert got[("receiver", "link.gro_limits", "hnunitr")] == "185000/185000"
     # the pair goes after gro_max_size, which (at 64 KB and below) moves the IPv4 GRO limit with it
-    order = [(w, k.name) for w, k, _, _ in sc.settings(tb, big)]
+    order = [(s.place.label, s.knob.name) for s in sc.settings(tb, big)]
     if steering == "napi-thread":
         assert order.index(("receiver", "gro_max_size")) < order.index(("receiver", "link.gro_limits"))
     # without it the hosts' limits are left alone (hosts without BIG TCP run every other experiment)
@@ -224,3 +228,12 @@ def test_big_tcp_needs_tso_and_gro_and_a_size_a_driver_takes():
         sc.get_config("jumbo", big_tcp_bytes=185000)
     with pytest.raises(sc.ConfigError, match="a packet size from 65536 to 524280"):
         sc.get_config("all-opts", big_tcp_bytes=600000)
+
+
+def test_a_place_keeps_its_manifest_label_both_ways():
+    """Manifests record applied settings as LABEL/knob/key: a role, "machine:NAME" or "switch"."""
+    for place, label in ((Place.of_role("receiver1"), "receiver1"), (Place.of_machine("rx"), "machine:rx"),
+                         (SWITCH_PLACE, "switch")):
+        assert place.label == label and Place.parse(label) == place
+    assert Setting(Place.of_machine("rx"), KNOBS["sysctl"], "net.core.rmem_max", "1").label == \
+        "machine:rx/sysctl/net.core.rmem_max"

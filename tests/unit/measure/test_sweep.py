@@ -60,11 +60,11 @@ def test_loss_rate_grid_key_sets_the_loss_knob_on_every_receiver(state_dir):
     cfgs = [sweep.point_config(p) for p in spec.points()]
     assert [c.loss_rate for c in cfgs] == [0.0, 0.001, 0.01]
     tb = from_layout(EmbeddedLayout("unit"))
-    loss = {v for w, k, key, v in sc.settings(tb, cfgs[2]) if k.name == "loss" and w == "receiver"}
-    zero = [(w, key, v) for w, k, key, v in sc.settings(tb, cfgs[0]) if k.name == "loss"]
+    loss = {s.value for s in sc.settings(tb, cfgs[2]) if s.knob.name == "loss" and s.place.label == "receiver"}
+    zero = [(s.place.label, s.key, s.value) for s in sc.settings(tb, cfgs[0]) if s.knob.name == "loss"]
     assert loss == {"0.01"} and zero == [("receiver", "hnunitr", "0")]  # 0 is written too: the table removed
     # points without a loss rate leave the knob alone (hosts without nft run everything else)
-    assert not [k for _, k, _, _ in sc.settings(tb, sc.get_config("tsogro")) if k.name == "loss"]
+    assert not [s for s in sc.settings(tb, sc.get_config("tsogro")) if s.knob.name == "loss"]
     with pytest.raises(sc.ConfigError, match="outside"):
         sweep.point_config({"config": "tsogro", "loss_rate": 1.5})
     with pytest.raises(KnobError):

@@ -24,7 +24,7 @@ def test_confound_and_knob_settings(tmp_path):
     assert p["confounded"] and "sender also uses" in p["note"]
     assert not udp_loss.placement(_testbed(tmp_path, [1], "rx"), w)["confounded"]  # sender on another machine
     assert not udp_loss.placement(_testbed(tmp_path, [1, 2]), w)["confounded"]
-    got = {(where, knob.name, key): value for where, knob, key, value in udp_loss.settings(_testbed(tmp_path, [3]), w)}
+    got = {(s.place.label, s.knob.name, s.key): s.value for s in udp_loss.settings(_testbed(tmp_path, [3]), w)}
     assert got == {("receiver", "rps_cpus", "vr/rx-0"): "8", ("receiver", "rps_flow_cnt", "vr/rx-0"): "0",
                    ("machine:local", "sysctl", "net.core.rmem_max"): str(4096 * 1024)}
 
