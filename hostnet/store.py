@@ -85,13 +85,16 @@ def seal(run: Path) -> bool:
 
 
 class Rows:
-    """Tidy rows of one run: each row carries the run's identity from its manifest."""
+    """Tidy rows of one run: each row carries the run's identity from its manifest. notes: what the
+    derivation learned about the run beside its rows (attribution rule, load, ...), for whoever
+    writes the manifest to record; the derivation itself only reads the manifest."""
 
     def __init__(self, manifest: dict, config: str | None = None):
         m = manifest
         self._run = {"run_id": m["run_id"], "campaign": m["campaign"], "experiment": m["experiment"],
                      "config": m["config"]["name"] if config is None else config, "repetition": m["repetition"]}
         self.rows: list[dict] = []
+        self.notes: dict = {}
 
     def add(self, side: str, metric: str, value, category: str = "", flow: str = "") -> None:
         self.rows.append({**self._run, "side": side, "metric": metric, "category": category, "flow": flow,

@@ -264,13 +264,14 @@ class PendingRun:
                                                             for pid in getattr(p, "pids", [])]
             outputs = {f.index: tidy.FlowOutput(rd.read_raw(tidy.client_file(self.workload, f)),
                                                 rd.read_raw(tidy.server_file(self.workload, f))) for f in flows}
-            rows = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, outputs, self.raw,
-                                   self.ep_raw, our_pids, next(iter(self.versions.values()))["kernel"])
+            derived = tidy.point_rows(self.cfg, self.workload, rd.manifest, flows, self.cpus, outputs, self.raw,
+                                      self.ep_raw, our_pids, next(iter(self.versions.values()))["kernel"])
+            rd.manifest.update(derived.notes)  # tidy derives; the runner records
             probing = self.req.probing
             if not (probing.profile and probing.cache_counters):
                 off = "profile" if not probing.profile else "cache counters"
                 rd.manifest["cache_counters"] = f"not recorded ({off} off)"
-            self.path = rd.finish("ok", rows)
+            self.path = rd.finish("ok", derived.rows)
         return self.path
 
     @contextmanager

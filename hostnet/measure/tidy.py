@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -57,8 +58,15 @@ class FlowOutput:
     server: str = ""
 
 
+class Derived(NamedTuple):
+    """What a run's raw files give: its tidy rows, and the notes for its manifest (the caller records
+    them: the derivation only reads the manifest)."""
+    rows: pd.DataFrame
+    notes: dict
+
+
 def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, outputs: dict[int, FlowOutput],
-               raw: dict, ep_raw: dict, our_pids, kernel: str) -> pd.DataFrame:
+               raw: dict, ep_raw: dict, our_pids, kernel: str) -> Derived:
     """Every tidy row of a flow point: flows, CPU per side, breakdowns, latency, foreign load,
     tpc, counters, and the workload's own rows (UDP loss by location)."""
     out = Rows(manifest, cfg.name)
@@ -70,10 +78,10 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, out
     receive_latency_rows(out, raw)
     note_foreign_load(out, manifest, raw, our_pids)
     cv = [r["value"] for r in out.rows if r["metric"] == "flow_throughput_cv_pct"]
-    manifest["unsteady"] = bool(cv) and max(cv) > metrics.STEADY_CV_LIMIT_PCT
+    out.notes["unsteady"] = bool(cv) and max(cv) > metrics.STEADY_CV_LIMIT_PCT
     side, tpc = metrics.throughput_per_core(total, busy)
-    manifest["bottleneck"] = side
-    manifest["taxonomy"] = tax.version
+    out.notes["bottleneck"] = side
+    out.notes["taxonomy"] = tax.version
     out.add("both", "tpc_gbps", tpc)
     for s, pct in busy.items():  # each side's own; analysis picks one side per point (with_side_tpc)
         out.add(s, "tpc_gbps", total / (pct / 100.0) if pct > 0 else float("nan"))
@@ -84,7 +92,7 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, out
     extra = workload.window_rows(manifest, raw, ep_raw)
     if extra:
         frames.append(pd.DataFrame(extra))
-    return pd.concat(frames, ignore_index=True)
+    return Derived(pd.concat(frames, ignore_index=True), {**out.notes, **counter.notes})
 
 
 def sum_side(metric: str) -> str:
@@ -125,7 +133,7 @@ def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: 
         after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
         # wall minus idle where the snapshots' times were kept (runs before that: ticks)
         interval, clk = proc_stat_interval(files)
-        m.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
+        out.notes.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
         for k, v in metrics.side_utilization(before, after, cpu_set, interval, clk).items():
             util[k] += v
         if "perf_report.txt" in files:  # absent: not profiled (present but empty raises)
@@ -160,13 +168,13 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
         out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
         out.add(side, "perf_receive_path_samples_count", att["receive_path_samples"])
         out.add(side, "perf_vm_exit_samples_count", att["vm_exit_samples"])
-        m["attribution_rule"] = att["rule"]
-        m.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
+        out.notes["attribution_rule"] = att["rule"]
+        out.notes.setdefault("ipi_category", {})[side] = {"chosen": att["ipi_category"], "senders": att["ipi_senders"]}
         if ledgers is not None:
             ledgers[side] = att
     out.add(side, "perf_busy_samples_count", bd["busy_samples"])
     out.add(side, "perf_foreign_samples_count", bd["foreign_samples"])
-    m.setdefault("top_symbols", {})[side] = bd["top_symbols"]
+    out.notes.setdefault("top_symbols", {})[side] = bd["top_symbols"]
     coverage_rows(out, m, side, machines, raw, bd["busy_samples"] + bd["foreign_samples"])
 
 
@@ -186,7 +194,7 @@ def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], l
     one (its breakdown, CPU, tpc and bottleneck side). Nothing raw is replaced."""
     if m["testbed"]["kind"] != "embedded":
         return
-    m["ledger_rule"] = ledger.LEDGER_RULE  # applied, or nothing to apply it to (a side not profiled)
+    out.notes["ledger_rule"] = ledger.LEDGER_RULE  # applied, or nothing to apply it to (a side not profiled)
     if set(ledgers) != set(busy) or not ledgers:
         return
     sides = {s: {"busy_pct": busy[s], "busy_samples": att["busy_samples"], "stack": att["stack"],
@@ -202,7 +210,7 @@ def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], l
         out.add(s, "tpc_nic_gbps", total_gbps / (pct / 100.0) if pct > 0 else float("nan"))
     side, tpc = metrics.throughput_per_core(total_gbps, {s: acc["cpu_util_pct"] for s, acc in nic.items()})
     out.add("both", "tpc_nic_gbps", tpc)
-    m["bottleneck_nic"] = side
+    out.notes["bottleneck_nic"] = side
 
 
 def perf_span_s(files: dict[str, str], machine: str) -> float | None:
@@ -229,7 +237,7 @@ def coverage_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], 
     ratio = samples / expected if expected > 0 else float("nan")
     out.add(side, "perf_sampling_coverage_ratio", ratio)
     if ratio < metrics.COVERAGE_MIN:
-        m.setdefault("undersampled", {})[side] = round(ratio, 3)
+        out.notes.setdefault("undersampled", {})[side] = round(ratio, 3)
 
 
 # The rows breakdown_rows writes: what re-deriving under a new taxonomy or rule replaces.
@@ -277,6 +285,7 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
     kept = old.set_index(["side", "metric"]).value
     busy = {side: float(kept[(side, "cpu_util_pct")]) for side in m["side_cpus"]}
     ledger_rows(out, m, float(kept[("both", "throughput_gbps")]), busy, ledgers)
+    m.update(out.notes)
     m["taxonomy"] = tax.version
     m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
                                                            "taxonomy": tax.version,
@@ -335,8 +344,8 @@ def note_foreign_load(out: Rows, m: dict, raw: dict, our_pids) -> None:
                                      f"{machine}.pids")
         notes[machine] = load
         out.add("machine:" + machine, "foreign_cpu_pct", load["foreign_cpu_pct"])
-    m["load"] = notes
-    m["contaminated"] = any(v["contaminated"] for v in notes.values())
+    out.notes["load"] = notes
+    out.notes["contaminated"] = any(v["contaminated"] for v in notes.values())
 
 
 # /proc/interrupts rows worth a tidy row: the IPIs (RES, CAL, TLB) and the local timer
@@ -407,5 +416,5 @@ def counter_rows(out: Rows, m: dict, cpus: dict, raw: dict, ep_raw: dict) -> Non
             cache_support[event] = v is not None
             if v is not None:
                 out.add(side, "cache_events_count", v, event)
-    m["cache_counters"] = ("supported" if cache_support and all(cache_support.values())
+    out.notes["cache_counters"] = ("supported" if cache_support and all(cache_support.values())
                            else "unsupported (perf stat: <not supported>; no hardware PMU)")

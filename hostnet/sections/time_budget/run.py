@@ -181,6 +181,7 @@ def _close_window(rd, out: Rows, probes: dict[str, tuple[LoadProbe, Host]], t0: 
             rd.write_raw(name if len(probes) == 1 else f"{machine}.{name}", text)
     record_window(rd, t0, time.time())
     note_foreign_load(out, rd.manifest, raw, our_pids)
+    rd.manifest.update(out.notes)
 
 
 def _failed(rd, exc: BaseException, procs=()) -> None:

@@ -1,4 +1,6 @@
 """hostnet.measure.tidy: tidy rows from parsed tool output."""
+import json
+
 import pytest
 
 from conftest import fixture_text
@@ -32,9 +34,11 @@ def test_sampling_coverage_is_samples_per_busy_second_at_perf_rate():
     coverage_rows(out, m, "receiver", {"local": {1}}, raw, samples=45)
     [row] = [r for r in out.rows if r["metric"] == "perf_sampling_coverage_ratio"]
     assert row["value"] == pytest.approx(45 / (0.5 * 1.000145 * 99))
-    assert "undersampled" not in m
+    assert "undersampled" not in out.notes
+    before = json.dumps(m, sort_keys=True)
     coverage_rows(out, m, "receiver", {"local": {1}}, raw, samples=30)  # 0.61: too few
-    assert m["undersampled"] == {"receiver": 0.606}
+    assert out.notes["undersampled"] == {"receiver": 0.606}
+    assert json.dumps(m, sort_keys=True) == before  # noted for the caller to record, the manifest only read
 
 
 def test_no_coverage_without_perf_header_never_a_made_up_number():
