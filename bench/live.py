@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from hostnet.measure import config as stackconfig
-from hostnet import native, taxonomy
+from hostnet import native, store, taxonomy
 from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
@@ -377,11 +377,11 @@ def cpu_rows(rows: list[dict]) -> list[dict]:
         path = Path(r["run"])
         m = json.loads((path / "manifest.json").read_text())
         tidy = pd.read_csv(path / "tidy.csv")
-        raw = path / "raw"
+        raw = store.raw_texts(path)  # raw/ or the run's archive
         kernel = next(iter(m["versions"].values()))["kernel"]
         # a source that cannot be read gives NaN for the run (judged "not measured"), not a crash
-        mp = _read_each(raw.glob("*.mpstat.txt"), lambda f: parse_mpstat_average(f.read_text(), f.name))
-        perf = _read_each(raw.glob("*.perf_report.txt"), lambda f, k=kernel: perf_busy_pct(f.read_text(), k))
+        mp = _read_each(raw, ".mpstat.txt", lambda text, name: parse_mpstat_average(text, name))
+        perf = _read_each(raw, ".perf_report.txt", lambda text, name, k=kernel: perf_busy_pct(text, k))
         for side in ("sender", "receiver"):
             cpus = [c for cs in m["side_cpus"][side].values() for c in cs]
             per_run.append({"repetition": r["repetition"], "variant": r["variant"], "load": CPU_VARIANTS[r["variant"]],
@@ -392,11 +392,13 @@ def cpu_rows(rows: list[dict]) -> list[dict]:
     return per_run
 
 
-def _read_each(files, parse) -> dict:
+def _read_each(raw: dict[str, str], suffix: str, parse) -> dict:
     out: dict = {}
-    for f in files:
+    for name, text in raw.items():
+        if not name.endswith(suffix):
+            continue
         try:
-            out.update(parse(f))
+            out.update(parse(text, name))
         except ParseError:
             pass
     return out

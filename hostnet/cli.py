@@ -1,11 +1,12 @@
 """`hostnet`: build testbeds and measure (testbed, run, sweep, top-up, receive-path), read stored runs
-and profiles (breakdown, flamegraph, compare, rederive, seal), regenerate figures and notebooks (figures,
-notebooks), and undo what a crashed session left (restore)."""
+and profiles (breakdown, flamegraph, compare, rederive, seal), pack or unpack runs' raw files (data),
+regenerate figures and notebooks (figures, notebooks), and undo what a crashed session left (restore)."""
 from __future__ import annotations
 
 import argparse
 import errno
 import json
+import logging
 import os
 import signal
 import sys
@@ -296,6 +297,9 @@ def cmd_breakdown(args) -> int:
     """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
     from .analysis import profiles
     from .parsers import ParseError
+    where = Path(args.file).parent
+    if not Path(args.file).exists() and where.name == store.RAW_DIR and store.is_packed(where.parent):
+        _die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its raw/ first")
     try:
         profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
@@ -520,7 +524,8 @@ def _data_commands(sub) -> None:
     k = sub.add_parser("breakdown", help="the paper's CPU breakdown of a perf profile: perf.data, perf script, "
                                           "perf report --stdio or folded stacks (hostnet's or perf's own format)")
     k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
-                                "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver)")
+                                "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver; "
+                                "`hostnet data unpack RUN` first)")
     k.add_argument("--cpus", type=_cpu_set, nargs="+", metavar="SET",
                    help="CPU sets, each broken down apart: 1 or 0,1 or 0-3 (default: each CPU, then all)")
     k.add_argument("--comm", nargs="+", help="the application's commands; others are foreign, kernel threads that "
@@ -581,7 +586,7 @@ def _data_commands(sub) -> None:
 
 
 def _study_commands(sub) -> None:
-    """receive-path, rederive, notebooks: studies of the testbed itself and upkeep of stored data."""
+    """receive-path, rederive, data, notebooks: studies of the testbed itself and upkeep of stored data."""
     from .testbed import steering
     p_ = sub.add_parser("receive-path", help="compare the embedded testbed's receive paths on the single-flow "
                                              "ladder (docs/receive-path.md)")
@@ -598,7 +603,11 @@ def _study_commands(sub) -> None:
                                         "current taxonomy and attribution rule (the manifest keeps the old versions)")
     d.add_argument("campaigns", nargs="+")
     d.add_argument("--runs-dir", default="data/runs")
+    d.add_argument("--force", action="store_true", help="also runs already derived under the current rules: "
+                                                        "their rows rebuilt from the raw files (says how many changed)")
     d.set_defaults(func=cmd_rederive)
+
+    _pack_commands(sub)
 
     d = sub.add_parser("seal", help="record the sha256 and row count of each ok run's tidy.csv in its manifest, for "
                                     "runs written before manifests carried them (a changed table is then refused)")
@@ -665,12 +674,96 @@ def cmd_top_up(args) -> int:
 
 def cmd_rederive(args) -> int:
     from .measure.tidy import rederive_breakdowns
-    changed = total = 0
+    changed = total = differ = 0
+    stored = ("tidy.csv", "manifest.json")
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
-            changed += rederive_breakdowns(run)
-    print(f"{changed} of {total} runs re-derived under the current taxonomy and attribution rule")
+            before = [(run / f).read_bytes() if (run / f).exists() else None for f in stored] if args.force else []
+            if rederive_breakdowns(run, force=args.force):
+                changed += 1
+                differ += args.force and before != [(run / f).read_bytes() for f in stored]
+    print(f"{changed} of {total} runs re-derived under the current taxonomy and attribution rule"
+          + (f"; {differ} of them changed (tidy.csv or manifest.json)" if args.force else ""))
+    return 0
+
+
+def _pack_commands(sub) -> None:
+    """data pack|unpack: each run's raw/ as one archive beside its manifest, and back for reading."""
+    d = sub.add_parser("data", help="stored runs' raw files: pack each run's raw/ into raw.tar.xz, or unpack one "
+                                    "run's archive into raw/ to read it")
+    act = d.add_subparsers(dest="action", required=True)
+    p = act.add_parser("pack", help="pack runs' raw/ into raw.tar.xz (verified before raw/ is removed); runs "
+                                    "packed already are skipped, a raw/ unpacked beside its archive is removed")
+    p.add_argument("targets", nargs="*", metavar="CAMPAIGN_OR_RUN",
+                   help="campaign or run directories, or campaign names under --runs-dir (default: every campaign)")
+    p.add_argument("--runs-dir", default="data/runs")
+    p.set_defaults(func=cmd_data_pack)
+    u = act.add_parser("unpack", help="write one run's raw files into RUN_DIR/raw/ to read them (the archive stays; "
+                                      "`hostnet data pack RUN_DIR` removes raw/ again)")
+    u.add_argument("run", metavar="RUN_DIR", help="a run directory")
+    u.set_defaults(func=cmd_data_unpack)
+
+
+def _is_run(path: Path) -> bool:
+    return any((path / f).exists() for f in ("manifest.json", store.RAW_DIR, store.RAW_ARCHIVE))
+
+
+def _runs_to_pack(targets: list[str], runs_dir: str) -> list[Path]:
+    """Run directories named, or in the campaigns named (a directory, or a name under runs_dir);
+    runs still being written (*.partial) are left alone."""
+    base = Path(runs_dir)
+    if not targets:
+        if not base.is_dir():
+            raise FileNotFoundError(f"no runs directory {base}")
+        targets = [str(c) for c in sorted(base.iterdir()) if c.is_dir()]
+    runs = []
+    for t in targets:
+        path = Path(t) if Path(t).is_dir() else base / t
+        if not path.is_dir():
+            raise FileNotFoundError(f"no run or campaign {t} (a directory, or a campaign under {base})")
+        found = [path] if _is_run(path) else [r for r in sorted(path.iterdir()) if r.is_dir() and _is_run(r)]
+        runs += [r for r in found if not r.name.endswith(".partial")]
+    return runs
+
+
+def cmd_data_pack(args) -> int:
+    log = logging.getLogger(__name__)
+    packed = already = refused = files = raw_bytes = archived = 0
+    for run in _runs_to_pack(args.targets, args.runs_dir):
+        raw = run / store.RAW_DIR
+        unpacked_copy = store.is_packed(run)
+        sizes = [p.stat().st_size for p in raw.iterdir()] if raw.is_dir() else []
+        try:
+            went = store.pack_raw(run)
+        except (store.PackError, store.DamagedRun) as exc:  # raw/ kept; the other runs go on
+            print(f"hostnet: {exc}", file=sys.stderr)
+            refused += 1
+            continue
+        if not went or unpacked_copy:
+            already += 1
+            log.debug("%s: packed already%s", run, " (the raw/ unpacked beside it removed)" if went else "")
+            continue
+        packed += 1
+        files += len(sizes)
+        raw_bytes += sum(sizes)
+        archived += (run / store.RAW_ARCHIVE).stat().st_size
+        log.debug("%s: %d files packed", run, len(sizes))
+    print(f"{packed} runs packed ({files} files, {raw_bytes / 1e6:.1f} MB of raw text in {archived / 1e6:.1f} MB "
+          f"of {store.RAW_ARCHIVE}); {already} packed already" + (f"; {refused} refused (above)" if refused else ""))
+    return 1 if refused else 0
+
+
+def cmd_data_unpack(args) -> int:
+    run = Path(args.run)
+    if not run.is_dir() or not _is_run(run):
+        raise FileNotFoundError(f"no run directory {run}")
+    if (run / store.RAW_DIR).is_dir():
+        print(f"{run / store.RAW_DIR}: there already ({'unpacked before' if store.is_packed(run) else 'not packed'})")
+        return 0
+    raw = store.unpack_raw(run)
+    print(f"{raw}: {len(list(raw.iterdir()))} files unpacked from {store.RAW_ARCHIVE} to read (the archive stays "
+          f"what hostnet reads; `hostnet data pack {run}` removes raw/ again)")
     return 0
 
 

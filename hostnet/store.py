@@ -3,13 +3,17 @@
 Layout: <runs_dir>/<campaign>/<run_id>/
   manifest.json   config, testbed, kernel, tool versions, hostnet version + git commit,
                   window, status ("ok" | "failed"), error
-  raw/            every probe's and tool's output, verbatim
+  raw.tar.xz      every probe's and tool's output, verbatim, in one archive (deterministic: the same
+                  files give the same bytes); runs from before it keep a raw/ directory instead.
+                  raw_names/raw_texts/raw_text/has_raw read either form alike; pack_raw and
+                  unpack_raw (`hostnet data pack|unpack`) turn one into the other, and a raw/ beside
+                  the archive is a copy for a person to read (the archive is what is read)
   tidy.csv        long form: run_id, campaign, experiment, config, repetition, side,
                   metric (unit in the name), category, flow, value   (only when status is ok)
 Schema history: 1 = one flow per run (no "flow" column); 2 = flows (per-flow rows, side "flow").
 Older runs are upgraded on load, never rewritten.
-A run is built in "<run_id>.partial", its files and directories fsync'ed, and renamed into place
-when complete, so a reader never sees a half-written run; a manifest that is empty or unreadable
+A run is built in "<run_id>.partial" (raw/ packed at the end), its files and directories fsync'ed,
+and renamed into place when complete, so a reader never sees a half-written run; a manifest that is empty or unreadable
 all the same (a damaged disk) makes the run INCOMPLETE: left out here, redone by a resumed sweep.
 The manifest records the sha256 and row count of tidy.csv (`checks`), so a table cut, torn or
 edited after the run is not believed: read_tidy refuses it (DamagedRun), load_tidy leaves it out
@@ -18,10 +22,15 @@ quality line counts as failed. Unreadable manifests in a campaign are warned abo
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import io
 import json
+import logging
+import lzma
 import os
 import shutil
+import tarfile
 import time
 import warnings
 from pathlib import Path
@@ -29,6 +38,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 TIDY_COLUMNS = ["run_id", "campaign", "experiment", "config", "repetition", "side", "metric",
@@ -130,6 +141,198 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+# --- Raw files: a run's raw/ directory, or the same files in one archive beside the manifest ---
+RAW_DIR = "raw"
+RAW_ARCHIVE = "raw.tar.xz"
+XZ_PRESET = 6  # 9 gains nothing on runs this size and needs 7x the memory to pack
+
+
+class PackError(ValueError):
+    """A run's raw files that cannot be packed as they are (names the run and why); nothing was removed."""
+
+
+def _check_name(name: str, where) -> None:
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise PackError(f"{where}: {name!r} is not a plain file name")
+
+
+def _dir_files(raw: Path) -> dict[str, bytes]:
+    """Every file in a raw/ directory by name; anything but a regular file is refused."""
+    out = {}
+    for p in sorted(raw.iterdir()):
+        if p.is_symlink() or not p.is_file():
+            raise PackError(f"{p}: not a regular file (raw/ holds files only)")
+        out[p.name] = p.read_bytes()
+    return out
+
+
+def archive_bytes(files: dict[str, bytes]) -> bytes:
+    """The archive of these files, byte for byte the same for the same files: members sorted by
+    name, mtime 0, mode 0644, uid/gid 0 and no user or group names, xz at a fixed preset."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(files):
+            _check_name(name, "archive member")
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(files[name]), 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(files[name]))
+    return lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=XZ_PRESET)
+
+
+def _members(archive: Path, wanted=None) -> list[tuple[str, bytes]]:
+    """An archive's members in their order as (name, bytes) (only `wanted` ones, when given), in one
+    pass; DamagedRun when it cannot be read, PackError for a member that is not a plain file."""
+    out = []
+    try:  # the whole xz stream decompressed first: its integrity check and end checked, not only the tar's
+        with tarfile.open(fileobj=io.BytesIO(lzma.decompress(archive.read_bytes(), format=lzma.FORMAT_XZ)),
+                          mode="r:") as tar:
+            for info in tar:
+                if wanted is not None and info.name not in wanted:
+                    continue
+                if not info.isreg():
+                    raise PackError(f"{archive}: member {info.name!r} is not a regular file")
+                _check_name(info.name, archive)
+                out.append((info.name, tar.extractfile(info).read()))
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
+        raise DamagedRun(f"{archive}: cannot be read ({exc})") from exc
+    return out
+
+
+def _same(archive: Path, files: dict[str, bytes]) -> bool:
+    """The archive holds exactly these files, each once, in name order, byte for byte."""
+    return _members(archive) == sorted(files.items())
+
+
+@functools.lru_cache(maxsize=4096)
+def _archive_names(archive: str, _stamp: tuple) -> tuple[str, ...]:
+    """Member names, cached per archive and its size, mtime and inode (listing means decompressing)."""
+    return tuple(sorted(name for name, _ in _members(Path(archive))))
+
+
+def _stamp(path: Path) -> tuple:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _text(data: bytes) -> str:
+    """What Path.read_text() made of a raw file (UTF-8, universal newlines): either form reads alike."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+
+
+def is_packed(run) -> bool:
+    return (Path(run) / RAW_ARCHIVE).is_file()
+
+
+def raw_names(run) -> list[str]:
+    """The names of a run's raw files, from its archive when it has one (the record; a raw/ beside it
+    is a copy unpacked to look at), else from raw/; [] when it has neither."""
+    run = Path(run)
+    archive = run / RAW_ARCHIVE
+    if archive.is_file():
+        return list(_archive_names(str(archive), _stamp(archive)))
+    raw = run / RAW_DIR
+    return sorted(p.name for p in raw.iterdir() if p.is_file()) if raw.is_dir() else []
+
+
+def has_raw(run, name: str) -> bool:
+    return name in raw_names(run)
+
+
+def raw_texts(run, names=None) -> dict[str, str]:
+    """Several raw files' text by name, the archive read once: the ones among `names` the run has
+    (every file, when names is None)."""
+    run = Path(run)
+    wanted = None if names is None else set(names)
+    archive = run / RAW_ARCHIVE
+    if archive.is_file():
+        found = dict(_members(archive, wanted))
+    else:
+        raw = run / RAW_DIR
+        found = {p.name: p.read_bytes() for p in (sorted(raw.iterdir()) if raw.is_dir() else [])
+                 if p.is_file() and (wanted is None or p.name in wanted)}
+    return {name: _text(data) for name, data in sorted(found.items())}
+
+
+def raw_text(run, name: str) -> str:
+    """One raw file's text, from the archive or raw/; FileNotFoundError names the run and the file."""
+    found = raw_texts(run, [name])
+    if name not in found:
+        raise FileNotFoundError(f"{run}: no raw file {name}")
+    return found[name]
+
+
+def pack_raw(run) -> bool:
+    """Store a run's raw/ as RAW_ARCHIVE beside its manifest and remove raw/. The archive is written
+    to a temporary name, fsync'ed, read back and compared with every file, and only then renamed into
+    place and raw/ removed. A raw/ beside an archive (unpacked to look at) is removed when it equals
+    the archive. True when raw/ went; False when there was none; PackError (raw/ kept) when raw/ is
+    not the manifest's `files` or differs from an existing archive."""
+    run = Path(run)
+    raw, archive = run / RAW_DIR, run / RAW_ARCHIVE
+    if not raw.is_dir():
+        return False
+    files = _dir_files(raw)
+    if archive.is_file():
+        if not _same(archive, files):
+            raise PackError(f"{raw} differs from {archive.name}: both left as they are")
+    else:
+        listed = _listed_files(run)
+        if listed is not None and listed != sorted(files):
+            raise PackError(f"{raw} holds {len(files)} files, its manifest lists {len(listed)} "
+                            f"({', '.join(sorted(set(listed) ^ set(files))[:3])} differ): not packed")
+        tmp = run / (RAW_ARCHIVE + ".tmp")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(archive_bytes(files))
+                fh.flush()
+                os.fsync(fh.fileno())
+            if not _same(tmp, files):
+                raise PackError(f"{run}: the archive written does not read back as raw/: not packed")
+            os.replace(tmp, archive)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(run)
+    shutil.rmtree(raw)
+    _fsync_dir(run)
+    return True
+
+
+def _listed_files(run: Path) -> list[str] | None:
+    """The raw file names the run's manifest lists (None: no manifest, or one without the list)."""
+    try:
+        listed = json.loads((run / "manifest.json").read_text()).get("files")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return sorted(listed) if isinstance(listed, list) else None
+
+
+def unpack_raw(run) -> Path:
+    """Write a packed run's raw files into raw/ beside the archive (which stays: it is the record),
+    for a person to read; returns raw/. A raw/ already there is left as it is."""
+    run = Path(run)
+    raw, archive = run / RAW_DIR, run / RAW_ARCHIVE
+    if raw.is_dir():
+        return raw
+    if not archive.is_file():
+        raise FileNotFoundError(f"{run}: no {RAW_ARCHIVE} and no {RAW_DIR}/ (not a run directory?)")
+    members = _members(archive)
+    tmp = run / (RAW_DIR + ".unpacking")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        for name, data in members:
+            (tmp / name).write_bytes(data)
+        os.replace(tmp, raw)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return raw
+
+
 def git_commit() -> str | None:
     """The commit hostnet runs from (None outside a git checkout)."""
     from .hosts import HostError, LocalHost  # commands run through the Host seam only
@@ -175,6 +378,10 @@ class RunDir:
         # every file and both directories on disk before the rename publishes the run, and the
         # rename itself after: a crash never leaves a run whose manifest is empty or missing
         _fsync_dir(self.path / "raw")
+        try:  # raw/ as one archive (fsync'ed, read back), as every stored run keeps it
+            pack_raw(self.path)
+        except PackError as exc:  # never lose a run over it: published unpacked, which reads the same
+            log.warning("%s; the run keeps raw/ unpacked", exc)
         _fsync_dir(self.path)
         os.replace(self.path, self.final)
         _fsync_dir(self.final.parent)

@@ -247,10 +247,12 @@ BREAKDOWN_METRICS = ("breakdown_pct", "breakdown_attributed_pct", "perf_reattrib
                      "ledger_pct", "breakdown_nic_pct", "cpu_util_nic_pct", "tpc_nic_gbps")
 
 
-def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
+def rederive_breakdowns(run, kernel_series: str | None = None, force: bool = False) -> bool:
     """Re-derive a stored run's breakdown rows from its own raw perf files under the current
     taxonomy and attribution rule, when it was recorded under others; the manifest keeps what it
-    had (`rederived`). Returns whether anything changed. Everything else in the run stays."""
+    had (`rederived`). Returns whether anything changed. Everything else in the run stays.
+    force: re-derive under the same rules too (the stored rows checked against their raw files:
+    rewritten, and no `rederived` entry added, as nothing changed)."""
     from pathlib import Path
 
     from .. import store
@@ -261,15 +263,16 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
     kernel = next(iter(m["versions"].values()))["kernel"]
     tax = taxonomy.load(kernel_series or taxonomy.series_for(kernel))
     embedded = m["testbed"]["kind"] == "embedded"
-    if (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
-            and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE)):
+    current = (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
+               and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE))
+    if current and not force:
         return False
     before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy"),
               "ledger_rule": m.get("ledger_rule")}
-    raw = {machine: {name: (run / "raw" / f"{machine}.{name}").read_text()
-                     for name in ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
-                     if (run / "raw" / f"{machine}.{name}").exists()}
-           for machine in {mm for side in m["side_cpus"].values() for mm in side}}
+    names = ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
+    machines = {mm for side in m["side_cpus"].values() for mm in side}
+    files = store.raw_texts(run, [f"{mm}.{name}" for mm in machines for name in names])  # raw/ or its archive
+    raw = {mm: {name: files[f"{mm}.{name}"] for name in names if f"{mm}.{name}" in files} for mm in machines}
     comms = workload_comms(from_description(m["workload"]))
     old = store.read_tidy(run)
     out = Rows(m, old.config.iloc[0])
@@ -287,9 +290,10 @@ def rederive_breakdowns(run, kernel_series: str | None = None) -> bool:
     ledger_rows(out, m, float(kept[("both", "throughput_gbps")]), busy, ledgers)
     m.update(out.notes)
     m["taxonomy"] = tax.version
-    m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
-                                                           "taxonomy": tax.version,
-                                                           "ledger_rule": m.get("ledger_rule")}})
+    if not current:
+        m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
+                                                               "taxonomy": tax.version,
+                                                               "ledger_rule": m.get("ledger_rule")}})
     store.rewrite_run(run, m, pd.DataFrame(out.rows))
     return True
 

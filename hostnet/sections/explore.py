@@ -52,7 +52,7 @@ def runs(runs_dir, campaign: str) -> pd.DataFrame:
         m = store.load_manifest(run)
         row = {"run_id": m["run_id"], "point": point_label(m), "repetition": m.get("repetition"),
                "status": m["status"], "flagged": bool(store.flagged(m)),
-               "stacks": any(run.glob("raw/*.perf_folded.txt"))}
+               "stacks": has_stacks(run)}
         if (run / "tidy.csv").exists():
             t = store.read_tidy(run)
             for metric in ("throughput_gbps", "tpc_gbps"):
@@ -126,12 +126,17 @@ def side_stacks(run: Path, side: str = "receiver") -> tuple[list, list[int], dic
     m = store.load_manifest(run)
     machines = m["side_cpus"][side]  # {machine: [cpus]}: CPU numbers only mean something per machine
     cpus = sorted({c for cpu_set in machines.values() for c in cpu_set})
-    folded = {machine: run / "raw" / f"{machine}.perf_folded.txt" for machine in machines}
-    if not any(p.exists() for p in folded.values()):
+    folded = {machine: f"{machine}.perf_folded.txt" for machine in machines}
+    texts = store.raw_texts(run, folded.values())  # from raw/ or the run's archive
+    if not texts:
         raise FileNotFoundError(f"{run} has no folded stacks (recorded before hostnet kept them)")
-    samples = [(smp, n) for machine, path in folded.items() if path.exists()
-               for smp, n in parse_folded(path.read_text(), str(path)) if smp.cpu in machines[machine]]
+    samples = [(smp, n) for machine, name in folded.items() if name in texts
+               for smp, n in parse_folded(texts[name], str(run / "raw" / name)) if smp.cpu in machines[machine]]
     return samples, cpus, m
+
+
+def has_stacks(run: Path) -> bool:
+    return any(name.endswith(".perf_folded.txt") for name in store.raw_names(run))
 
 
 def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
@@ -156,7 +161,7 @@ def flamegraph_page(run: Path, side: str = "receiver") -> str:
 
 def first_run_with_stacks(runs_dir, campaign: str) -> Path | None:
     for run in store.list_runs(runs_dir, campaign):
-        if any(run.glob("raw/*.perf_folded.txt")) and store.load_manifest(run)["status"] == "ok":
+        if has_stacks(run) and store.load_manifest(run)["status"] == "ok":
             return run
     return None
 

@@ -29,9 +29,9 @@ def test_mixed_sweep_tags_flows_and_loss_point_drops(state_dir, tmp_path):
     assert m["status"] == "ok", m.get("error")
     assert m["workload"]["kind"] == "mixed" and len(m["flows"]) == 3
     assert len({(f["sender_cpu"], f["receiver_cpu"]) for f in m["flows"]}) == 1  # one core per side
-    assert (run / "raw" / "iperf3_client_0.json").exists()
+    assert store.has_raw(run, "iperf3_client_0.json")
     rpc_tool = m["workload"]["rpc_tool"]
-    assert (run / "raw" / f"{rpc_tool}_client_2.txt").exists()
+    assert store.has_raw(run, f"{rpc_tool}_client_2.txt")
     t = store.read_tidy(run)
     flows = t[t.metric == "flow_throughput_gbps"].set_index("flow")
     assert list(flows.category) == ["long", "short", "short"] and (flows.value > 0).all()

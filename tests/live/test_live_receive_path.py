@@ -58,7 +58,7 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
         assert 0.9 <= merge <= 1.1, merge
     else:
         assert merge > 1.5, merge
-    folded = (path / "raw" / "local.perf_folded.txt").read_text()
+    folded = store.raw_text(path, "local.perf_folded.txt")
     assert "skb_pp_cow_data" not in folded  # (veth_xdp_rcv_skb is veth's NAPI path with or without XDP)
     led = t[(t.metric == "ledger_pct") & (t.side == "receiver")].set_index("category").value
     assert led["xdp_copy"] == 0 and (led["nic_tso"] == 0) == (config == "no-opts")

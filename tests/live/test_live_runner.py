@@ -74,7 +74,7 @@ def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):
     # no-opts: many small skbs, so the receive path is well sampled
     with testbed.embedded(_name("rps"), steering="rps") as tb:
         path = runner.run_point(tb, runner.RunRequest(sc.get_config("no-opts"), LongFlow(2, 1), tmp_path, "rps"))
-    rows = parse_perf_report((path / "raw" / "local.perf_report.txt").read_text())
+    rows = parse_perf_report(store.raw_text(path, "local.perf_report.txt"))
     per_cpu = {0: 0, 1: 0}
     for r in rows:
         if r.symbol in DATA_RECEIVE:

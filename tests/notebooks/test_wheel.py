@@ -86,6 +86,8 @@ def test_the_wheel_replays_a_notebook_of_a_copied_checkout(tmp_path, summary_lin
 
     bin_ = venv / "bin"
     run = next(p for p in (checkout / "data" / "runs" / RX).iterdir() if (p / "manifest.json").exists())
+    if not (run / "raw").is_dir():  # a packed run: its raw files unpacked as a person would
+        assert "files unpacked from raw.tar.xz" in _run([bin_ / "hostnet", "data", "unpack", run], checkout, env)
     out = _run([bin_ / "hostnet", "breakdown", run / "raw" / "local.perf_report.txt"], checkout, env)
     assert "CPU 0 sender, CPU 1 receiver" in out and "taxonomy linux-6/" in out
     out = _run([bin_ / "hostnet", "compare", RX_OLD, RX], checkout, env)

@@ -157,11 +157,22 @@ def test_the_data_commands_and_every_quiet_option_have_help():
     assert missing == []
 
 
-def test_breakdown_into_a_closed_pipe_ends_quietly():
+@pytest.fixture
+def rx_report(tmp_path):
+    """RX_RUN's perf report as a file in its run directory: a copy's, unpacked, once the run is packed."""
+    import shutil
+    from hostnet import store
+    if not store.is_packed(RX_RUN):
+        return RX_RUN / "raw" / "local.perf_report.txt"
+    run = shutil.copytree(RX_RUN, tmp_path / RX_RUN.name)
+    return store.unpack_raw(run) / "local.perf_report.txt"
+
+
+def test_breakdown_into_a_closed_pipe_ends_quietly(rx_report):
     """`hostnet breakdown ... | head -1`: no BrokenPipeError traceback. The reader is gone before
     the first write, so the write meets the closed end whatever the output's size."""
     import os
-    report = str(RX_RUN / "raw" / "local.perf_report.txt")
+    report = str(rx_report)
     proc = subprocess.Popen([sys.executable, "-m", "hostnet.cli", "breakdown", report],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     proc.stdout.close()
@@ -170,17 +181,17 @@ def test_breakdown_into_a_closed_pipe_ends_quietly():
     assert os.path.exists(RX_RUN)
 
 
-def test_breakdown_names_the_sender_and_receiver_cpus_from_the_run(capsys, tmp_path):
+def test_breakdown_names_the_sender_and_receiver_cpus_from_the_run(capsys, tmp_path, rx_report):
     import json
     import shutil
     from hostnet import cli
     sides = json.loads((RX_RUN / "manifest.json").read_text())["side_cpus"]
-    assert cli.main(["breakdown", str(RX_RUN / "raw" / "local.perf_report.txt")]) == 0
+    assert cli.main(["breakdown", str(rx_report)]) == 0
     out = capsys.readouterr().out
     assert "CPU roles from the run's manifest.json: " in out
     for side in ("sender", "receiver"):
         assert f"CPU {sides[side]['local'][0]} {side}" in out
-    elsewhere = shutil.copy(RX_RUN / "raw" / "local.perf_report.txt", tmp_path / "report.txt")
+    elsewhere = shutil.copy(rx_report, tmp_path / "report.txt")
     assert cli.main(["breakdown", str(elsewhere)]) == 0
     assert "CPU roles unknown" in capsys.readouterr().out
 
@@ -283,3 +294,92 @@ def test_progress_goes_through_logging_to_stderr_and_log_quiet_silences_it(capsy
     batch.log.warning("a warning still is")
     assert capsys.readouterr().err == "shown with -v\na warning still is\n"
     cli.setup_logging()
+
+
+def _stored_run(run, files):
+    (run / "raw").mkdir(parents=True)
+    for name, text in files.items():
+        (run / "raw" / name).write_text(text)
+    (run / "manifest.json").write_text(json.dumps({"schema": 2, "run_id": run.name, "status": "ok",
+                                                   "files": sorted(files)}))
+    return run
+
+
+def test_data_pack_packs_each_run_once_and_unpack_says_where_the_files_are(tmp_path, capsys):
+    from hostnet import store
+    runs = tmp_path / "runs"
+    a = _stored_run(runs / "c" / "a-r0", {"x.txt": "1\n", "y.txt": "2\n"})
+    b = _stored_run(runs / "c" / "b-r0", {"x.txt": "3\n"})
+    busy = _stored_run(runs / "c" / "d-r0.partial", {"x.txt": "being written\n"})
+    other = _stored_run(runs / "other" / "e-r0", {"z.txt": "4\n"})
+    assert cli.main(["data", "pack", "c", "--runs-dir", str(runs)]) == 0
+    assert capsys.readouterr().out.startswith("2 runs packed (3 files, 0.0 MB of raw text in 0.0 MB of raw.tar.xz); "
+                                              "0 packed already\n")
+    assert store.is_packed(a) and store.is_packed(b) and not (a / "raw").exists()
+    assert (busy / "raw").is_dir() and not store.is_packed(busy)  # a run in progress is left alone
+    assert (other / "raw").is_dir()  # only the campaign named
+    assert cli.main(["data", "pack", "--runs-dir", str(runs)]) == 0  # every campaign: the rest
+    assert "1 runs packed (1 files" in capsys.readouterr().out and store.is_packed(other)
+
+    assert cli.main(["data", "unpack", str(a)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"{a / 'raw'}: 2 files unpacked from raw.tar.xz") and f"hostnet data pack {a}" in said
+    assert (a / "raw" / "y.txt").read_text() == "2\n" and store.is_packed(a)
+    assert cli.main(["data", "unpack", str(a)]) == 0
+    assert "there already (unpacked before)" in capsys.readouterr().out
+    assert cli.main(["data", "pack", str(a), str(b)]) == 0  # a run directory: the copy beside its archive goes
+    assert "0 runs packed (0 files, 0.0 MB of raw text in 0.0 MB of raw.tar.xz); 2 packed already" in \
+        capsys.readouterr().out
+    assert not (a / "raw").exists()
+
+
+def test_data_pack_says_in_a_line_which_run_it_refused_and_packs_the_others(tmp_path, capsys):
+    from hostnet import store
+    runs = tmp_path / "runs"
+    good = _stored_run(runs / "c" / "a-r0", {"x.txt": "1\n"})
+    odd = _stored_run(runs / "c" / "b-r0", {"x.txt": "1\n"})
+    (odd / "raw" / "later.txt").write_text("not in the manifest\n")
+    assert cli.main(["data", "pack", str(runs / "c")]) == 1
+    out = capsys.readouterr()
+    assert out.err == f"hostnet: {odd / 'raw'} holds 2 files, its manifest lists 1 (later.txt differ): not packed\n"
+    assert "1 runs packed" in out.out and "1 refused (above)" in out.out
+    assert store.is_packed(good) and (odd / "raw" / "later.txt").exists() and not store.is_packed(odd)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["data", "pack", "nowhere", "--runs-dir", "{tmp}"], "no run or campaign nowhere (a directory, or a campaign"),
+    (["data", "unpack", "{tmp}"], "no run directory"),
+    (["data", "unpack", "{tmp}/gone"], "no run directory"),
+])
+def test_data_commands_refuse_what_is_not_there_in_one_line(argv, msg, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and msg in err
+
+
+def test_rederive_force_rebuilds_current_runs_from_their_archive_and_says_none_changed(tmp_path, capsys):
+    import shutil
+    from hostnet import store
+    src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
+    run = shutil.copytree(src, tmp_path / "runs" / "c" / src.name)
+    store.unpack_raw(run)
+    (run / store.RAW_ARCHIVE).unlink(missing_ok=True)
+    store.pack_raw(run)
+    assert cli.main(["rederive", "c", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out == "0 of 1 runs re-derived under the current taxonomy and attribution rule\n"
+    assert cli.main(["rederive", "c", "--force", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out == ("1 of 1 runs re-derived under the current taxonomy and attribution rule; "
+                                       "0 of them changed (tidy.csv or manifest.json)\n")
+    assert (run / "tidy.csv").read_bytes() == (src / "tidy.csv").read_bytes()
+
+
+def test_breakdown_of_a_packed_runs_raw_file_says_to_unpack_it(tmp_path, capsys):
+    run = _stored_run(tmp_path / "c" / "r0", {"local.perf_report.txt": "# perf report\n"})
+    from hostnet import store
+    store.pack_raw(run)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["breakdown", str(run / "raw" / "local.perf_report.txt")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert f"the run's raw files are packed; `hostnet data unpack {run}` writes its raw/ first" in err

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from conftest import FakeRemote
+from hostnet import store
 from hostnet.measure import config as stackconfig, runner
 from hostnet.hosts import SshHost
 from hostnet.knobs import KNOBS, Journal
@@ -63,7 +64,7 @@ def test_a_link_that_drops_during_the_window_fails_the_point_with_the_reason(tmp
     m = json.loads((cdir / "p-r0" / "manifest.json").read_text())
     assert m["status"] == "failed" and m["error"].startswith("HostUnreachable: lab: SSH link lost during sh")
     assert m["unreachable"] == ["lab: unreachable (No route to host)"]
-    out = (cdir / "p-r0" / "raw" / "server0.output.txt").read_text()
+    out = store.raw_text(cdir / "p-r0", "server0.output.txt")
     assert out.startswith("iperf3 -s") and "not stopped, output not read: lab: unreachable" in out
     # once the link is known dead no process is tried again: one reconnect, not one per process
     assert remote.refused == 1

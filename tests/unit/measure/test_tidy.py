@@ -109,6 +109,38 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     assert not rederive_breakdowns(run)  # already current: nothing to do
 
 
+def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_run_gives(tmp_path):
+    """Re-derivation reads raw files through the store: a run whose raw/ is packed gives the same
+    tidy.csv and manifest, byte for byte, as the same run unpacked; forced under the current rules
+    it gives back exactly what is stored."""
+    import shutil
+
+    from conftest import REPO
+    from hostnet import store
+    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive_breakdowns
+    src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
+    runs = {}
+    for form in ("unpacked", "packed"):
+        run = runs[form] = tmp_path / form / src.name
+        shutil.copytree(src, run)
+        store.unpack_raw(run)
+        (run / store.RAW_ARCHIVE).unlink(missing_ok=True)
+        m = store.load_manifest(run)
+        m["attribution_rule"] = "irqs-off-callchain/7"  # recorded under an older rule, without its breakdowns
+        t = store.read_tidy(run)
+        store.rewrite_run(run, m, t[~t.metric.isin(BREAKDOWN_METRICS)])
+    assert store.pack_raw(runs["packed"]) and not (runs["packed"] / "raw").exists()
+    stripped = {f: (runs["packed"] / f).read_bytes() for f in ("tidy.csv", "manifest.json")}
+    assert rederive_breakdowns(runs["unpacked"]) and rederive_breakdowns(runs["packed"])
+    for f in ("tidy.csv", "manifest.json"):
+        assert (runs["packed"] / f).read_bytes() == (runs["unpacked"] / f).read_bytes() != stripped[f], f
+    assert (runs["packed"] / "tidy.csv").read_bytes() == (src / "tidy.csv").read_bytes()  # every row back
+    # forced under the rules it now has: every breakdown row rebuilt from the archive, the same bytes
+    now = {f: (runs["packed"] / f).read_bytes() for f in ("tidy.csv", "manifest.json")}
+    assert not rederive_breakdowns(runs["packed"]) and rederive_breakdowns(runs["packed"], force=True)
+    assert {f: (runs["packed"] / f).read_bytes() for f in now} == now  # no `rederived` entry: no rule changed
+
+
 def test_perf_span_is_how_long_perf_sampled_from_its_enabled_time_else_its_header():
     from conftest import FIXTURES
     from hostnet.measure.tidy import perf_span_s

@@ -106,6 +106,8 @@ def test_flamegraph_takes_each_side_from_its_own_machine(tmp_path):
     """Two machines both have a CPU 1: the receiver's graph must not pick up the sender machine's CPU 1."""
     run = tmp_path / "run"
     shutil.copytree(explore.first_run_with_stacks(RUNS, RX), run)
+    store.unpack_raw(run)  # raw/ to edit, and no archive to read instead (a packed run's is what is read)
+    (run / store.RAW_ARCHIVE).unlink(missing_ok=True)
     m = json.loads((run / "manifest.json").read_text())
     m["side_cpus"] = {"sender": {"tx": [1]}, "receiver": {"rx": [1]}}
     (run / "manifest.json").write_text(json.dumps(m))
@@ -131,3 +133,18 @@ def test_the_stored_widget_cell_says_how_to_explore_and_is_not_compared():
             return {"text/plain": "VBox(children=(…", "application/vnd.jupyter.widget-view+json": {"model_id": "m"}}
     bundle = explore.Interactive(FakeWidget())._repr_mimebundle_()
     assert bundle == {"text/plain": explore.OFFLINE_TEXT, "application/vnd.jupyter.widget-view+json": {"model_id": "m"}}
+
+
+def test_a_packed_run_shows_the_same_stacks_and_flame_graph_as_unpacked(tmp_path):
+    """explore reads folded stacks through the store's reader: from raw/ or the run's archive alike."""
+    src = explore.first_run_with_stacks(RUNS, RX)
+    unpacked, packed = tmp_path / "u" / "c" / src.name, tmp_path / "p" / "c" / src.name
+    for copy in (unpacked, packed):
+        shutil.copytree(src, copy)
+        store.unpack_raw(copy)
+        (copy / store.RAW_ARCHIVE).unlink(missing_ok=True)
+    assert store.pack_raw(packed) and not (packed / "raw").exists()
+    assert explore.side_stacks(packed, "receiver") == explore.side_stacks(unpacked, "receiver")
+    assert explore.flamegraph_page(packed, "sender") == explore.flamegraph_page(unpacked, "sender")
+    assert explore.first_run_with_stacks(tmp_path / "p", "c") == packed
+    assert list(explore.runs(tmp_path / "p", "c").stacks) == [True]
