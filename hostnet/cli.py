@@ -101,7 +101,8 @@ def cmd_testbed(args) -> int:
                  "could use the testbed.yaml")
         _require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
-                        n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion)
+                        n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion,
+                        steering=_live(args).steering)
         print(f"testbed {tb.name} is up ({'; '.join(tb.notes)}):")
         for e in tb.endpoints.values():
             print(f"  {e.role:<10} {e.ip:<13} {e.iface:<14} CPUs {e.cpus}  via {e.host.describe()['kind']}")
@@ -196,7 +197,7 @@ def cmd_run(args) -> int:
         _require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
     shape = _fresh_shape(args, spec)
     # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
-    with testbed.using(spec, prefix="r", **shape) as tb:
+    with testbed.using(spec, prefix="r", steering=_live(args).steering, **shape) as tb:
         campaign = args.campaign or store.new_campaign_id(args.experiment, tb.kind)
         runs = run_configs(tb, sweep_spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     _print_summary(runs)
@@ -216,7 +217,7 @@ def cmd_sweep(args) -> int:
     where = _testbed_spec(args)
     if not testbed.session.is_file(where):
         _require_live()
-    with testbed.using(where, prefix="s", **_fresh_shape(args, where)) as tb:
+    with testbed.using(where, prefix="s", steering=_live(args).steering, **_fresh_shape(args, where)) as tb:
         campaign = args.campaign or store.new_campaign_id(spec.experiment, tb.kind)
         out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
@@ -233,6 +234,21 @@ def _testbed_spec(args) -> str:
     if testbed.session.is_file(spec) and not Path(spec).is_file():
         _die(f"--testbed {spec}: no such testbed.yaml")
     return spec
+
+
+def _live(args):
+    """The live options (measure/options.py): the environment's, with this command's --steering,
+    --top-up-runs and --top-up-minutes over them; read here, at the edge, and passed down."""
+    from .measure.options import LiveOptions
+    return LiveOptions.from_environment(os.environ, steering=getattr(args, "steering", None),
+                                        top_up_runs=getattr(args, "top_up_runs", None),
+                                        top_up_minutes=getattr(args, "top_up_minutes", None))
+
+
+def _hand_to_kernels(args) -> None:
+    """The notebook kernels this command starts read the live options at their start (notebook.start):
+    they get them through their environment, the one way into a kernel papermill starts."""
+    os.environ.update(_live(args).environment())
 
 
 def _fresh_shape(args, spec: str) -> dict:
@@ -267,6 +283,7 @@ def _sweep_notebook(args) -> int:
         return 0
     if args.mode == "run":
         _require_live()
+        _hand_to_kernels(args)
     try:
         done = sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
     except NotebookExecutionError as exc:
@@ -410,6 +427,7 @@ def cmd_figures(args) -> int:
              f"(side by side they would load each other's measurements)")
     if args.mode == "run":
         _require_live()
+        _hand_to_kernels(args)
     try:
         out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
                             profile_name="quick" if args.quick else args.profile,
@@ -778,10 +796,11 @@ def cmd_seal(args) -> int:
 
 
 def _steering_option(p: argparse.ArgumentParser) -> None:
+    from .measure.options import ENV
     from .testbed import steering
     p.add_argument("--steering", choices=steering.EMBEDDED_MODES,
                    help=f"receive path of the embedded testbeds this command builds (default: "
-                        f"${steering.ENV}, else {steering.DEFAULT}; docs/receive-path.md)")
+                        f"${ENV['steering']}, else {steering.DEFAULT}; docs/receive-path.md)")
 
 
 def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
@@ -805,13 +824,6 @@ def main(argv=None) -> int:
     if args.root:  # the notebooks' kernels inherit it
         from . import project
         os.environ[project.ENV] = str(Path(args.root).resolve())
-    if getattr(args, "steering", None):  # every embedded testbed built below (notebooks' kernels too)
-        from .testbed import steering
-        os.environ[steering.ENV] = args.steering
-    from .measure import topup
-    for option, env in (("top_up_runs", topup.ENV_RUNS), ("top_up_minutes", topup.ENV_MINUTES)):
-        if getattr(args, option, None) is not None:  # read by the notebooks' kernels, as the steering
-            os.environ[env] = str(getattr(args, option))
     try:
         rc = args.func(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit

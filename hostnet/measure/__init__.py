@@ -7,5 +7,6 @@ runner     one point -> one run directory
 tidy       a run's raw files -> its tidy rows
 sweep      a campaign: points x repetitions, shuffled, resumable
 topup      more runs of the points an undecided verdict names
+options    LiveOptions: where and how a live run runs (the environment read at the edges only)
 """
-__all__ = ["config", "runner", "sweep", "tidy", "topup", "udp_loss", "workloads"]
+__all__ = ["config", "options", "runner", "sweep", "tidy", "topup", "udp_loss", "workloads"]

@@ -10,7 +10,6 @@ plus a record of every round under "top_ups".
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -20,21 +19,6 @@ import pandas as pd
 from .. import store
 from .sweep import SweepSpec, run_sweep
 from ..analysis.verdicts import TopUpLog, top_up_until_decided
-
-# What a live notebook spends at most on top-ups after its sweep (`hostnet top-up` takes others);
-# $HOSTNET_TOP_UP_RUNS / $HOSTNET_TOP_UP_MINUTES override them (`hostnet figures --top-up-runs`; the
-# test suite sets 0 runs: its live tests check sweeps, the loop has unit tests on a fake runner).
-BUDGET_RUNS = 30
-BUDGET_MINUTES = 10.0
-ENV_RUNS, ENV_MINUTES = "HOSTNET_TOP_UP_RUNS", "HOSTNET_TOP_UP_MINUTES"
-
-
-def budget() -> tuple[int, float]:
-    """(runs, minutes) a live notebook's top-up may spend: the environment's, else the defaults."""
-    try:
-        return int(os.environ.get(ENV_RUNS, BUDGET_RUNS)), float(os.environ.get(ENV_MINUTES, BUDGET_MINUTES))
-    except ValueError as exc:
-        raise ValueError(f"${ENV_RUNS} / ${ENV_MINUTES}: {exc}") from exc
 
 
 def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
@@ -91,13 +75,11 @@ def plain(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int | None = None,
-           budget_minutes: float | None = None) -> TopUpLog:
-    """Top the campaign up on testbed tb until judge's verdicts are decided or the budget (default:
-    budget()) is spent; the log (rounds, runs, why it stopped) is written to the campaign's sweep.json."""
-    env_runs, env_minutes = budget()
-    budget_runs = env_runs if budget_runs is None else budget_runs
-    budget_minutes = env_minutes if budget_minutes is None else budget_minutes
+def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
+           budget_minutes: float) -> TopUpLog:
+    """Top the campaign up on testbed tb until judge's verdicts are decided or the budget is spent
+    (a live section's: LiveOptions.top_up in options.py; `hostnet top-up` names its own); the log
+    (rounds, runs, why it stopped) is written to the campaign's sweep.json."""
     spec = campaign_spec(runs_dir, campaign)
     unjudged = []
 

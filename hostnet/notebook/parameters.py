@@ -26,10 +26,12 @@ algorithms cubic` passes a str, which a notebook would iterate letter by letter.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import project
+from ..measure.options import ENV as LIVE_ENV, LiveOptions
 
 # papermill's injected cell starts with this comment (papermill.translators.PythonTranslator.codify)
 INJECTED_HEADER = "# Parameters\n"
@@ -160,6 +162,16 @@ class Started:
     mode: str
     given: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
+    environ: dict = field(default_factory=dict)  # the live options' variables as the kernel started with them
+
+    def live(self, testbed: str) -> LiveOptions:
+        """Where and how this notebook's live run runs: its `testbed` parameter, and the receive
+        steering and top-up budget the command that started the kernel handed over in its
+        environment (read once, at start; measure/options.py). A replay runs nothing: the
+        environment's values are not its concern, so one a live run would refuse does not stop it."""
+        if self.mode == "replay":
+            return LiveOptions(testbed=testbed or "embedded")
+        return LiveOptions.from_environment(self.environ, testbed=testbed)
 
     def _section(self):
         from ..sections import section
@@ -195,7 +207,7 @@ def start(notebook: str, mode: str = "replay", shell=None) -> Started:
     """The first call of a notebook (module docstring): undeclared or mistyped parameters refused,
     and in replay the parameters only a live run uses."""
     given = refuse_undeclared(shell)
-    started = Started(notebook, mode, given)
+    started = Started(notebook, mode, given, environ={v: os.environ[v] for v in LIVE_ENV.values() if v in os.environ})
     namespace = _namespace(shell)
     started.values = {s.param: namespace[s.param] for s in started._section().selects if s.param in namespace}
     if mode == "replay":

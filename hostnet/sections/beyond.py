@@ -19,6 +19,7 @@ from ..analysis import metrics, ledger, verdicts
 from ..charts import plots
 from ..measure.sweep import SweepSpec
 from . import common, grid_view
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "zero-copy"
 BIG_TCP = "big-tcp"
@@ -45,12 +46,12 @@ def spec(*, send_modes=SEND_MODES, recv_modes=RECV_MODES, mtu: int = MTU, config
 
 def collect(mode: str, *, runs_dir, campaign: str = "", send_modes=SEND_MODES, recv_modes=RECV_MODES,
             mtu: int = MTU, config: str = CONFIG, repetitions: int = 5, duration: int = 5, warmup: int = 2,
-            testbed: str = "embedded") -> str:
-    """Replay the campaign named, or sweep the mechanisms on `testbed`, then top up until every point
+            live: LiveOptions = LiveOptions()) -> str:
+    """Replay the campaign named, or sweep the mechanisms on `live.testbed`, then top up until every point
     has clean runs and the verdicts are decided (grid_view.collect)."""
     return grid_view.collect(mode, spec(send_modes=send_modes, recv_modes=recv_modes, mtu=mtu, config=config,
                                         repetitions=repetitions, duration=duration, warmup=warmup),
-                             runs_dir=runs_dir, campaign=campaign, name=EXPERIMENT, testbed=testbed, judge=judge)
+                             runs_dir=runs_dir, campaign=campaign, name=EXPERIMENT, live=live, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
@@ -268,12 +269,12 @@ def big_tcp_spec(*, sizes=BIG_TCP_SIZES, config: str = CONFIG, repetitions: int 
 
 
 def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", sizes=BIG_TCP_SIZES, config: str = CONFIG,
-                    repetitions: int = 5, duration: int = 5, warmup: int = 2, testbed: str = "embedded") -> str:
-    """Replay the campaign named, or sweep the GSO/GRO limit on `testbed` (refused where the kernel or
+                    repetitions: int = 5, duration: int = 5, warmup: int = 2, live: LiveOptions = LiveOptions()) -> str:
+    """Replay the campaign named, or sweep the GSO/GRO limit on `live.testbed` (refused where the kernel or
     the driver has no BIG TCP), then top up as collect() does."""
     return grid_view.collect(mode, big_tcp_spec(sizes=sizes, config=config, repetitions=repetitions,
                                                 duration=duration, warmup=warmup),
-                             runs_dir=runs_dir, campaign=campaign, name=BIG_TCP, testbed=testbed, judge=judge_big_tcp)
+                             runs_dir=runs_dir, campaign=campaign, name=BIG_TCP, live=live, judge=judge_big_tcp)
 
 
 def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

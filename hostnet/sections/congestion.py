@@ -14,13 +14,14 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
-from ..measure import config as stackconfig, topup
+from ..measure import config as stackconfig
 from ..charts import plots
 from .. import store
-from ..testbed.session import kind_of, using
+from ..testbed.session import kind_of
 from . import common
 from ..testbed.capabilities import point_requirements
 from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "one-to-one"
 ALGORITHMS = ["reno", "cubic", "bbr", "dctcp"]
@@ -33,11 +34,11 @@ SPREAD_LIMIT_PCT = 15.0
 
 def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts", algorithms=ALGORITHMS,
             flows=FLOWS, repetitions: int = 3, duration: int = 5, warmup: int = 2, perf_freq_hz: int = 249,
-            testbed: str = "embedded") -> str:
+            live: LiveOptions = LiveOptions()) -> str:
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id("congestion-control", kind_of(testbed))
-    with using(testbed, prefix="cc") as tb:
+    campaign = campaign or store.new_campaign_id("congestion-control", kind_of(live.testbed))
+    with live.testbed_for("cc") as tb:
         refused = {}
         for cc in algorithms:  # the capability check every sweep runs, asked per algorithm
             problems = point_requirements(tb, stackconfig.get_config(config, congestion_control=cc))
@@ -52,7 +53,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts"
                                                                             "flows": list(flows)},
                              repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
             run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
-            topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+            live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

@@ -13,12 +13,12 @@ import pandas as pd
 
 from . import common
 from .. import store
-from ..measure import topup
-from ..testbed.session import is_fresh, kind_of, using
+from ..testbed.session import is_fresh, kind_of
 from ..measure.sweep import SweepSpec, run_sweep
 from ..measure.udp_loss import LOCATIONS
 from ..analysis import verdicts
 from ..analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "udp-loss"
 RATES_GBPS = [0.5, 1, 2, 8]
@@ -32,7 +32,7 @@ LOSSY_PCT = 1.0
 
 def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB,
             placements=PLACEMENTS, repetitions: int = 3, duration: int = 5, warmup: int = 2,
-            config: str = "no-opts", perf_freq_hz: int = 49, testbed: str = "embedded") -> str:
+            config: str = "no-opts", perf_freq_hz: int = 49, live: LiveOptions = LiveOptions()) -> str:
     """Run (mode "run") or name (mode "replay") the UDP campaign. CPU placement comes from the
     testbed's endpoint CPU sets (workloads.UdpRate.placement): a fresh embedded testbed's are
     embedded_cpus(), a testbed that is up (or a testbed.yaml) brings its own; perf samples lightly
@@ -43,14 +43,14 @@ def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, b
                      grid={"udp_rate_gbps": list(rates_gbps), "socket_buffer_kb": list(buffers_kb),
                            "app_cpu": list(placements)},
                      repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
-    campaign = campaign or store.new_campaign_id("end-host-loss", kind_of(testbed))
+    campaign = campaign or store.new_campaign_id("end-host-loss", kind_of(live.testbed))
     shape = {}
-    if is_fresh(testbed):
+    if is_fresh(live.testbed):
         snd, rcv = embedded_cpus(os.cpu_count() or 1)
         shape = {"sender_cpus": snd, "receiver_cpus": rcv}
-    with using(testbed, prefix="el", **shape) as tb:
+    with live.testbed_for("el", **shape) as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
-        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+        live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

@@ -13,12 +13,12 @@ import pandas as pd
 
 from ..analysis import metrics
 from .. import store
-from ..measure import topup
-from ..testbed.session import kind_of, using
+from ..testbed.session import kind_of
 from . import common
 from ..analysis.metrics import BREAKDOWN_ORDER
 from ..charts.plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
 from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.options import LiveOptions
 
 
 # Clean runs per point a live sweep tops up to: two give a confidence interval, so a verdict can
@@ -26,20 +26,20 @@ from ..measure.sweep import SweepSpec, run_sweep
 CLEAN_RUNS = 2
 
 
-def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, testbed: str = "embedded",
+def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, live: LiveOptions = LiveOptions(),
             top_up_rounds: int = 2, judge=None) -> str:
-    """Replay: the campaign named. Run: the sweep on `testbed` (testbed.using's spec), into `campaign`
+    """Replay: the campaign named. Run: the sweep on `live.testbed` (LiveOptions), into `campaign`
     or a new <date>-<name>-<kind> campaign, then top_up() so no point is left without a clean run,
     then (given the section's judge) topup.decide until its verdicts are decided or the budget is
     spent; returns the campaign's name."""
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id(name, kind_of(testbed))
-    with using(testbed) as tb:
+    campaign = campaign or store.new_campaign_id(name, kind_of(live.testbed))
+    with live.testbed_for() as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
         top_up(tb, spec, runs_dir=runs_dir, campaign=campaign, rounds=top_up_rounds)
         if judge is not None:
-            topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+            live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

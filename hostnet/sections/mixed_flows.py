@@ -14,6 +14,7 @@ from ..analysis import metrics, verdicts
 from . import common, grid_view
 from ..measure.sweep import SweepSpec
 from ..taxonomy import CATEGORIES
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "mixed"
 KEY = "short_flows"
@@ -29,10 +30,10 @@ def spec(short_flows=SHORT_FLOWS, *, rpc_size_kb: int = 4, config: str = "all-op
                      warmup=warmup, seed=8, perf_freq_hz=perf_freq_hz)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", top_up_rounds: int = 2,
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="mixed-flows",
-                             testbed=testbed, top_up_rounds=top_up_rounds, judge=judge)
+                             live=live, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

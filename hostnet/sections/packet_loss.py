@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis import verdicts
 from . import common, grid_view
 from ..measure.sweep import SweepSpec
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
 KEY = "loss_rate"
@@ -25,10 +26,10 @@ def spec(loss_rates=LOSS_RATES, *, config: str = "all-opts", repetitions: int = 
                      repetitions=repetitions, duration=duration, warmup=warmup, seed=6, perf_freq_hz=perf_freq_hz)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", top_up_rounds: int = 2,
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="packet-loss",
-                             testbed=testbed, top_up_rounds=top_up_rounds, judge=judge)
+                             live=live, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

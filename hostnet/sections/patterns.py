@@ -13,11 +13,11 @@ import pandas as pd
 from ..analysis import metrics, verdicts
 from ..charts import plots
 from .. import store
-from ..measure import topup
-from ..testbed.session import is_fresh, using
+from ..testbed.session import is_fresh
 from . import common
 from ..measure.sweep import SweepSpec, run_sweep
 from ..taxonomy import CATEGORIES
+from ..measure.options import LiveOptions
 
 SIDES = ("sender", "receiver")
 
@@ -57,10 +57,10 @@ def hosts_per_side(pattern: str, n: int) -> tuple[int, int]:
 
 def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: str = "all-opts", flows=None,
             repetitions: int = 3, duration: int = 3, warmup: int = 2, perf_freq_hz: int = 499,
-            testbed: str = "embedded", separate_hosts: bool = False, progress: bool = True) -> str:
+            live: LiveOptions = LiveOptions(), separate_hosts: bool = False, progress: bool = True) -> str:
     """Return the campaign to analyse: replay a recorded one, or sweep the flow count live.
 
-    mode "run": on `testbed`: "embedded" builds a fresh one (one sender and one receiver namespace,
+    mode "run": on `live.testbed`: "embedded" builds a fresh one (one sender and one receiver namespace,
     or with separate_hosts one namespace per flow end over a bridge); else a testbed that is up
     (`hostnet testbed up --name`) or a testbed.yaml of real servers, whose settings this campaign
     changed are restored afterwards.
@@ -73,13 +73,13 @@ def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: st
     spec = SweepSpec(experiment=pattern, configs=[config], grid={"flows": flows}, repetitions=repetitions,
                      duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
     shape = {}
-    if is_fresh(testbed):
+    if is_fresh(live.testbed):
         senders, receivers = hosts_per_side(pattern, max(flows)) if separate_hosts else (1, 1)
         shape = {"n_senders": senders, "n_receivers": receivers}
-    with using(testbed, **shape) as tb:
+    with live.testbed_for(**shape) as tb:
         campaign = campaign or store.new_campaign_id(pattern, tb.kind)
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
-        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+        live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

@@ -10,10 +10,10 @@ import pandas as pd
 
 from ..analysis import metrics, verdicts
 from .. import store
-from ..measure import topup
-from ..testbed.session import kind_of, using
+from ..testbed.session import kind_of
 from . import common
 from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
 SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
@@ -21,17 +21,17 @@ SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 
 def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "tsogro", sizes_kb=SIZES_KB,
             repetitions: int = 3, duration: int = 5, warmup: int = 2, latency_sample_every: int = 1,
-            testbed: str = "embedded") -> str:
-    """Replay the campaign named, or sweep the Rx buffer sizes on `testbed` (testbed.using's spec)."""
+            live: LiveOptions = LiveOptions()) -> str:
+    """Replay the campaign named, or sweep the Rx buffer sizes on `live.testbed` (LiveOptions)."""
     if common.is_replay(mode, campaign):
         return campaign
     spec = SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"rx_buffer_kb": list(sizes_kb)},
                      repetitions=repetitions, duration=duration, warmup=warmup,
                      latency_sample_every=latency_sample_every)
-    campaign = campaign or store.new_campaign_id("rx-buffer", kind_of(testbed))
-    with using(testbed) as tb:
+    campaign = campaign or store.new_campaign_id("rx-buffer", kind_of(live.testbed))
+    with live.testbed_for() as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
-        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+        live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

@@ -13,6 +13,7 @@ from . import common, grid_view
 from ..measure.sweep import SweepSpec
 from ..taxonomy import CATEGORIES
 from ..measure.workloads import SOCKPERF_MAX_BYTES
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "incast"
 KEY = "rpc_size"
@@ -41,10 +42,10 @@ def recorded_size(kb) -> int:
     return size_bytes(kb)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", top_up_rounds: int = 2,
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 2,
             **spec_args) -> str:
     return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name="short-flows",
-                             testbed=testbed, top_up_rounds=top_up_rounds, judge=judge)
+                             live=live, top_up_rounds=top_up_rounds, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

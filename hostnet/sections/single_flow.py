@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import metrics, verdicts
-from ..measure import config as stackconfig, topup
+from ..measure import config as stackconfig
 from ..charts import plots
 from .. import store
-from ..testbed.session import kind_of, using
+from ..testbed.session import kind_of
 from . import common
 from ..measure.sweep import SweepSpec, run_configs
 from ..taxonomy import CATEGORIES
+from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
 LADDER = list(stackconfig.LADDER)
@@ -25,11 +26,11 @@ PAPER_LADDER = ("no-opts", "tsogro", "tsogro+jumbo", "all-opts")
 
 def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration: int = 5,
             warmup: int = 2, repetitions: int = 3, perf_freq_hz: int = 999,
-            testbed: str = "embedded") -> str:
+            live: LiveOptions = LiveOptions()) -> str:
     """Return the campaign to analyse: replay an existing one, or run a new one live.
 
     mode "replay": `campaign` (or the newest single-flow campaign under runs_dir).
-    mode "run": on `testbed` ("embedded": a fresh one; the name of an embedded testbed that is up;
+    mode "run": on `live.testbed` ("embedded": a fresh one; the name of an embedded testbed that is up;
     or a testbed.yaml path: servers over SSH), every config x
     repetition in shuffled order, then topped up (topup.decide) until the verdicts are decided
     or topup's budget is spent; torn down afterwards.
@@ -39,12 +40,12 @@ def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration
         return replay
     for c in configs:
         stackconfig.get_config(c)
-    campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
+    campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(live.testbed))
     spec = SweepSpec(experiment=EXPERIMENT, configs=list(configs), duration=duration, warmup=warmup,
                      repetitions=repetitions, perf_freq_hz=perf_freq_hz)
-    with using(testbed) as tb:
+    with live.testbed_for() as tb:
         run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
-        topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+        live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
 

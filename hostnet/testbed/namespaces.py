@@ -46,7 +46,7 @@ class EmbeddedLayout:
     n_senders: int = 1
     n_receivers: int = 1
     ssh: bool = False
-    steering: str = field(default_factory=steering.default)  # receive steering (steering.py)
+    steering: str = steering.DEFAULT  # receive steering (steering.py)
     bastion: bool = False  # a jump host namespace and a management network (testbed.yaml rehearsals)
 
     def __post_init__(self):
@@ -169,8 +169,7 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     removed by `hostnet testbed down` (a restore keeps its namespaces).
     ssh: run an sshd in every endpoint namespace and drive the endpoints through SshHost, as
     real servers would be.
-    steering: the receive path (steering.py: napi-thread, rps, none); None: $HOSTNET_RX_STEERING,
-    else steering.DEFAULT.
+    steering: the receive path (steering.py: napi-thread, rps, none); None: steering.DEFAULT.
     bastion: also a jump host's namespace joined to every endpoint by a management network
     (MGMT_PREFIX), each endpoint's sshd listening there too: as_servers.py describes the testbed
     as servers reached through it (ProxyJump).

@@ -40,11 +40,14 @@ def is_fresh(spec: str) -> bool:
 
 
 @contextlib.contextmanager
-def using(spec: str = "", *, prefix: str = "nb", **embedded_kwargs) -> Iterator[Testbed]:
+def using(spec: str = "", *, prefix: str = "nb", steering: str | None = None,
+          **embedded_kwargs) -> Iterator[Testbed]:
     """The testbed `spec` names, for the duration of a with-block; embedded_kwargs shape a fresh
-    embedded testbed (n_senders, sender_cpus, ssh, ...) and are refused for one that is up."""
+    embedded testbed (n_senders, sender_cpus, ssh, ...) and are refused for one that is up.
+    steering: a fresh embedded testbed's receive path (None: the default); one that is up and
+    servers keep the one they have."""
     if spec in FRESH:
-        with embedded(unique_name(prefix), **embedded_kwargs) as tb:
+        with embedded(unique_name(prefix), steering=steering, **embedded_kwargs) as tb:
             yield tb
         return
     if embedded_kwargs:

@@ -19,7 +19,6 @@ Real servers ("nic") keep their NIC's own IRQ steering.
 """
 from __future__ import annotations
 
-import os
 
 from ..knobs import KNOBS, cpu_mask
 from ..knobs.setting import SWITCH_PLACE, Place, Setting
@@ -28,16 +27,11 @@ NAPI_THREAD, RPS, NONE, NIC = "napi-thread", "rps", "none", "nic"
 EMBEDDED_MODES = (NAPI_THREAD, RPS, NONE)
 # The default for the embedded testbed; docs/receive-path.md has the measurements behind it.
 DEFAULT = NAPI_THREAD
-ENV = "HOSTNET_RX_STEERING"  # a campaign's choice without code: e.g. the RPS comparison campaign
 PFIFO_LIMIT = 1000  # packets: the backpressure qdisc on each transmitting veth (napi-thread)
 
 
 class SteeringError(ValueError):
     pass
-
-
-def default() -> str:
-    return check(os.environ.get(ENV, DEFAULT))
 
 
 def check(mode: str) -> str:

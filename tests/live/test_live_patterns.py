@@ -6,6 +6,7 @@ import os
 import pytest
 
 from conftest import REPO, live_ready
+from hostnet.measure.options import LiveOptions
 from hostnet.measure import config as sc, runner
 from hostnet import store, testbed
 from hostnet.sections import patterns
@@ -80,7 +81,8 @@ def test_rpc_incast(state_dir, tmp_path, tool):
 
 def test_incast_collect_sweeps_n_on_separate_sender_hosts(state_dir, tmp_path):
     campaign = patterns.collect("run", "incast", runs_dir=tmp_path, flows=[1, 2], repetitions=1, duration=2,
-                                warmup=1, separate_hosts=True, progress=False)
+                                warmup=1, separate_hosts=True, progress=False,
+                                live=LiveOptions(top_up_runs=0))  # the sweep is checked here, not the top-up
     tidy, manifests = patterns.load(tmp_path, campaign, "incast", include_contaminated=True)
     assert [m["status"] for m in manifests] == ["ok", "ok"], [m.get("error") for m in manifests]
     two = next(m for m in manifests if m["point"]["flows"] == 2)

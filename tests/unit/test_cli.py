@@ -95,14 +95,18 @@ def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
 
 
 def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environment(monkeypatch):
+    """`hostnet figures --mode run` hands --steering and the top-up budget to the kernels it starts, in
+    their environment (read there by notebook.start); a replay and the other commands hand nothing."""
     from hostnet import cli
-    from hostnet.measure import topup
-    monkeypatch.setenv(topup.ENV_RUNS, "0")  # restored after the test, whatever main() sets
-    monkeypatch.setenv(topup.ENV_MINUTES, "10")
-    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)  # refused before any notebook runs
-    with pytest.raises(SystemExit):
-        cli.main(["figures", "--mode", "run", "--top-up-runs", "12", "--top-up-minutes", "4.5"])
-    assert topup.budget() == (12, 4.5)
+    from hostnet.measure.options import ENV, LiveOptions
+    for var in ENV.values():
+        monkeypatch.setenv(var, "")  # restored after the test, whatever main() sets
+    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    seen = {}
+    monkeypatch.setattr("hostnet.notebook.batch.run_notebooks",
+                        lambda **kw: seen.update(LiveOptions.from_environment(cli.os.environ).__dict__) or "x")
+    cli.main(["figures", "--mode", "run", "--top-up-runs", "12", "--top-up-minutes", "4.5", "--steering", "rps"])
+    assert (seen["top_up_runs"], seen["top_up_minutes"], seen["steering"]) == (12, 4.5, "rps")
 
 
 def test_figures_testbed_is_for_run_mode_and_a_missing_yaml_is_named(capsys, monkeypatch, tmp_path):
@@ -211,9 +215,10 @@ class _Using:
     def __init__(self, kind):
         self.kind, self.calls = kind, []
 
-    def __call__(self, spec, prefix="", **shape):
+    def __call__(self, spec, prefix="", steering=None, **shape):
         import contextlib
         self.calls.append((spec, shape))
+        self.steering = steering
         return contextlib.nullcontext(type("Tb", (), {"kind": self.kind})())
 
 
@@ -245,6 +250,11 @@ def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     cli.main(["run", "single-flow", "--testbed", "up1", "--quiet"])
     assert using.calls == [("embedded", {"n_senders": 1, "n_receivers": 1, "ssh": False}),
                            ("embedded", {"n_senders": 1, "n_receivers": 1, "ssh": True}), ("up1", {})]
+    monkeypatch.setenv("HOSTNET_RX_STEERING", "none")  # read by the CLI, at the edge; the option wins
+    cli.main(["run", "single-flow", "--quiet"])
+    assert using.steering == "none"
+    cli.main(["run", "single-flow", "--steering", "rps", "--quiet"])
+    assert using.steering == "rps"
     with pytest.raises(SystemExit):
         cli.main(["run", "single-flow", "--testbed", "up1", "--senders", "2"])
     assert "--senders shape a fresh embedded testbed; --testbed up1 is already built" in capsys.readouterr().err

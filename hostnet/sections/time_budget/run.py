@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 
-from ...measure import config as stackconfig, topup
+from ...measure import config as stackconfig
 from ... import native, store
 from ...analysis import verdicts
-from ...testbed.session import is_file, kind_of, using
+from ...testbed.session import is_file, kind_of
 from ...measure.runner import finish_failed, record_window
 from ...store import Rows
 from ...measure.tidy import note_foreign_load
@@ -33,6 +33,7 @@ from ...parsers.counters import parse_snmp
 from ...parsers.native import parse_microbench, parse_udpbatch
 from ...parsers.perfbench import parse_memcpy, parse_syscall_basic
 from ...probes import LoadProbe
+from ...measure.options import LiveOptions
 
 MICRO_EXPERIMENT = "time-budget-micro"
 BATCH_EXPERIMENT = "udp-batch"
@@ -51,16 +52,17 @@ TOP_UPS_FILE = "top_ups.json"  # what the decisive top-up did (the batching camp
 
 def collect(mode: str, *, runs_dir, campaign: str = "", batch_sizes=BATCH_SIZES, payload_bytes: int = PAYLOAD_BYTES,
             repetitions: int = 3, duration: float = 2, warmup: float = 1, micro_scale: float = 1.0,
-            micro_cpu: int | None = None, min_clean: int = 1, max_extra: int = 3, testbed: str = "embedded") -> str:
-    """Replay the campaign named, or measure on `testbed` (testbed.using's spec): the
+            micro_cpu: int | None = None, min_clean: int = 1, max_extra: int = 3,
+            live: LiveOptions = LiveOptions()) -> str:
+    """Replay the campaign named, or measure on `live.testbed` (LiveOptions): the
     microbenchmarks on the receiver's machine, pinned to micro_cpu (None: the receiver's first
     application CPU, 1 on the embedded testbed), then the batching points."""
     if common.is_replay(mode, campaign):
         return campaign
-    campaign = campaign or store.new_campaign_id("time-budget", kind_of(testbed))
+    campaign = campaign or store.new_campaign_id("time-budget", kind_of(live.testbed))
     # built (or failing) before any namespace exists; servers build their own (tools_on)
-    local = {} if is_file(testbed) else {t: native.ensure(t) for t in native.TOOLS}
-    with using(testbed, prefix="tb") as tb:
+    local = {} if is_file(live.testbed) else {t: native.ensure(t) for t in native.TOOLS}
+    with live.testbed_for("tb") as tb:
         tools = tools_on(tb, local)
         machine = tb.machines[tb.receiver.machine]
         micro_cpu = tb.receiver.cpus[0] if micro_cpu is None else micro_cpu
@@ -93,7 +95,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", batch_sizes=BATCH_SIZES,
                 break
             for k in missing:
                 clean[k] += _clean(micro(repetitions + extra) if k == "micro" else point(k, repetitions + extra))
-        top_up(runs_dir, campaign, point, first_repetition=repetitions + max_extra)
+        top_up(runs_dir, campaign, point, first_repetition=repetitions + max_extra, live=live)
     return campaign
 
 
@@ -105,9 +107,10 @@ def tools_on(tb, local: dict[str, str]) -> dict[str, dict[str, str]]:
     return {m: {t: native.ensure(t, host) for t in native.TOOLS} for m, host in tb.machines.items()}
 
 
-def top_up(runs_dir, campaign: str, point, *, first_repetition: int) -> verdicts.TopUpLog:
+def top_up(runs_dir, campaign: str, point, *, first_repetition: int,
+           live: LiveOptions = LiveOptions()) -> verdicts.TopUpLog:
     """More batching runs of exactly the batch sizes an undecided F19 names (the section's judge),
-    until it is decided or topup's budget is spent; the log goes to the campaign's top_ups.json
+    until it is decided or live's top-up budget is spent; the log goes to the campaign's top_ups.json
     (this campaign has no sweep.json: its runs are not a SweepSpec's points)."""
     from . import judge  # the package imports this module: judge is there once collect runs
     next_rep = {}
@@ -119,7 +122,7 @@ def top_up(runs_dir, campaign: str, point, *, first_repetition: int) -> verdicts
             point(b, rep)
             next_rep[b] = rep + 1
         return len(points)
-    runs, minutes = topup.budget()
+    runs, minutes = live.top_up_runs, live.top_up_minutes
     log = verdicts.top_up_until_decided(lambda: judge(runs_dir, campaign, common.REFERENCE_DIR), run_more,
                                         budget_runs=runs, budget_minutes=minutes)
     record = Path(runs_dir) / campaign / TOP_UPS_FILE

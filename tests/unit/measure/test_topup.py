@@ -7,6 +7,7 @@ from dataclasses import asdict
 import pandas as pd
 import pytest
 
+from hostnet.measure.options import BUDGET_MINUTES
 from hostnet.measure import topup
 from hostnet.analysis import verdicts
 from hostnet.store import SCHEMA_VERSION, TIDY_COLUMNS
@@ -97,10 +98,10 @@ def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake
         t.attrs["top_up"] = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
         return t
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
-                       budget_minutes=topup.BUDGET_MINUTES)
+                       budget_minutes=BUDGET_MINUTES)
     assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("no verdict asks for more runs")
     record = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"][0]
-    assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": topup.BUDGET_MINUTES}
+    assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": BUDGET_MINUTES}
     assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 1}
 
 
@@ -116,27 +117,15 @@ def test_embedded_shape_follows_the_campaigns_testbed():
         topup.embedded_shape({"testbed": {"kind": "servers", "endpoints": {}}})
 
 
-def test_budget_comes_from_the_environment_else_the_defaults(monkeypatch):
-    monkeypatch.delenv(topup.ENV_RUNS, raising=False)
-    monkeypatch.delenv(topup.ENV_MINUTES, raising=False)
-    assert topup.budget() == (topup.BUDGET_RUNS, topup.BUDGET_MINUTES)
-    monkeypatch.setenv(topup.ENV_RUNS, "0")
-    monkeypatch.setenv(topup.ENV_MINUTES, "2.5")
-    assert topup.budget() == (0, 2.5)
-    monkeypatch.setenv(topup.ENV_RUNS, "many")
-    with pytest.raises(ValueError, match="HOSTNET_TOP_UP_RUNS"):
-        topup.budget()
-
-
 def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monkeypatch):
     campaign(tmp_path)
-    monkeypatch.setenv(topup.ENV_RUNS, "0")
 
     def judge(runs_dir, name, reference_dir):
         t = pd.DataFrame(columns=verdicts.COLUMNS)
         t.attrs["top_up"] = {"F09": [{"flows": 4}]}
         return t
-    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref")
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=0,
+                       budget_minutes=BUDGET_MINUTES)
     assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")
 
 
@@ -165,7 +154,7 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
     def judge(runs_dir, name, reference_dir):
         return pd.DataFrame(columns=verdicts.COLUMNS)  # decided, on the points that have clean runs
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
-                       budget_minutes=topup.BUDGET_MINUTES)
+                       budget_minutes=BUDGET_MINUTES)
     assert log.per_round == [{"findings": [topup.NO_CLEAN_RUN], "points": [{"config": "all-opts", "flows": 4}],
                               "runs": 1}]
     assert log.stopped.startswith("no verdict asks for more runs")
@@ -180,7 +169,7 @@ def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_w
         raise common.NoCleanRun(f"campaign {name} has no clean one-to-one run: 6 of 6 flagged", [])
     campaign(tmp_path)
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=7,
-                       budget_minutes=topup.BUDGET_MINUTES)
+                       budget_minutes=BUDGET_MINUTES)
     assert log.runs == 6 and log.rounds == 2  # 3 points a round; a third round would exceed 7 runs
     assert log.stopped == ("nothing to judge: campaign c has no clean one-to-one run: 6 of 6 flagged; "
                            "budget: 7 runs would be exceeded (6 made, 3 more asked)")

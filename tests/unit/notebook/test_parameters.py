@@ -67,3 +67,16 @@ def test_outside_any_project_a_relative_runs_dir_is_one_error_naming_the_ways_ou
     assert runs == REPO / "data" / "runs" and figures == tmp_path / "figures"
     monkeypatch.setenv(project.ENV, str(REPO))
     assert project.found() and parameters.paths("data/runs", "", "figures")[0] == REPO / "data" / "runs"
+
+
+def test_a_live_run_takes_the_live_options_its_kernel_started_with_and_a_replay_ignores_them(monkeypatch):
+    from hostnet.measure.options import ENV, LiveOptions
+    monkeypatch.setenv(ENV["steering"], "rps")
+    monkeypatch.setenv(ENV["top_up_runs"], "7")
+    run = parameters.start("02-rx-buffer.ipynb", "run", FakeShell(PARAMS, "this cell"))
+    monkeypatch.setenv(ENV["steering"], "none")  # read once, at start: a later change is not seen
+    live = run.live("lab1")
+    assert (live.testbed, live.steering, live.top_up_runs) == ("lab1", "rps", 7)
+    monkeypatch.setenv(ENV["steering"], "irq")  # a value a live run refuses
+    replay = parameters.start("02-rx-buffer.ipynb", "replay", FakeShell(PARAMS, "this cell"))
+    assert replay.live("embedded") == LiveOptions()

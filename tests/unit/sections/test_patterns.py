@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, busy_campaign
+from hostnet.measure.options import LiveOptions
 from hostnet import store
 from hostnet.sections import patterns
 from hostnet.analysis.verdicts import EXTENSION, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VOCABULARY
@@ -184,9 +185,9 @@ def test_run_mode_takes_a_testbed_file_or_the_name_of_one_that_is_up(tmp_path, s
     from hostnet.testbed.servers import TestbedFileError
     from hostnet.testbed import TestbedError
     with pytest.raises(TestbedFileError, match="nope.yaml: cannot read"):
-        patterns.collect("run", "incast", runs_dir=tmp_path, testbed=str(tmp_path / "nope.yaml"))
+        patterns.collect("run", "incast", runs_dir=tmp_path, live=LiveOptions(testbed=str(tmp_path / "nope.yaml")))
     with pytest.raises(TestbedError, match="no testbed 'nosuchtb' is up"):
-        patterns.collect("run", "incast", runs_dir=tmp_path, testbed="nosuchtb")
+        patterns.collect("run", "incast", runs_dir=tmp_path, live=LiveOptions(testbed="nosuchtb"))
     assert not list(tmp_path.glob("*/sweep.json"))  # refused before a campaign began
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import FakeHost, fixture_text
+from hostnet.measure.options import LiveOptions
 from hostnet import store
 from hostnet.sections.time_budget import run as time_budget_run
 from hostnet.sections.time_budget.run import cpu_clock_mhz
@@ -58,8 +59,8 @@ def test_top_up_repeats_the_batch_sizes_f19_names_until_decided_and_records_it(t
         out.attrs["top_up"] = next(answers)
         return out
     monkeypatch.setattr(tb_section, "judge", judge)
-    monkeypatch.setenv("HOSTNET_TOP_UP_RUNS", "10")
-    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append((b, rep)), first_repetition=8)
+    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append((b, rep)), first_repetition=8,
+                                 live=LiveOptions(top_up_runs=10))
     assert made == [(1, 8), (32, 8), (32, 9)]
     assert (log.rounds, log.runs) == (2, 3) and log.stopped.startswith("no verdict asks")
     record = json.loads((tmp_path / "c" / time_budget_run.TOP_UPS_FILE).read_text())
@@ -76,7 +77,7 @@ def test_top_up_stops_at_the_budget(tmp_path, monkeypatch):
         out.attrs["top_up"] = {"F19": [{"batch": 1}, {"batch": 32}]}
         return out
     monkeypatch.setattr(tb_section, "judge", judge)
-    monkeypatch.setenv("HOSTNET_TOP_UP_RUNS", "5")
     made = []
-    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append(b), first_repetition=3)
+    log = time_budget_run.top_up(tmp_path, "c", lambda b, rep: made.append(b), first_repetition=3,
+                                 live=LiveOptions(top_up_runs=5))
     assert len(made) == 4 and log.stopped.startswith("budget: 5 runs")
