@@ -44,14 +44,11 @@ def spec(*, send_modes=SEND_MODES, recv_modes=RECV_MODES, mtu: int = MTU, config
                      repetitions=repetitions, duration=duration, warmup=warmup, seed=1, label=EXPERIMENT)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", send_modes=SEND_MODES, recv_modes=RECV_MODES,
-            mtu: int = MTU, config: str = CONFIG, repetitions: int = 5, duration: int = 5, warmup: int = 2,
-            live: LiveOptions = LiveOptions()) -> str:
-    """Replay the campaign named, or sweep the mechanisms on `live.testbed`, then top up until every point
-    has clean runs and the verdicts are decided (grid_view.collect)."""
-    return grid_view.collect(mode, spec(send_modes=send_modes, recv_modes=recv_modes, mtu=mtu, config=config,
-                                        repetitions=repetitions, duration=duration, warmup=warmup),
-                             runs_dir=runs_dir, campaign=campaign, name=EXPERIMENT, live=live, judge=judge)
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
+    """Replay the campaign named, or sweep the mechanisms (spec_args: spec()'s) on `live.testbed`, then top
+    up until every point has clean runs and the verdicts are decided (grid_view.collect)."""
+    return grid_view.collect(mode, spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name=EXPERIMENT,
+                             live=live, judge=judge)
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
@@ -268,13 +265,12 @@ def big_tcp_spec(*, sizes=BIG_TCP_SIZES, config: str = CONFIG, repetitions: int 
                      label=BIG_TCP)
 
 
-def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", sizes=BIG_TCP_SIZES, config: str = CONFIG,
-                    repetitions: int = 5, duration: int = 5, warmup: int = 2, live: LiveOptions = LiveOptions()) -> str:
-    """Replay the campaign named, or sweep the GSO/GRO limit on `live.testbed` (refused where the kernel or
-    the driver has no BIG TCP), then top up as collect() does."""
-    return grid_view.collect(mode, big_tcp_spec(sizes=sizes, config=config, repetitions=repetitions,
-                                                duration=duration, warmup=warmup),
-                             runs_dir=runs_dir, campaign=campaign, name=BIG_TCP, live=live, judge=judge_big_tcp)
+def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(),
+                    **spec_args) -> str:
+    """Replay the campaign named, or sweep the GSO/GRO limit (spec_args: big_tcp_spec()'s) on `live.testbed`
+    (refused where the kernel or the driver has no BIG TCP), then top up as collect() does."""
+    return grid_view.collect(mode, big_tcp_spec(**spec_args), runs_dir=runs_dir, campaign=campaign, name=BIG_TCP,
+                             live=live, judge=judge_big_tcp)
 
 
 def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

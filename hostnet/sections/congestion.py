@@ -32,9 +32,18 @@ REFUSED_FILE = "refused.json"
 SPREAD_LIMIT_PCT = 15.0
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts", algorithms=ALGORITHMS,
-            flows=FLOWS, repetitions: int = 3, duration: int = 5, warmup: int = 2, perf_freq_hz: int = 249,
-            live: LiveOptions = LiveOptions()) -> str:
+def spec(algorithms, *, config: str = "all-opts", flows=FLOWS, repetitions: int = 3, duration: int = 5,
+         warmup: int = 2, perf_freq_hz: int = 249) -> SweepSpec:
+    """The congestion controls (those the testbed has) x flow counts."""
+    return SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"congestion_control": list(algorithms),
+                                                                    "flows": list(flows)},
+                     repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), algorithms=ALGORITHMS,
+            config: str = "all-opts", **spec_args) -> str:
+    """Replay the campaign named, or sweep the algorithms the testbed has (the others refused, named in
+    the campaign's REFUSED_FILE) on `live.testbed`; spec_args: spec()'s."""
     if common.is_replay(mode, campaign):
         return campaign
     campaign = campaign or store.new_campaign_id("congestion-control", kind_of(live.testbed))
@@ -49,10 +58,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "all-opts"
         cdir.mkdir(parents=True, exist_ok=True)
         (cdir / REFUSED_FILE).write_text(json.dumps(refused, indent=2))
         if ok:
-            spec = SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"congestion_control": ok,
-                                                                            "flows": list(flows)},
-                             repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
-            run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+            run_sweep(tb, spec(ok, config=config, **spec_args), runs_dir=runs_dir, campaign=campaign)
             live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

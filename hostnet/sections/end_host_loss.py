@@ -30,26 +30,30 @@ LOCATION_COLORS = {"sender": "#9d755d", "link": "#54a24b", "backlog": "#f58518",
 LOSSY_PCT = 1.0
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB,
-            placements=PLACEMENTS, repetitions: int = 3, duration: int = 5, warmup: int = 2,
-            config: str = "no-opts", perf_freq_hz: int = 49, live: LiveOptions = LiveOptions()) -> str:
-    """Run (mode "run") or name (mode "replay") the UDP campaign. CPU placement comes from the
-    testbed's endpoint CPU sets (workloads.UdpRate.placement): a fresh embedded testbed's are
-    embedded_cpus(), a testbed that is up (or a testbed.yaml) brings its own; perf samples lightly
-    (loss is read from counters, the profile is only a cross-check)."""
-    if common.is_replay(mode, campaign):
-        return campaign
-    spec = SweepSpec(experiment=EXPERIMENT, configs=[config],
+def spec(*, rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB, placements=PLACEMENTS, repetitions: int = 3,
+         duration: int = 5, warmup: int = 2, config: str = "no-opts", perf_freq_hz: int = 49) -> SweepSpec:
+    """Offered rate x socket buffer x application placement, perf sampling lightly (loss is read from
+    counters, the profile is only a cross-check)."""
+    return SweepSpec(experiment=EXPERIMENT, configs=[config],
                      grid={"udp_rate_gbps": list(rates_gbps), "socket_buffer_kb": list(buffers_kb),
                            "app_cpu": list(placements)},
                      repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
+    """Run (mode "run") or name (mode "replay") the UDP campaign. CPU placement comes from the
+    testbed's endpoint CPU sets (workloads.UdpRate.placement): a fresh embedded testbed's are
+    embedded_cpus(), a testbed that is up (or a testbed.yaml) brings its own. spec_args: spec()'s."""
+    if common.is_replay(mode, campaign):
+        return campaign
+    sweep = spec(**spec_args)
     campaign = campaign or store.new_campaign_id("end-host-loss", kind_of(live.testbed))
     shape = {}
     if is_fresh(live.testbed):
         snd, rcv = embedded_cpus(os.cpu_count() or 1)
         shape = {"sender_cpus": snd, "receiver_cpus": rcv}
     with live.testbed_for("el", **shape) as tb:
-        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        run_sweep(tb, sweep, runs_dir=runs_dir, campaign=campaign)
         live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

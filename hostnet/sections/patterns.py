@@ -55,30 +55,36 @@ def hosts_per_side(pattern: str, n: int) -> tuple[int, int]:
     return min(senders, 9), min(receivers, 9)
 
 
-def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", config: str = "all-opts", flows=None,
-            repetitions: int = 3, duration: int = 3, warmup: int = 2, perf_freq_hz: int = 499,
-            live: LiveOptions = LiveOptions(), separate_hosts: bool = False, progress: bool = True) -> str:
-    """Return the campaign to analyse: replay a recorded one, or sweep the flow count live.
+def spec(pattern: str, *, config: str = "all-opts", flows=None, repetitions: int = 3, duration: int = 3,
+         warmup: int = 2, perf_freq_hz: int = 499) -> SweepSpec:
+    """The pattern's sweep over its flow counts (default: the paper's for the pattern)."""
+    flows = [int(n) for n in (flows or _pattern(pattern).flows)]
+    return SweepSpec(experiment=pattern, configs=[config], grid={"flows": flows}, repetitions=repetitions,
+                     duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+
+
+def collect(mode: str, pattern: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(),
+            separate_hosts: bool = False, progress: bool = True, **spec_args) -> str:
+    """Return the campaign to analyse: replay a recorded one, or sweep the flow count live
+    (spec_args: spec()'s).
 
     mode "run": on `live.testbed`: "embedded" builds a fresh one (one sender and one receiver namespace,
     or with separate_hosts one namespace per flow end over a bridge); else a testbed that is up
     (`hostnet testbed up --name`) or a testbed.yaml of real servers, whose settings this campaign
     changed are restored afterwards.
     """
-    p = _pattern(pattern)
+    _pattern(pattern)
     replay = common.replay_or_newest(mode, campaign, runs_dir, pattern)
     if replay:
         return replay
-    flows = [int(n) for n in (flows or p.flows)]
-    spec = SweepSpec(experiment=pattern, configs=[config], grid={"flows": flows}, repetitions=repetitions,
-                     duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+    sweep = spec(pattern, **spec_args)
     shape = {}
     if is_fresh(live.testbed):
-        senders, receivers = hosts_per_side(pattern, max(flows)) if separate_hosts else (1, 1)
+        senders, receivers = hosts_per_side(pattern, max(sweep.grid["flows"])) if separate_hosts else (1, 1)
         shape = {"n_senders": senders, "n_receivers": receivers}
     with live.testbed_for(**shape) as tb:
         campaign = campaign or store.new_campaign_id(pattern, tb.kind)
-        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
+        run_sweep(tb, sweep, runs_dir=runs_dir, campaign=campaign, progress=progress)
         live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 
