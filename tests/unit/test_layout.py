@@ -179,3 +179,14 @@ def test_unit_tests_mirror_the_packages_without_a_package_prefix():
         assert (folder / "__init__.py").exists(), f"tests/unit/{rel}/ has no __init__.py"
         prefixed = [p.name for p in folder.glob(f"test_{folder.name}_*.py")]
         assert not prefixed, f"tests/unit/{rel}/: {prefixed} repeat the package's name"
+
+
+def test_every_stored_run_is_packed_so_the_tree_stays_small():
+    # A clone pays for every file: a run committed with its raw/ unpacked (hundreds of files each)
+    # would bring back the tree lean data removed. `hostnet data pack CAMPAIGN` fixes it.
+    runs = [m.parent for m in (REPO / "data" / "runs").glob("*/*/manifest.json")]
+    assert len(runs) > 1000
+    unpacked = [str(r.relative_to(REPO)) for r in runs if (r / "raw").exists()]
+    unarchived = [str(r.relative_to(REPO)) for r in runs if not (r / "raw.tar.xz").is_file()]
+    assert unpacked == [] and unarchived == []
+    assert sum(1 for p in (REPO / "data").rglob("*") if p.is_file()) <= 6000
