@@ -675,7 +675,7 @@ def cmd_top_up(args) -> int:
     module = section(args.notebook).load_module()
     if not hasattr(module, "judge"):
         _die(f"{args.notebook}: its verdicts do not name the points they need (no judge); nothing to top up")
-    if not (Path(args.runs_dir) / args.campaign / "sweep.json").exists():  # e.g. 13's batching runs
+    if not (Path(args.runs_dir) / args.campaign / "sweep.json").exists():  # e.g. 13's before 2026-11-27
         _die(f"{args.campaign} is not a sweep (no sweep.json): its notebook tops it up when it runs live")
     _require_live()
     manifest = store.load_manifests(args.runs_dir, args.campaign)[0]

@@ -24,7 +24,7 @@ from ..probes.perf import PerfOptions
 from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
 from ..probes.latency import LatencyProbe
 from ..probes.rx_prof import RxProfProbe, latency_probe_for
-from ..store import RunDir
+from ..store import Rows, RunDir
 from ..testbed import Testbed
 from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
 
@@ -69,8 +69,11 @@ def check_window(window_s: float, duration_s: float, n_flows: int) -> None:
                              f"starting {n_flows} flows and the probes took too long; use a longer duration")
 
 
-def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
-    """Refuse before any host is touched: root, tools present. Returns tool versions."""
+def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",),
+              machine_tools=tuple(REQUIRED_TOOLS["machines"])) -> dict:
+    """Refuse before any host is touched: root, tools present. Returns tool versions.
+    machine_tools: what every machine must have (perf; the benches record a missing perf
+    unsupported instead, and pass ())."""
     if tb.kind == "embedded" and os.geteuid() != 0:
         raise PreflightError("a live run on the embedded testbed needs root; run as root (sudo)")
     versions = {}
@@ -86,20 +89,31 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",)) -> dict:
             except native.NativeBuildError as exc:
                 raise PreflightError(str(exc)) from None
     for name, host in tb.machines.items():
-        for tool in REQUIRED_TOOLS["machines"]:
+        for tool in machine_tools:
             if not host.which(tool):
                 raise PreflightError(f"{tool} is missing on {name}; run `make install` (Debian: linux-perf)")
         versions[name] = {
-            "perf": host.run(["perf", "--version"], check=False).stdout.strip(),
+            "perf": _version(host, ["perf", "--version"]),
             **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
                for t in tools},
             **{t: native.binary_name(t) for t in built},  # its source's hash names the build
+            # the microbenchmarks' costs are the compiler's code too
+            **({"cc": _version(host, [native.compiler(host), "--version"])} if "microbench" in built else {}),
             "kernel": host.run(["uname", "-r"]).stdout.strip(),
             # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
             "cpu_accounting": capabilities.cpu_accounting(
                 host.run(capabilities.KCONFIG_ARGV, check=False).stdout).value,
         }
     return versions
+
+
+def _version(host, argv: list[str]) -> str:
+    """A tool's first line of --version, or "unsupported (why)" where it is missing or fails."""
+    if not host.which(argv[0]):
+        return "unsupported (not installed)"
+    res = host.run(argv, check=False)
+    lines = res.stdout.strip().splitlines()
+    return lines[0] if res.ok and lines else f"unsupported (exit {res.returncode}: {res.stderr.strip()[-200:]})"
 
 
 def rpc_tool(tb: Testbed, wanted: str = "auto") -> str:
@@ -208,6 +222,8 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
     so that work never falls inside this point's window)."""
     workload, probing = req.workload, req.probing
     versions = req.versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
+    if hasattr(workload, "measure"):  # a bench (benches.py): it measures itself in the runner's window
+        return _run_bench(tb, req, versions, before_window)
     flows = plan_flows(tb, workload)
     cpus = side_cpus(tb, flows)
     rd = _new_run(tb, req, flows, cpus, versions)
@@ -354,6 +370,80 @@ def _new_run(tb: Testbed, req: RunRequest, flows: list[Flow], cpus: dict, versio
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
                        versions=versions, controller=platform.node(), probes={"perf": req.probing.perf_manifest()})
     return rd
+
+
+class _BenchWindow:
+    """A bench's load window on its machines (benches.Window) and the processes it started."""
+
+    def __init__(self, tb: Testbed, rd: RunDir, machines: list[str]):
+        self.tb, self.rd = tb, rd
+        self.probes = {m: LoadProbe() for m in machines}
+        self.procs: list = []
+        self.start = 0.0
+        self.raw: dict[str, dict[str, str]] = {}
+        self.our_pids: list[int] = []
+
+    def track(self, proc) -> None:
+        self.procs.append(proc)
+
+    def open(self) -> None:
+        for m, probe in self.probes.items():
+            probe.start(self.tb.machines[m])
+        self.start = time.time()
+
+    def close(self, our_pids: list[int]) -> None:
+        self.raw = {m: probe.stop(self.tb.machines[m]) for m, probe in self.probes.items()}
+        record_window(self.rd, self.start, time.time())
+        self.our_pids = [os.getpid(), *our_pids]
+
+    def rows(self, out) -> None:
+        """The window's raw files (one machine's keep their plain names, as the embedded testbed's
+        always have) and other processes' CPU during it, last among the rows."""
+        for machine, files in self.raw.items():
+            for name, text in files.items():
+                self.rd.write_raw(name if len(self.raw) == 1 else f"{machine}.{name}", text)
+        tidy.note_foreign_load(out, self.rd.manifest, self.raw, self.our_pids)
+
+
+class _Measured:
+    """A bench's run, finished already: what a sweep's finisher expects of start_point."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def finish(self) -> Path:
+        return self.path
+
+
+def _run_bench(tb: Testbed, req: RunRequest, versions: dict, before_window) -> _Measured:
+    """One bench point (benches.py): the config applied whole, the bench measuring in a load window
+    on its machines, its rows and what it could not measure recorded, the run directory written.
+    A failure leaves a failed run directory with the bench's processes' argv and output."""
+    workload = req.workload
+    rd = RunDir(req.runs_dir, req.campaign, req.run_id or f"{req.experiment}-r{req.repetition}-{uuid.uuid4().hex[:6]}")
+    rd.manifest["point"] = req.point or {"config": req.config.name}
+    rd.manifest.update(experiment=req.experiment, config=req.config.describe(),
+                       config_label=req.config.label(tb.kind, tb.rx_steering), repetition=req.repetition,
+                       workload=workload.describe(), testbed=tb.describe(),
+                       versions=versions, controller=platform.node(), probes={"perf": "off", "load": "window"})
+    window = _BenchWindow(tb, rd, workload.machines(tb))
+    try:
+        _apply(tb, req.config, workload, rd)
+        if before_window is not None:
+            before_window()
+        out = Rows(rd.manifest, req.config.name)
+        rd.manifest["unsupported"] = workload.measure(tb, rd, window, out)
+        window.rows(out)
+        rd.manifest.update(out.notes)  # the bench derives; the runner records
+        return _Measured(rd.finish("ok", out.frame()))
+    except BaseException as exc:
+        path = finish_failed(rd, exc, {workload.tool: dict(enumerate(window.procs))})
+        if isinstance(exc, (HostError, ParseError, stackconfig.ConfigError)):
+            raise RunFailed(f"{exc} (run directory: {path})") from exc
+        raise
+    finally:
+        for p in window.procs:
+            p.close()
 
 
 def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:

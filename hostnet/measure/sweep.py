@@ -10,7 +10,9 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
                                      # short_flows and long_flow (experiment: mixed),
                                      # send_mode, recv_mode (zcflow: sendfile, MSG_ZEROCOPY,
                                      # TCP_ZEROCOPY_RECEIVE), mtu, big_tcp_bytes (BIG TCP's
-                                     # GSO/GRO packet limit)
+                                     # GSO/GRO packet limit); bench (experiment:
+                                     # time-budget: micro, udp-batch) with micro_scale, batch
+                                     # and payload_bytes (benches.py)
       rx_buffer_kb: [100, 200, 400]
     repetitions: 3
     duration: 5
@@ -45,13 +47,13 @@ import re
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .. import __version__, schema, inputfiles
-from . import config as stackconfig, udp_loss
+from .. import __version__, inputfiles, native, project, schema
+from . import benches, config as stackconfig, udp_loss
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import HostUnreachable
 from .runner import PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool, start_point
@@ -64,10 +66,11 @@ log = logging.getLogger(__name__)  # where no progress bar can draw (not a termi
 
 # mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
-                       "udp-loss": "single", "mixed": "single"}
+                       "udp-loss": "single", "mixed": "single", "time-budget": "single"}
+BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
-             "send_mode", "recv_mode", "mtu", "big_tcp_bytes")
+             "send_mode", "recv_mode", "mtu", "big_tcp_bytes", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode")
 MIXED_KEYS = ("short_flows", "long_flow")
 
@@ -109,6 +112,12 @@ _GRID_VALUES = {
     "big_tcp_bytes": {"type": "integer", "minimum": stackconfig.GSO_LEGACY_MAX, "maximum": stackconfig.BIG_TCP_MAX,
                       "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
                                      f"{stackconfig.BIG_TCP_MAX}"},
+    "bench": {"enum": list(benches.EXPERIMENTS), "description": f"one of {', '.join(benches.EXPERIMENTS)}"},
+    "micro_scale": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
+                    "description": "an iteration scale above 0, at most 100"},
+    "batch": {"type": "integer", "minimum": 1, "maximum": 1024, "description": "datagrams per call, 1 to 1024"},
+    "payload_bytes": {"type": "integer", "minimum": 1, "maximum": 1472,
+                      "description": "a UDP payload from 1 to 1472 bytes (one 1500-byte frame)"},
 }
 # The spec's shape (types, ranges, names), checked before anything is derived from it.
 SCHEMA = {
@@ -175,6 +184,10 @@ class SweepSpec:
         check_spec({k: getattr(self, k) for k in self.__dataclass_fields__})
         if self.experiment != "mixed" and set(self.grid) & set(MIXED_KEYS):
             raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to experiment mixed")
+        if (self.experiment == "time-budget") != bool(set(self.grid) & set(BENCH_KEYS)) or (
+                self.experiment == "time-budget" and ("bench" not in self.grid or set(self.grid) - set(BENCH_KEYS))):
+            raise SweepError(f"experiment time-budget takes grid.bench ({', '.join(benches.EXPERIMENTS)}) and only "
+                             f"{', '.join(BENCH_KEYS)}; those keys belong to it alone")
         for key, values in (("configs", self.configs), *((f"grid.{k}", v) for k, v in self.grid.items())):
             # 8 and 8.0 are one point (as topup.same_value reads them)
             seen = [f"{float(v):g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else json.dumps(v)
@@ -207,6 +220,15 @@ class SweepSpec:
     def stored_as(self) -> str:
         return self.label or self.experiment
 
+    def stored_for(self, point: dict) -> str:
+        """The experiment a point's runs are stored as: stored_as, or its bench's (time-budget)."""
+        return benches.EXPERIMENTS[point["bench"]] if "bench" in point else self.stored_as
+
+    @property
+    def stored_names(self) -> set[str]:
+        """Every experiment name this spec's runs are stored under."""
+        return {self.stored_for(p) for p in self.points()}
+
     @classmethod
     def from_dict(cls, d: dict, where: str = "") -> "SweepSpec":
         check_spec(d, where)
@@ -229,8 +251,22 @@ class SweepSpec:
         keys = list(self.grid)
         points = [{"config": c, **dict(zip(keys, values, strict=True))}
                   for c in self.configs for values in itertools.product(*(self.grid[k] for k in keys))]
+        if self.experiment == "time-budget":  # each bench keeps its own keys: one micro point, not one per batch
+            points = [{k: v for k, v in p.items() if k in ("config", "bench", *benches.KEYS[p["bench"]])}
+                      for p in points]
+            points = [dict(t) for t in dict.fromkeys(tuple(p.items()) for p in points)]
         # mixed: long_flow x short_flows includes "no flow at all", which is no point
         return [p for p in points if int(p.get("long_flow", 1)) or int(p.get("short_flows", 0))]
+
+
+def declared(name: str, **changes) -> SweepSpec:
+    """An experiment's declaration, hostnet/sweeps/<name>.yaml (package data; sweeps/ in a checkout
+    links to it), with `changes` (SweepSpec fields; a grid given replaces the keys it names)
+    applied: a section's default sweep is its YAML, and notebook parameters and CLI flags override it."""
+    spec = SweepSpec.from_yaml(project.packaged("sweeps") / f"{name}.yaml")
+    if "grid" in changes:
+        changes["grid"] = {**spec.grid, **changes["grid"]}
+    return replace(spec, **changes) if changes else spec
 
 
 def point_config(point: dict) -> stackconfig.StackConfig:
@@ -250,8 +286,13 @@ def point_config(point: dict) -> stackconfig.StackConfig:
     return stackconfig.get_config(point["config"], **overrides)
 
 
-def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: tuple = ()):
-    """The point's workload; binaries: ((endpoint role, path), ...) of a native tool it runs (zcflow)."""
+def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict | None = None):
+    """The point's workload; binaries: {native tool: ((endpoint role, path), ...)} of the native
+    tools it runs (zcflow, microbench, udpbatch: native_binaries)."""
+    binaries = binaries or {}
+    if "bench" in point:
+        return benches.workload(point, duration_s=spec.duration, warmup_s=spec.warmup,
+                                binaries=binaries.get("microbench" if point["bench"] == "micro" else "udpbatch", ()))
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
     if set(point) & set(ZERO_COPY_KEYS):
@@ -260,7 +301,7 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: tuple = ()
                              "RPCs, UDP or mixed flows")
         return ZeroCopyFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
                              send_mode=point.get("send_mode", "copy"), recv_mode=point.get("recv_mode", "copy"),
-                             binaries=binaries)
+                             binaries=binaries.get(ZeroCopyFlows.tool, ()))
     if "udp_rate_gbps" in point:
         return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
                        socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),
@@ -277,10 +318,22 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: tuple = ()
                      congestion_control=point.get("congestion_control", "cubic"))
 
 
-def zcflow_binaries(tb: Testbed) -> tuple:
-    """((endpoint role, path), ...): zcflow built on every endpoint's host (once per local machine)."""
-    from .. import native
-    return tuple((role, native.ensure(ZeroCopyFlows.tool, ep.host)) for role, ep in tb.endpoints.items())
+def native_binaries(tb: Testbed, tool: str) -> tuple:
+    """((endpoint role, path), ...): a native tool built on every endpoint's host (once per local machine)."""
+    return tuple((role, native.ensure(tool, ep.host)) for role, ep in tb.endpoints.items())
+
+
+def _tools(spec: SweepSpec, points: list[dict], tb: Testbed) -> tuple[str, tuple[str, ...]]:
+    """(the RPC tool the points' workloads name, every tool preflight checks)."""
+    if spec.experiment == "time-budget":  # both, whichever points: a top-up of one keeps the fingerprint
+        return "udpbatch", ("microbench", "udpbatch")
+    mixed = spec.experiment == "mixed"
+    tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in points) else "iperf3"
+    if any("udp_rate_gbps" in p for p in points):
+        tool = UdpRate.tool
+    if any(set(p) & set(ZERO_COPY_KEYS) for p in points):
+        return tool, ("zcflow",)
+    return tool, ("iperf3", tool) if mixed else (tool,)
 
 
 def fingerprint(tb: Testbed, versions: dict) -> dict:
@@ -415,12 +468,9 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable)."""
     points = spec.points()  # expanded once: every step below reads this list
     cfgs = {p["config"]: point_config(p) for p in points}
-    mixed = spec.experiment == "mixed"
-    tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in points) else "iperf3"
-    if any("udp_rate_gbps" in p for p in points):
-        tool = UdpRate.tool
-    zero_copy = any(set(p) & set(ZERO_COPY_KEYS) for p in points)
-    versions = preflight(tb, ("iperf3", tool) if mixed else ("zcflow",) if zero_copy else (tool,))
+    tool, tools = _tools(spec, points, tb)
+    # a bench records a missing perf unsupported (benches.py); flows need it
+    versions = preflight(tb, tools, *([()] if spec.experiment == "time-budget" else []))
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in points for p in point_requirements(tb, point_config(pt))]
     if any("udp_rate_gbps" in p for p in points):
@@ -436,7 +486,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         raise IncomparableTestbed(f"campaign {campaign} was recorded on another testbed ({'; '.join(differs)}): "
                                   f"its runs cannot be compared with this one's; record a new campaign")
     cdir.mkdir(parents=True, exist_ok=True)
-    binaries = zcflow_binaries(tb) if zero_copy else ()
+    binaries = {t: native_binaries(tb, t) for t in tools if t in native.TOOLS}
     plan = _Campaign(spec, points, cfgs, tool, versions, fp, cdir, Path(runs_dir), campaign, binaries)
     with campaign_lock(cdir):
         return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s)
@@ -467,7 +517,7 @@ class _Campaign:
     cdir: Path
     runs_dir: Path
     name: str
-    binaries: tuple = ()
+    binaries: dict = field(default_factory=dict)
 
     def request(self, point: dict, pid: str, run: Path, repetition: int, profiled: bool) -> RunRequest:
         """The runner's request for one run of one point."""
@@ -476,7 +526,7 @@ class _Campaign:
         probing = Probing(profile=profiled, perf_freq_hz=spec.perf_freq_hz,
                           latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)))
         return RunRequest(cfg, point_workload(spec, point, self.tool, self.binaries), self.runs_dir, self.name,
-                          experiment=spec.stored_as, repetition=repetition, point={"id": pid, **point},
+                          experiment=spec.stored_for(point), repetition=repetition, point={"id": pid, **point},
                           run_id=run.name, probing=probing, versions=self.versions)
 
 

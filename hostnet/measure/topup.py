@@ -1,5 +1,9 @@
-"""Top a recorded campaign up until its verdicts are decided: more clean repetitions of exactly the
-points an inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
+"""Top a campaign up: one mechanism (run_more: one more repetition of named points, through the
+sweep) under two policies, for every experiment the sweep runs (the time budget's benches too).
+
+fill(): until every point has a few runs free of foreign load (a bounded number of rounds).
+decide(): until the verdicts are decided: more clean repetitions of exactly the points an
+inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
 
 Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
 names the points. Points whose every run was flagged (foreign load: a busy machine) are topped up
@@ -42,12 +46,18 @@ def matching(spec: SweepSpec, partial_points: list[dict]) -> list[dict]:
             if any(all(same_value(p.get(k), v) for k, v in want.items()) for want in partial_points)]
 
 
+def manifests_of(spec: SweepSpec, runs_dir, campaign: str) -> list[dict]:
+    """The campaign's manifests of the experiments spec's runs are stored as."""
+    names = spec.stored_names
+    return [m for m in store.load_manifests(runs_dir, campaign) if m.get("experiment") in names]
+
+
 def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str) -> int:
     """One more repetition of each point (one sweep per point, so no grid product adds others);
     returns the runs made. The campaign's own plan in sweep.json is kept; each round is appended."""
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
     plan = json.loads(sweep_json.read_text())
-    manifests = store.load_manifests(runs_dir, campaign, spec.stored_as)
+    manifests = manifests_of(spec, runs_dir, campaign)
     made = 0
     for i, point in enumerate(matching(spec, points)):
         same = [m.get("repetition", 0) for m in manifests if _same(m.get("point", {}), point)]
@@ -90,7 +100,7 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
         except FileNotFoundError as exc:  # no clean run at all yet: only the flagged points say what to add
             unjudged.append(str(exc))
             table = pd.DataFrame()
-        flagged = without_clean_run(store.load_manifests(runs_dir, campaign, spec.stored_as))
+        flagged = without_clean_run(manifests_of(spec, runs_dir, campaign))
         if flagged:  # a point whose every run was flagged (foreign load) is judged on none: run it again
             table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
         return table
@@ -105,6 +115,27 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
          "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
     store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
     return log
+
+
+def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int) -> list[dict]:
+    """The spec's points with fewer than min_clean successful runs free of foreign load (8 and 8.0
+    one value, as same_value reads them)."""
+    clean = [m.get("point", {}) for m in manifests if store.usable(m)]
+    return [p for p in spec.points() if sum(_same(c, p) for c in clean) < min(min_clean, spec.repetitions)]
+
+
+def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[dict]:
+    """Another repetition of every point with fewer than min_clean runs free of foreign load (nor
+    failed), up to `rounds` times (run_more, recorded in sweep.json under "top_ups"); flagged runs
+    stay in the campaign (notebooks count them). Returns the points still lacking."""
+    spec = campaign_spec(runs_dir, campaign)
+    lacking = lacking_points(spec, manifests_of(spec, runs_dir, campaign), min_clean)
+    for _ in range(rounds):
+        if not lacking:
+            break
+        run_more(tb, spec, lacking, runs_dir=runs_dir, campaign=campaign)
+        lacking = lacking_points(spec, manifests_of(spec, runs_dir, campaign), min_clean)
+    return lacking
 
 
 NO_CLEAN_RUN = "no clean run"  # what a top-up round names for points whose every run was flagged

@@ -92,7 +92,7 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
             "Time budget per packet at 10–400 Gbit/s, measured costs, batching (2015 talk, F18–F20)",
             "2015 talk", "udp-batch", "hostnet.sections.time_budget",
             (Select("batch_sizes", "batch"), Select("payload_bytes", "payload_bytes")),
-            (*LIVE_ONLY, "micro_scale", "max_extra")),
+            (*LIVE_ONLY, "micro_scale", "top_up_rounds")),
     Section("14-end-host-loss.ipynb",
             "End-host loss (Marian et al., DSN 2010): where UDP is lost; TCP variants", "DSN 2010", "udp-loss",
             "hostnet.sections.end_host_loss",

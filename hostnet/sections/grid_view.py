@@ -3,10 +3,6 @@ grid key run live or replayed, tidy rows tagged with the point's value, per-valu
 CIs, per-value CPU breakdowns and their chart (verdicts are verdicts.py's, on per-run values)."""
 from __future__ import annotations
 
-import json
-from collections import Counter
-from dataclasses import replace
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -17,6 +13,7 @@ from ..testbed.session import kind_of
 from . import common
 from ..analysis.metrics import BREAKDOWN_ORDER
 from ..charts.plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
+from ..measure import topup
 from ..measure.sweep import SweepSpec, run_sweep
 from ..measure.options import LiveOptions
 
@@ -29,7 +26,7 @@ CLEAN_RUNS = 2
 def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, live: LiveOptions = LiveOptions(),
             top_up_rounds: int = 2, judge=None) -> str:
     """Replay: the campaign named. Run: the sweep on `live.testbed` (LiveOptions), into `campaign`
-    or a new <date>-<name>-<kind> campaign, then top_up() so no point is left without a clean run,
+    or a new <date>-<name>-<kind> campaign, then topup.fill so no point is left without a clean run,
     then (given the section's judge) topup.decide until its verdicts are decided or the budget is
     spent; returns the campaign's name."""
     if common.is_replay(mode, campaign):
@@ -37,46 +34,10 @@ def collect(mode: str, spec: SweepSpec, *, runs_dir, campaign: str, name: str, l
     campaign = campaign or store.new_campaign_id(name, kind_of(live.testbed))
     with live.testbed_for() as tb:
         run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
-        top_up(tb, spec, runs_dir=runs_dir, campaign=campaign, rounds=top_up_rounds)
+        topup.fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=CLEAN_RUNS, rounds=top_up_rounds)
         if judge is not None:
             live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
-
-
-def _plain(point: dict) -> str:
-    return json.dumps({k: v for k, v in point.items() if k != "id"}, sort_keys=True)
-
-
-def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int = CLEAN_RUNS) -> list[dict]:
-    """The spec's points with fewer than min_clean successful runs free of foreign load."""
-    clean = Counter(_plain(m.get("point", {})) for m in manifests if store.usable(m))
-    return [p for p in spec.points() if clean[_plain(p)] < min(min_clean, spec.repetitions)]
-
-
-def top_up(tb, spec: SweepSpec, *, runs_dir, campaign: str, rounds: int = 2) -> list[dict]:
-    """Another repetition of every point with fewer than CLEAN_RUNS runs not flagged for foreign
-    load (nor failed), up to `rounds` times; flagged runs stay in the campaign (notebooks count them). The extra rounds
-    are recorded in sweep.json under "top_ups". Returns the points still lacking a clean run."""
-    sweep_json = Path(runs_dir) / campaign / "sweep.json"
-    plan = json.loads(sweep_json.read_text())
-    manifests = store.load_manifests(runs_dir, campaign, spec.experiment)
-    lacking = lacking_points(spec, manifests)
-    for extra in range(1, rounds + 1):
-        if not lacking:
-            break
-        # the lacking points' values per grid key; their product may add a repetition elsewhere
-        grid = {k: [v for v in spec.grid[k] if any(p[k] == v for p in lacking)] for k in spec.grid}
-        keys = {_plain(p) for p in lacking}
-        reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in manifests
-                                            if _plain(m.get("point", {})) in keys)]) + 2  # one more each
-        more = replace(spec, grid=grid, configs=list(dict.fromkeys(p["config"] for p in lacking)),
-                       repetitions=reps, seed=spec.seed + extra)
-        run_sweep(tb, more, runs_dir=runs_dir, campaign=campaign)
-        plan.setdefault("top_ups", []).append(json.loads(sweep_json.read_text()))
-        manifests = store.load_manifests(runs_dir, campaign, spec.experiment)
-        lacking = lacking_points(spec, manifests)
-    sweep_json.write_text(json.dumps(plan, indent=2))  # the campaign's own plan, plus its top-ups
-    return lacking
 
 
 def tag(tidy: pd.DataFrame, manifests: list[dict], key: str, default=None) -> pd.DataFrame:

@@ -16,7 +16,7 @@ def test_notebook_13_runs_live_quick(state_dir, tmp_path):
     runs.mkdir()
     before = _our_namespaces()
     params = {"mode": "run", "campaign": "live13", **batch.SMOKE, "batch_sizes": [1, 32],
-              "micro_scale": 0.1, "max_extra": 0,
+              "micro_scale": 0.1, "top_up_rounds": 0,
               "runs_dir": str(runs), "figures_dir": str(figs)}
     batch.execute(REPO / "notebooks" / "13-time-budget.ipynb", params, tmp_path / "executed")
     manifests = store.load_manifests(runs, "live13")

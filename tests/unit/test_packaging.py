@@ -85,7 +85,7 @@ def test_the_wheel_ships_every_file_read_through_resources():
     """hatchling puts the whole package in the wheel but what .gitignore names: no data file read
     through importlib.resources may be ignored (the wheel itself is built in tests/notebooks/test_wheel.py)."""
     assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["hostnet"]
-    shipped = [str(p.relative_to(REPO)) for d in ("reference", "taxonomy", "native", "assets", "templates")
+    shipped = [str(p.relative_to(REPO)) for d in ("reference", "taxonomy", "native", "assets", "templates", "sweeps")
                for p in (REPO / "hostnet" / d).iterdir() if p.is_file()]
     ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *shipped],
                              capture_output=True, text=True).stdout.split()

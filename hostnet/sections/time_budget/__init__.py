@@ -2,8 +2,9 @@
 UDP batching (sendmmsg/recvmmsg) between the embedded testbed's namespaces.
 
 Companion study: J. D. Brouer's 2015 talk on the 100 Gbit/s time budget (findings F18-F20).
-The notebook 13-time-budget.ipynb is a thin caller of these functions; the measuring half
-lives in run.py, the arithmetic in budget.py.
+The notebook 13-time-budget.ipynb is a thin caller of these functions. Its campaign is
+hostnet/sweeps/time-budget.yaml run through the sweep like every other (the microbenchmarks and
+the batching points are workload kinds: measure/benches.py); the arithmetic is budget.py's.
 """
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ import pandas as pd
 
 from . import budget
 from .. import common
-from .run import BATCH_EXPERIMENT, BATCH_SIZES, MICRO_EXPERIMENT, collect  # noqa: F401
 from ... import store
+from ...measure import topup
+from ...measure.benches import BATCH_EXPERIMENT, MICRO_EXPERIMENT, PAYLOAD_BYTES
+from ...measure.options import LiveOptions
+from ...measure.sweep import SweepSpec, declared, run_sweep
+from ...testbed.session import kind_of
 from ...analysis import verdicts
 from ...analysis.metrics import breakdown_metric
 from ...analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
@@ -35,6 +40,34 @@ COST_LABELS = {
     "skballoc": "skb-like alloc+free (256 B zeroed + 2 KB)",
 }
 FLATTEN_SHARE = 0.9  # the curve has flattened where the median reaches 90 % of the best batch size
+
+
+def spec(*, batch_sizes=None, payload_bytes: int = PAYLOAD_BYTES, micro_scale: float = 1.0, **fields) -> SweepSpec:
+    """The campaign's sweep: sweeps/time-budget.yaml with the notebook's parameters (fields: any
+    SweepSpec field, e.g. repetitions, duration). Only what differs from the declaration's points
+    enters the grid, so a default campaign's point ids stay what they were."""
+    grid = {"batch": [int(b) for b in batch_sizes]} if batch_sizes is not None else {}
+    if payload_bytes != PAYLOAD_BYTES:
+        grid["payload_bytes"] = [int(payload_bytes)]
+    if micro_scale != 1.0:
+        grid["micro_scale"] = [float(micro_scale)]
+    return declared("time-budget", **({"grid": grid} if grid else {}), **fields)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 3,
+            **spec_args) -> str:
+    """Replay the campaign named, or measure on `live.testbed` (LiveOptions): spec(**spec_args)
+    swept into `campaign` (or a new one), every point then topped up to a run free of foreign load
+    (at most top_up_rounds more rounds), then until F19 is decided or the top-up budget is spent."""
+    if common.is_replay(mode, campaign):
+        return campaign
+    sweep = spec(**spec_args)  # refused before a testbed is built
+    campaign = campaign or store.new_campaign_id("time-budget", kind_of(live.testbed))
+    with live.testbed_for("tb") as tb:
+        run_sweep(tb, sweep, runs_dir=runs_dir, campaign=campaign)
+        topup.fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=1, rounds=top_up_rounds)
+        live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
+    return campaign
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False):
@@ -250,13 +283,13 @@ def verdict_table(costs: pd.DataFrame, batches: pd.DataFrame, mhz: float | None,
     ref = talk_numbers(reference_dir)
     f19, f19_points = _f19(findings, ref, costs, batches, flagged, batch)
     out = pd.DataFrame([_f18(findings, ref, mhz), f19, _f20(findings, ref, costs, in_situ)])
-    # F19's batch sizes are what a top-up repeats (run.collect); F20 in situ is another campaign's
+    # F19's batch sizes are what a top-up repeats (collect); F20 in situ is another campaign's
     out.attrs["top_up"] = {"F19": f19_points} if f19["verdict"] == INCONCLUSIVE and f19_points else {}
     return out
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
-    """The campaign's verdict table as the notebook computes it, less F20 in situ (what run.collect's
+    """The campaign's verdict table as the notebook computes it, less F20 in situ (what collect's
     top-up asks; its attrs["top_up"] names batch sizes, e.g. [{"batch": 1}, {"batch": 32}])."""
     micro, batch, _, flagged = load(runs_dir, campaign)
     return verdict_table(cost_table(micro), batch_table(batch), clock_mhz(micro)[0], reference_dir,

@@ -396,8 +396,9 @@ def test_send_and_recv_mode_make_a_zero_copy_point_at_the_mtu_asked():
                                                  "recv_mode": ["mmap"]})
     [copy, zc] = spec.points()
     assert sweep.point_config(zc).mtu == 61492 and sweep.point_config(zc).tso  # all-opts, MTU overridden
-    w = point_workload(spec, zc, "iperf3", (("sender", "/b/z"), ("receiver", "/b/z")))
+    w = point_workload(spec, zc, "iperf3", {"zcflow": (("sender", "/b/z"), ("receiver", "/b/z"))})
     assert isinstance(w, ZeroCopyFlows) and (w.send_mode, w.recv_mode) == ("zerocopy", "mmap")
+    assert w.binary("receiver") == "/b/z"
     assert point_workload(spec, copy, "iperf3").send_mode == "copy"
     with pytest.raises(sweep.SweepError, match="send_mode and recv_mode choose how a bulk flow moves data"):
         SweepSpec(configs=["tsogro"], grid={"send_mode": ["sendfile"], "rpc_size": [4096]})
@@ -423,3 +424,23 @@ def test_preflight_of_a_built_tool_asks_for_a_compiler_not_a_binary_on_path(monk
     tb.endpoints["receiver"].host.handlers["cc"] = ok["cc"]
     versions = runner.preflight(tb, ("zcflow",))
     assert versions["rx"]["zcflow"] == native.binary_name("zcflow")
+
+
+def test_a_time_budget_sweep_makes_one_microbenchmark_point_and_a_batching_point_per_size():
+    from hostnet.measure.benches import Microbenchmarks, UdpBatch
+    spec = sweep.declared("time-budget", grid={"batch": [1, 32], "micro_scale": [0.1]}, repetitions=1)
+    points = spec.points()
+    assert points == [{"config": "no-opts", "bench": "micro", "micro_scale": 0.1},
+                      {"config": "no-opts", "bench": "udp-batch", "batch": 1},
+                      {"config": "no-opts", "bench": "udp-batch", "batch": 32}]
+    assert [spec.stored_for(p) for p in points] == ["time-budget-micro", "udp-batch", "udp-batch"]
+    bins = {"microbench": (("receiver", "/b/m"),), "udpbatch": (("sender", "/b/u"), ("receiver", "/b/u"))}
+    micro, b1, _ = (point_workload(spec, p, "udpbatch", bins) for p in points)
+    assert micro == Microbenchmarks(scale=0.1, binaries=(("receiver", "/b/m"),))
+    assert b1 == UdpBatch(1, 2, 1, binaries=bins["udpbatch"])
+    with pytest.raises(sweep.SweepError, match="experiment time-budget takes grid.bench"):
+        SweepSpec(experiment="time-budget", configs=["no-opts"], grid={"batch": [1]})
+    with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
+        SweepSpec(configs=["no-opts"], grid={"batch": [1]})
+    with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
+        SweepSpec(experiment="time-budget", configs=["no-opts"], grid={"bench": ["micro"], "flows": [2]})

@@ -188,3 +188,51 @@ def test_a_verdicts_numpy_points_are_recorded_as_plain_numbers():
                                  default=topup.plain)) == {"points": [{"big_tcp_bytes": 65536}, {"x": 0.5}]}
     with pytest.raises(TypeError, match="ndarray is not JSON serializable"):
         json.dumps({"a": np.zeros(2)}, default=topup.plain)
+
+
+def test_points_whose_runs_were_all_flagged_or_too_short_lack_clean_runs():
+    spec = SweepSpec(configs=["all-opts"], grid={"loss_rate": [0, 0.01]}, repetitions=2)
+    manifests = [{"status": "ok", "contaminated": True, "point": {"id": "a", "config": "all-opts", "loss_rate": 0.0}},
+                 {"status": "ok", "contaminated": False, "point": {"id": "b", "config": "all-opts", "loss_rate": 0.0}},
+                 {"status": "ok", "contaminated": True, "point": {"id": "c", "config": "all-opts", "loss_rate": 0.01}},
+                 {"status": "failed", "point": {"id": "c", "config": "all-opts", "loss_rate": 0.01}}]
+    assert topup.lacking_points(spec, manifests, min_clean=1) == [{"config": "all-opts", "loss_rate": 0.01}]
+    assert topup.lacking_points(spec, manifests[:2] + [{**manifests[2], "contaminated": False}], 1) == []
+    assert len(topup.lacking_points(spec, manifests, min_clean=2)) == 2  # one clean run has no CI
+    # a run whose window was too short is left out of analysis, so it does not count as clean either
+    short = manifests[:2] + [{**manifests[2], "contaminated": False, "short_window": "window 0.4 s of 2 s"}]
+    assert topup.lacking_points(spec, short, 1) == [{"config": "all-opts", "loss_rate": 0.01}]
+
+
+def test_fill_repeats_only_the_points_without_enough_clean_runs_and_stops_after_its_rounds(tmp_path, fake_sweeps,
+                                                                                          busy):
+    busy.add(4)  # n=4 stays flagged however often it runs
+    cdir = campaign(tmp_path)
+    lacking = topup.fill(None, runs_dir=tmp_path, campaign="c", min_clean=1, rounds=2)
+    assert [s.grid for s in fake_sweeps] == [{"flows": [4]}, {"flows": [4]}]
+    assert (cdir / "all-opts-4-r3").is_dir() and not (cdir / "all-opts-4-r4").exists()
+    assert lacking == [{"config": "all-opts", "flows": 4}]
+    assert len(json.loads((cdir / "sweep.json").read_text())["top_ups"]) == 2
+    fake_sweeps.clear()
+    busy.clear()  # the machine is quiet again: one more round gives n=4 its clean run, and that is enough
+    assert topup.fill(None, runs_dir=tmp_path, campaign="c", min_clean=1, rounds=2) == [] and len(fake_sweeps) == 1
+
+
+def test_a_time_budget_campaign_is_topped_up_by_bench_and_batch_size(tmp_path, fake_sweeps):
+    """Its two experiments (microbenchmarks, batching) live in one campaign and one sweep.json: a
+    verdict naming a batch size reaches exactly that point, and the flagged microbenchmarks too."""
+    spec = SweepSpec(experiment="time-budget", configs=["no-opts"],
+                     grid={"bench": ["micro", "udp-batch"], "batch": [1, 32]}, repetitions=1)
+    assert spec.stored_names == {"time-budget-micro", "udp-batch"}
+    cdir = tmp_path / "c"
+    cdir.mkdir()
+    (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
+    assert topup.matching(spec, [{"batch": 32}]) == [{"config": "no-opts", "bench": "udp-batch", "batch": 32}]
+    assert topup.matching(spec, [{"bench": "micro"}]) == [{"config": "no-opts", "bench": "micro"}]
+    micro = {"schema": SCHEMA_VERSION, "run_id": "m", "experiment": "time-budget-micro", "status": "ok",
+             "repetition": 0, "point": {"id": "m", "config": "no-opts", "bench": "micro"}}
+    (cdir / "m").mkdir()
+    (cdir / "m" / "manifest.json").write_text(json.dumps(micro))
+    (cdir / "m" / "tidy.csv").write_text(",".join(TIDY_COLUMNS) + "\n")
+    lacking = topup.lacking_points(spec, topup.manifests_of(spec, tmp_path, "c"), min_clean=1)
+    assert [p.get("batch") for p in lacking] == [1, 32]  # the micro run counts; neither batch size has a run

@@ -7,7 +7,7 @@ import pytest
 from conftest import FakeHost
 from hostnet import native
 from hostnet.parsers.native import parse_microbench, parse_udpbatch, parse_zcflow
-from hostnet.sections.time_budget.run import recv_argv, send_argv
+from hostnet.measure.benches import recv_argv, send_argv
 
 
 def test_no_compiler_is_a_clear_error(monkeypatch):

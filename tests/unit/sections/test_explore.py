@@ -63,8 +63,11 @@ def test_flamegraph_of_a_stored_run_and_the_cli(tmp_path):
     assert cli.main(["flamegraph", str(run), "--side", "sender", "-o", str(tmp_path / "icicle.png")]) == 0
     assert (tmp_path / "icicle.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "sender CPUs" in (tmp_path / "icicle.svg").read_text()
-    bare = tmp_path / "run"
-    shutil.copytree(run, bare, ignore=shutil.ignore_patterns("*.perf_folded.txt"))
+    bare = tmp_path / "run"  # the same run without its folded stacks: unpacked, the archive gone
+    shutil.copytree(run, bare)
+    for folded in store.unpack_raw(bare).glob("*.perf_folded.txt"):
+        folded.unlink()
+    (bare / store.RAW_ARCHIVE).unlink()
     with pytest.raises(FileNotFoundError, match="no folded stacks"):
         explore.flamegraph(bare)
 
