@@ -259,13 +259,18 @@ class SweepSpec:
         return [p for p in points if int(p.get("long_flow", 1)) or int(p.get("short_flows", 0))]
 
 
-def declared(name: str, **changes) -> SweepSpec:
+def declared(name: str, *, config: str | None = None, grid: dict | None = None, **fields) -> SweepSpec:
     """An experiment's declaration, hostnet/sweeps/<name>.yaml (package data; sweeps/ in a checkout
-    links to it), with `changes` (SweepSpec fields; a grid given replaces the keys it names)
-    applied: a section's default sweep is its YAML, and notebook parameters and CLI flags override it."""
+    links to it), with what is given over it: config (one config for configs), grid (the keys given
+    replace the declaration's), any other SweepSpec field. None leaves the declaration's value: a
+    section's default campaign is its YAML, and notebook parameters and CLI flags override it."""
     spec = SweepSpec.from_yaml(project.packaged("sweeps") / f"{name}.yaml")
-    if "grid" in changes:
-        changes["grid"] = {**spec.grid, **changes["grid"]}
+    changes = {k: v for k, v in fields.items() if v is not None}
+    if config is not None:
+        changes["configs"] = [config]
+    given = {k: list(v) for k, v in (grid or {}).items() if v is not None}
+    if given:
+        changes["grid"] = {**spec.grid, **given}
     return replace(spec, **changes) if changes else spec
 
 

@@ -17,17 +17,13 @@ import pandas as pd
 
 from ..analysis import metrics, ledger, verdicts
 from ..charts import plots
-from ..measure.sweep import SweepSpec
+from ..measure.sweep import SweepSpec, declared
 from . import common, grid_view
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "zero-copy"
 BIG_TCP = "big-tcp"
-BIG_TCP_SIZES = [65536, 185000]  # the legacy limit, and the size the BIG TCP patches were shown with
 PER_SKB = ("tcp/ip", "netdev", "skb")  # the layers whose work is per packet, not per byte
-BIG_TCP_SAMPLE_EVERY = 8  # the eBPF probe's 1-in-N skbs for the size histogram (its own cost kept down)
-CONFIG = "all-opts"
-MTU = 61492  # 15 x 4096 payload + 20 (IPv4) + 32 (TCP with timestamps): tcp_mmap.c's condition
 SEND_MODES = ["copy", "sendfile", "zerocopy"]
 RECV_MODES = ["copy", "mmap"]
 # what each mode does, for tables and figures
@@ -37,11 +33,12 @@ MB = 1 << 20
 BASELINE = {"send_mode": "copy", "recv_mode": "copy"}
 
 
-def spec(*, send_modes=SEND_MODES, recv_modes=RECV_MODES, mtu: int = MTU, config: str = CONFIG,
-         repetitions: int = 5, duration: int = 5, warmup: int = 2) -> SweepSpec:
-    return SweepSpec(configs=[config], grid={"mtu": [mtu], "send_mode": list(send_modes),
-                                             "recv_mode": list(recv_modes)},
-                     repetitions=repetitions, duration=duration, warmup=warmup, seed=1, label=EXPERIMENT)
+def spec(*, send_modes=None, recv_modes=None, mtu: int | None = None, config: str | None = None,
+         **fields) -> SweepSpec:
+    """sweeps/zero-copy.yaml (its MTU: tcp_mmap.c's whole-page condition), with what is given over it
+    (fields: any other SweepSpec field)."""
+    return declared(EXPERIMENT, config=config, grid={
+        "mtu": None if mtu is None else [int(mtu)], "send_mode": send_modes, "recv_mode": recv_modes}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
@@ -258,11 +255,11 @@ def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
 
 # --- BIG TCP -------------------------------------------------------------------------------------------
 
-def big_tcp_spec(*, sizes=BIG_TCP_SIZES, config: str = CONFIG, repetitions: int = 5, duration: int = 5,
-                 warmup: int = 2) -> SweepSpec:
-    return SweepSpec(configs=[config], grid={"big_tcp_bytes": [int(b) for b in sizes]}, repetitions=repetitions,
-                     duration=duration, warmup=warmup, seed=1, latency_sample_every=BIG_TCP_SAMPLE_EVERY,
-                     label=BIG_TCP)
+def big_tcp_spec(*, sizes=None, config: str | None = None, **fields) -> SweepSpec:
+    """sweeps/big-tcp.yaml: the legacy 64 KB limit and the size the BIG TCP patches were shown with,
+    the eBPF probe sampling 1 in 8 skbs for the size histogram; what is given over it as in spec()."""
+    return declared(BIG_TCP, config=config,
+                    grid={"big_tcp_bytes": None if sizes is None else [int(b) for b in sizes]}, **fields)
 
 
 def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(),
@@ -335,6 +332,11 @@ def limit_name(size: int) -> str:
     return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size / 1000:g} KB"
 
 
+def _sampled_every() -> int:
+    """The eBPF probe's 1-in-N for the size histogram: big-tcp.yaml's (a run does not record it)."""
+    return declared(BIG_TCP).latency_sample_every
+
+
 def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> dict:
     runs = summary.assign(limit=summary.big_tcp_bytes.map(limit_name))
     long = pd.concat([runs.assign(side=side, pct=runs[f"{side}_per_skb_pct"],
@@ -359,7 +361,7 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> di
         color=alt.Color("limit:N", title="limit", sort=list(dict.fromkeys(hist.limit))),
         tooltip=["limit", "bucket", "packets", alt.Tooltip("share:Q", format=".3f")],
     ).properties(width=320, height=240, title=alt.Title("Packet sizes after GRO (receiver)",
-                                                        subtitle=f"1 in {BIG_TCP_SAMPLE_EVERY} packets sampled"))
+                                                        subtitle=f"1 in {_sampled_every()} packets sampled"))
     return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
 
 

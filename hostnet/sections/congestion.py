@@ -8,6 +8,7 @@ An algorithm the host lacks is refused up front by the capability check and kept
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import altair as alt
@@ -20,45 +21,47 @@ from .. import store
 from ..testbed.session import kind_of
 from . import common
 from ..testbed.capabilities import point_requirements
-from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "one-to-one"
+# the order tables and charts show the algorithms in (the sweep's: sweeps/congestion-control.yaml)
 ALGORITHMS = ["reno", "cubic", "bbr", "dctcp"]
-FLOWS = [1, 4]
 REFUSED_FILE = "refused.json"
 # "changes little": each algorithm's tpc within this margin of cubic's, the whole 95 % CI of the
 # relative difference inside it (the margin predates the CI rule; it was not tuned to any verdict)
 SPREAD_LIMIT_PCT = 15.0
 
 
-def spec(algorithms, *, config: str = "all-opts", flows=FLOWS, repetitions: int = 3, duration: int = 5,
-         warmup: int = 2, perf_freq_hz: int = 249) -> SweepSpec:
-    """The congestion controls (those the testbed has) x flow counts."""
-    return SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"congestion_control": list(algorithms),
-                                                                    "flows": list(flows)},
-                     repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+def spec(algorithms=None, *, config: str | None = None, flows=None, **fields) -> SweepSpec:
+    """sweeps/congestion-control.yaml: congestion controls x flow counts, with what is given over it
+    (fields: any other SweepSpec field)."""
+    grid = {"congestion_control": algorithms, "flows": None if flows is None else [int(n) for n in flows]}
+    return declared("congestion-control", config=config, grid=grid, **fields)
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), algorithms=ALGORITHMS,
-            config: str = "all-opts", **spec_args) -> str:
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
     """Replay the campaign named, or sweep the algorithms the testbed has (the others refused, named in
     the campaign's REFUSED_FILE) on `live.testbed`; spec_args: spec()'s."""
     if common.is_replay(mode, campaign):
         return campaign
+    sweep = spec(**spec_args)
+    algorithms = sweep.grid["congestion_control"]
     campaign = campaign or store.new_campaign_id("congestion-control", kind_of(live.testbed))
     with live.testbed_for("cc") as tb:
         refused = {}
         for cc in algorithms:  # the capability check every sweep runs, asked per algorithm
-            problems = point_requirements(tb, stackconfig.get_config(config, congestion_control=cc))
+            problems = [p for c in sweep.configs
+                        for p in point_requirements(tb, stackconfig.get_config(c, congestion_control=cc))]
             if problems:
-                refused[cc] = "; ".join(problems)
+                refused[cc] = "; ".join(dict.fromkeys(problems))
         ok = [cc for cc in algorithms if cc not in refused]
         cdir = Path(runs_dir) / campaign
         cdir.mkdir(parents=True, exist_ok=True)
         (cdir / REFUSED_FILE).write_text(json.dumps(refused, indent=2))
         if ok:
-            run_sweep(tb, spec(ok, config=config, **spec_args), runs_dir=runs_dir, campaign=campaign)
+            run_sweep(tb, replace(sweep, grid={**sweep.grid, "congestion_control": ok}), runs_dir=runs_dir,
+                      campaign=campaign)
             live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

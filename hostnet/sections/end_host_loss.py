@@ -14,15 +14,13 @@ import pandas as pd
 from . import common
 from .. import store
 from ..testbed.session import is_fresh, kind_of
-from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.udp_loss import LOCATIONS
 from ..analysis import verdicts
 from ..analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "udp-loss"
-RATES_GBPS = [0.5, 1, 2, 8]
-BUFFERS_KB = [1024, 4096]        # the study's 1 MB and 4 MB socket buffers
 PLACEMENTS = ["same", "different"]
 LOCATION_COLORS = {"sender": "#9d755d", "link": "#54a24b", "backlog": "#f58518", "rcvbuf": "#4c78a8",
                    "udp_other": "#b279a2"}
@@ -30,14 +28,13 @@ LOCATION_COLORS = {"sender": "#9d755d", "link": "#54a24b", "backlog": "#f58518",
 LOSSY_PCT = 1.0
 
 
-def spec(*, rates_gbps=RATES_GBPS, buffers_kb=BUFFERS_KB, placements=PLACEMENTS, repetitions: int = 3,
-         duration: int = 5, warmup: int = 2, config: str = "no-opts", perf_freq_hz: int = 49) -> SweepSpec:
-    """Offered rate x socket buffer x application placement, perf sampling lightly (loss is read from
-    counters, the profile is only a cross-check)."""
-    return SweepSpec(experiment=EXPERIMENT, configs=[config],
-                     grid={"udp_rate_gbps": list(rates_gbps), "socket_buffer_kb": list(buffers_kb),
-                           "app_cpu": list(placements)},
-                     repetitions=repetitions, duration=duration, warmup=warmup, perf_freq_hz=perf_freq_hz)
+def spec(*, rates_gbps=None, buffers_kb=None, placements=None, config: str | None = None, **fields) -> SweepSpec:
+    """sweeps/end-host-loss.yaml: offered rate x socket buffer (the study's 1 MB and 4 MB) x
+    application placement, perf sampling lightly (loss is read from counters, the profile is only a
+    cross-check), with what is given over it (fields: any other SweepSpec field)."""
+    return declared("end-host-loss", config=config,
+                    grid={"udp_rate_gbps": rates_gbps, "socket_buffer_kb": buffers_kb, "app_cpu": placements},
+                    **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:

@@ -12,22 +12,21 @@ import pandas as pd
 
 from ..analysis import metrics, verdicts
 from . import common, grid_view
-from ..measure.sweep import SweepSpec
+from ..measure.sweep import SweepSpec, declared
 from ..taxonomy import CATEGORIES
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "mixed"
 KEY = "short_flows"
-SHORT_FLOWS = [0, 1, 4, 16]
 CLASSES = ("long", "short")
 
 
-def spec(short_flows=SHORT_FLOWS, *, rpc_size_kb: int = 4, config: str = "all-opts", repetitions: int = 3,
-         duration: int = 5, warmup: int = 2, perf_freq_hz: int = 99) -> SweepSpec:
-    """Every short-flow count with the long flow, and without it (the short flows' own baseline)."""
-    grid = {KEY: [int(k) for k in short_flows], "long_flow": [1, 0], "rpc_size": [int(rpc_size_kb) * 1024]}
-    return SweepSpec(experiment=EXPERIMENT, configs=[config], grid=grid, repetitions=repetitions, duration=duration,
-                     warmup=warmup, seed=8, perf_freq_hz=perf_freq_hz)
+def spec(short_flows=None, *, rpc_size_kb: int | None = None, config: str | None = None, **fields) -> SweepSpec:
+    """sweeps/mixed-flows.yaml: every short-flow count with the long flow, and without it (the short
+    flows' own baseline), with what is given over it (fields: any other SweepSpec field)."""
+    return declared("mixed-flows", config=config, grid={
+        KEY: None if short_flows is None else [int(k) for k in short_flows],
+        "rpc_size": None if rpc_size_kb is None else [int(rpc_size_kb) * 1024]}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 2,

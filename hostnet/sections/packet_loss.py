@@ -12,18 +12,17 @@ import pandas as pd
 
 from ..analysis import verdicts
 from . import common, grid_view
-from ..measure.sweep import SweepSpec
+from ..measure.sweep import SweepSpec, declared
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
 KEY = "loss_rate"
-LOSS_RATES = [0, 0.0001, 0.001, 0.01]
 
 
-def spec(loss_rates=LOSS_RATES, *, config: str = "all-opts", repetitions: int = 3, duration: int = 5,
-         warmup: int = 2, perf_freq_hz: int = 249) -> SweepSpec:
-    return SweepSpec(experiment=EXPERIMENT, configs=[config], grid={KEY: [float(r) for r in loss_rates]},
-                     repetitions=repetitions, duration=duration, warmup=warmup, seed=6, perf_freq_hz=perf_freq_hz)
+def spec(loss_rates=None, *, config: str | None = None, **fields) -> SweepSpec:
+    """sweeps/packet-loss.yaml, with what is given over it (fields: any other SweepSpec field)."""
+    return declared("packet-loss", config=config,
+                    grid={KEY: None if loss_rates is None else [float(r) for r in loss_rates]}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 2,

@@ -14,7 +14,7 @@ import pandas as pd
 from ..measure import config as stackconfig
 from .. import store, testbed
 from ..testbed import steering
-from ..measure.sweep import SweepSpec, run_configs
+from ..measure.sweep import declared, run_configs
 
 EXPERIMENT = "single-flow"
 
@@ -24,8 +24,8 @@ def record(modes, *, runs_dir, configs=stackconfig.LADDER, duration: int = 5, wa
     """One single-flow campaign per mode, each on a fresh embedded testbed of that mode;
     returns {mode: campaign}."""
     out = {}
-    spec = SweepSpec(experiment=EXPERIMENT, configs=list(configs), duration=duration, warmup=warmup,
-                     repetitions=repetitions, perf_freq_hz=perf_freq_hz)
+    spec = declared(EXPERIMENT, configs=list(configs), duration=duration, warmup=warmup, repetitions=repetitions,
+                    perf_freq_hz=perf_freq_hz)
     for mode in modes:
         steering.check(mode)
         campaign = store.new_campaign_id(f"receive-path-{mode}", "embedded")

@@ -12,25 +12,26 @@ from ..analysis import metrics, verdicts
 from .. import store
 from ..testbed.session import kind_of
 from . import common
-from ..measure.sweep import SweepSpec, run_sweep
+from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
-SIZES_KB = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", config: str = "tsogro", sizes_kb=SIZES_KB,
-            repetitions: int = 3, duration: int = 5, warmup: int = 2, latency_sample_every: int = 1,
-            live: LiveOptions = LiveOptions()) -> str:
-    """Replay the campaign named, or sweep the Rx buffer sizes on `live.testbed` (LiveOptions)."""
+def spec(*, config: str | None = None, sizes_kb=None, **fields) -> SweepSpec:
+    """sweeps/rx-buffer.yaml, with what is given over it (fields: any other SweepSpec field)."""
+    return declared("rx-buffer", config=config,
+                    grid={"rx_buffer_kb": None if sizes_kb is None else [int(k) for k in sizes_kb]}, **fields)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
+    """Replay the campaign named, or sweep the Rx buffer sizes (spec_args: spec()'s) on `live.testbed`."""
     if common.is_replay(mode, campaign):
         return campaign
-    spec = SweepSpec(experiment=EXPERIMENT, configs=[config], grid={"rx_buffer_kb": list(sizes_kb)},
-                     repetitions=repetitions, duration=duration, warmup=warmup,
-                     latency_sample_every=latency_sample_every)
+    sweep = spec(**spec_args)
     campaign = campaign or store.new_campaign_id("rx-buffer", kind_of(live.testbed))
     with live.testbed_for() as tb:
-        run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        run_sweep(tb, sweep, runs_dir=runs_dir, campaign=campaign)
         live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

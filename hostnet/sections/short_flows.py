@@ -10,23 +10,21 @@ import pandas as pd
 
 from ..analysis import metrics, verdicts
 from . import common, grid_view
-from ..measure.sweep import SweepSpec
+from ..measure.sweep import SweepSpec, declared
 from ..taxonomy import CATEGORIES
 from ..measure.workloads import SOCKPERF_MAX_BYTES
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "incast"
 KEY = "rpc_size"
-RPC_SIZES_KB = [4, 16, 32, 64]
-FLOWS = 16
 LAYERS = [c for c in CATEGORIES if c != "etc"]  # etc is glue, and cpu-clock's IRQs-off bin
 
 
-def spec(rpc_sizes_kb=RPC_SIZES_KB, *, flows: int = FLOWS, config: str = "all-opts", repetitions: int = 3,
-         duration: int = 5, warmup: int = 2, perf_freq_hz: int = 99) -> SweepSpec:
-    return SweepSpec(experiment=EXPERIMENT, configs=[config],
-                     grid={KEY: [size_bytes(kb) for kb in rpc_sizes_kb], "flows": [int(flows)]},
-                     repetitions=repetitions, duration=duration, warmup=warmup, seed=7, perf_freq_hz=perf_freq_hz)
+def spec(rpc_sizes_kb=None, *, flows: int | None = None, config: str | None = None, **fields) -> SweepSpec:
+    """sweeps/short-flows.yaml, with what is given over it (fields: any other SweepSpec field)."""
+    return declared("short-flows", config=config, grid={
+        KEY: None if rpc_sizes_kb is None else [size_bytes(kb) for kb in rpc_sizes_kb],
+        "flows": None if flows is None else [int(flows)]}, **fields)
 
 
 def size_bytes(kb) -> int:

@@ -14,7 +14,7 @@ from ..charts import plots
 from .. import store
 from ..testbed.session import kind_of
 from . import common
-from ..measure.sweep import SweepSpec, run_configs
+from ..measure.sweep import SweepSpec, declared, run_configs
 from ..taxonomy import CATEGORIES
 from ..measure.options import LiveOptions
 
@@ -24,27 +24,27 @@ LADDER = list(stackconfig.LADDER)
 PAPER_LADDER = ("no-opts", "tsogro", "tsogro+jumbo", "all-opts")
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", configs=LADDER, duration: int = 5,
-            warmup: int = 2, repetitions: int = 3, perf_freq_hz: int = 999,
-            live: LiveOptions = LiveOptions()) -> str:
+def spec(*, configs=None, **fields) -> SweepSpec:
+    """sweeps/single-flow.yaml (the ladder), with what is given over it (fields: any other SweepSpec field)."""
+    return declared(EXPERIMENT, configs=None if configs is None else list(configs), **fields)
+
+
+def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
     """Return the campaign to analyse: replay an existing one, or run a new one live.
 
     mode "replay": `campaign` (or the newest single-flow campaign under runs_dir).
-    mode "run": on `live.testbed` ("embedded": a fresh one; the name of an embedded testbed that is up;
-    or a testbed.yaml path: servers over SSH), every config x
-    repetition in shuffled order, then topped up (topup.decide) until the verdicts are decided
-    or topup's budget is spent; torn down afterwards.
+    mode "run": spec(**spec_args) on `live.testbed` ("embedded": a fresh one; the name of an embedded
+    testbed that is up; or a testbed.yaml path: servers over SSH), every config x repetition in
+    shuffled order, then topped up (topup.decide) until the verdicts are decided or topup's budget
+    is spent; torn down afterwards.
     """
     replay = common.replay_or_newest(mode, campaign, runs_dir, EXPERIMENT)
     if replay:
         return replay
-    for c in configs:
-        stackconfig.get_config(c)
+    sweep = spec(**spec_args)  # every config checked before a testbed is built
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(live.testbed))
-    spec = SweepSpec(experiment=EXPERIMENT, configs=list(configs), duration=duration, warmup=warmup,
-                     repetitions=repetitions, perf_freq_hz=perf_freq_hz)
     with live.testbed_for() as tb:
-        run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        run_configs(tb, sweep, runs_dir=runs_dir, campaign=campaign)
         live.top_up(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=common.REFERENCE_DIR)
     return campaign
 

@@ -43,15 +43,14 @@ FLATTEN_SHARE = 0.9  # the curve has flattened where the median reaches 90 % of 
 
 
 def spec(*, batch_sizes=None, payload_bytes: int = PAYLOAD_BYTES, micro_scale: float = 1.0, **fields) -> SweepSpec:
-    """The campaign's sweep: sweeps/time-budget.yaml with the notebook's parameters (fields: any
-    SweepSpec field, e.g. repetitions, duration). Only what differs from the declaration's points
-    enters the grid, so a default campaign's point ids stay what they were."""
-    grid = {"batch": [int(b) for b in batch_sizes]} if batch_sizes is not None else {}
-    if payload_bytes != PAYLOAD_BYTES:
-        grid["payload_bytes"] = [int(payload_bytes)]
-    if micro_scale != 1.0:
-        grid["micro_scale"] = [float(micro_scale)]
-    return declared("time-budget", **({"grid": grid} if grid else {}), **fields)
+    """The campaign's sweep: sweeps/time-budget.yaml with the notebook's parameters over it (fields:
+    any other SweepSpec field, e.g. repetitions, duration). The payload and the microbenchmarks'
+    scale enter the grid only when they differ from the defaults, so a default campaign's point
+    ids stay what they were."""
+    return declared("time-budget", grid={
+        "batch": None if batch_sizes is None else [int(b) for b in batch_sizes],
+        "payload_bytes": None if payload_bytes == PAYLOAD_BYTES else [int(payload_bytes)],
+        "micro_scale": None if micro_scale == 1.0 else [float(micro_scale)]}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), top_up_rounds: int = 3,

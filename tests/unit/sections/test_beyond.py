@@ -1,11 +1,10 @@
 """Notebook 15 (beyond the paper): per-run derivations, the tables, F29–F32's logic on synthetic
-runs, and the default grids held equal to sweeps/zero-copy.yaml and sweeps/big-tcp.yaml."""
+runs (the default grids are sweeps/zero-copy.yaml and big-tcp.yaml: test_declarations.py)."""
 import pandas as pd
 import pytest
 
 from conftest import REPO
 from hostnet.sections import beyond
-from hostnet.measure.sweep import SweepSpec
 from hostnet.analysis.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 REF = REPO / "data" / "reference"
@@ -118,11 +117,6 @@ def test_big_tcp_judges_the_per_packet_layers_once_the_packets_grew():
     sizes = beyond.skb_sizes(bt_tidy({65536: (43000, 28.0)}, reps=2))
     assert sizes.packets.tolist() == [200] and sizes.share.tolist() == [1.0]
     assert beyond.limit_name(65536) == "64 KiB" and beyond.limit_name(185000) == "185 KB"
-
-
-@pytest.mark.parametrize("name, spec", [("zero-copy", beyond.spec()), ("big-tcp", beyond.big_tcp_spec())])
-def test_the_default_grids_are_the_committed_sweep_specs(name, spec):
-    assert SweepSpec.from_yaml(REPO / "sweeps" / f"{name}.yaml") == spec
 
 
 def test_histogram_buckets_read_as_sizes():

@@ -111,7 +111,8 @@ def test_embedded_testbed_gives_the_receiver_a_second_cpu_when_there_is_one():
 def test_recorded_campaign_covers_the_grid_with_clean_runs():
     tidy, manifests = ehl.load(REPO / "data" / "runs", "20261123-end-host-loss-embedded")
     s = ehl.table(tidy)
-    assert len(s) == len(ehl.RATES_GBPS) * len(ehl.BUFFERS_KB) * len(ehl.PLACEMENTS)
+    grid = ehl.spec().grid
+    assert len(s) == len(grid["udp_rate_gbps"]) * len(grid["socket_buffer_kb"]) * len(grid["app_cpu"])
     assert (s.repetitions >= 1).all()
     assert (s[s.target_gbps == 0.5].loss_pct < 1).all()  # no loss well below what the receiver can take
     notes = ehl.placement_notes(manifests)

@@ -196,7 +196,7 @@ def test_recorded_campaign_keeps_a_clean_run_at_every_n(pattern):
     campaign = f"20261123-{pattern}-embedded"
     tidy, manifests = patterns.load(RUNS, campaign, pattern)
     q = patterns.point_quality(manifests)
-    assert list(q.flows) == list(patterns.PATTERNS[pattern].flows) and (q.clean >= 1).all(), q
+    assert list(q.flows) == patterns.spec(pattern).grid["flows"] and (q.clean >= 1).all(), q
     t = patterns.table(tidy)
     assert list(t.flows) == list(q.flows) and (t.tpc_gbps > 0).all()
     expect = [n * n if pattern == "all-to-all" else n for n in t.flows]

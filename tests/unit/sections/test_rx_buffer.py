@@ -67,13 +67,14 @@ def test_flat_latency_within_the_spread_is_inconclusive_and_two_sizes_judge_noth
 def test_recorded_sweep_table_has_every_size():
     tidy, manifests = rx_buffer.load(RUNS, "20261123-rx-buffer-embedded")
     t = rx_buffer.table(tidy)
-    assert list(t.rx_buffer_kb) == rx_buffer.SIZES_KB
+    assert list(t.rx_buffer_kb) == rx_buffer.spec().grid["rx_buffer_kb"]
     assert (t.latency_avg_usec > 0).all() and (t.tpc_gbps > 0).all()
     assert t.latency_p99_usec.iloc[-1] > t.latency_p99_usec.iloc[0]  # the queue grows with the buffer
     v = rx_buffer.judge(RUNS, "20261123-rx-buffer-embedded", REF)
     assert list(v.id) == ["F07", "F08"] and v.verdict.isin(VOCABULARY).all()
     assert "avg receive → copy latency 100 KB → 12800 KB" in v.set_index("id").loc["F07", "this run shows"]
-    assert all(p["rx_buffer_kb"] in rx_buffer.SIZES_KB for pts in v.attrs["top_up"].values() for p in pts)
+    sizes = rx_buffer.spec().grid["rx_buffer_kb"]
+    assert all(p["rx_buffer_kb"] in sizes for pts in v.attrs["top_up"].values() for p in pts)
 
 
 def test_a_sweep_without_latency_samples_still_draws_both_figures(tmp_path):
