@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from hostnet.charts import chart_cache
-from hostnet.notebook.batch import replay_jobs, run_notebooks
+from hostnet.notebook.batch import Places, replay_jobs, run_notebooks
 
 from .stats import summarize, verdict
 
@@ -26,8 +26,8 @@ def measure(repetitions: int, log) -> list[dict]:
             for rep in range(-1, repetitions):  # -1: the cold replay that fills the cache
                 with tempfile.TemporaryDirectory(prefix="hostnet-bench-replay-") as tmp:
                     t0 = time.monotonic()
-                    run_notebooks(mode="replay", output_dir=Path(tmp) / "executed", figures_dir=Path(tmp) / "figures",
-                                  progress=lambda msg: None)
+                    run_notebooks(mode="replay", places=Places(output_dir=Path(tmp) / "executed",
+                                                               figures_dir=Path(tmp) / "figures"))
                     wall = time.monotonic() - t0
                     figs = sorted(p.name for p in (Path(tmp) / "figures").rglob("*") if p.suffix in (".svg", ".png"))
                 rows.append({"repetition": rep, "wall_s": wall, "figures": len(figs),

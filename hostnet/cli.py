@@ -419,7 +419,7 @@ def _held_elsewhere() -> str:
 
 
 def cmd_figures(args) -> int:
-    from .notebook.batch import NotebookExecutionError, run_notebooks
+    from .notebook.batch import NotebookExecutionError, Places, run_notebooks
     if args.testbed and args.mode != "run":
         _die("--testbed names what run mode measures on; replay reads recorded campaigns")
     if args.jobs is not None and (args.jobs < 1 or (args.mode == "run" and args.jobs != 1)):
@@ -429,10 +429,10 @@ def cmd_figures(args) -> int:
         _require_live()
         _hand_to_kernels(args)
     try:
-        out = run_notebooks(mode=args.mode, duration=args.duration, repetitions=args.repetitions,
-                            profile_name="quick" if args.quick else args.profile,
-                            runs_dir=Path(args.runs_dir) if args.runs_dir else None,
-                            figures_dir=Path(args.figures_dir) if args.figures_dir else None,
+        places = Places(runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                        figures_dir=Path(args.figures_dir) if args.figures_dir else None)
+        out = run_notebooks(mode=args.mode, places=places, profile_name="quick" if args.quick else args.profile,
+                            duration=args.duration, repetitions=args.repetitions,
                             testbed=_testbed_spec(args) if args.testbed else None, jobs=args.jobs)
     except NotebookExecutionError as exc:
         _die(str(exc))

@@ -9,10 +9,10 @@ import re
 from .base import (STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag, Result, check_argv,
                    process_start_ticks)
 from .local import LocalHost, NetnsHost, netns_exists
-from .ssh import SshHost
+from .ssh import SshHost, SshOptions
 
 __all__ = ["STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "HostUnreachable", "LocalHost", "NetnsHost", "Proc",
-           "ProcessTag", "Result", "SshHost", "check_argv", "host_from_description", "netns_exists",
+           "ProcessTag", "Result", "SshHost", "SshOptions", "check_argv", "host_from_description", "netns_exists",
            "process_start_ticks"]
 
 
@@ -24,10 +24,11 @@ def host_from_description(desc: dict) -> Host:
     if kind == "NetnsHost":
         return NetnsHost(desc["netns"], desc.get("name"))
     if kind == "SshHost":
+        options = SshOptions(key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
+                             sudo=desc.get("sudo"),
+                             insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True)
         return SshHost(desc["address"], user=desc["user"], port=desc["port"], name=desc.get("name"),
-                       key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
-                       proxy_command=_proxy_command(desc.get("proxy_command")), sudo=desc.get("sudo"),
-                       insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True,
+                       proxy_command=_proxy_command(desc.get("proxy_command")), options=options,
                        # the jump host (ProxyJump) is rebuilt the same way, its own jump host too
                        proxy_jump=host_from_description(desc["proxy_jump"]) if desc.get("proxy_jump") else None)
     raise HostError(f"cannot rebuild a host of kind {kind!r}")

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -136,29 +137,42 @@ def proxy_tokens(command: str, host) -> str:
                                            "%%": "%"}[m.group(0)], command)
 
 
+@dataclass(frozen=True)
+class SshOptions:
+    """How hostnet talks to a host beyond where it is: the key and host-key policy, time limits,
+    the process tag, the management interfaces it must not touch, sudo, tools off the PATH, and
+    whether the guard on the connection's own interface applies (not in hostnet's own namespaces)."""
+    key_filename: str | list[str] | None = None
+    known_hosts: str | None = None  # None: ~/.ssh/known_hosts
+    insecure_accept_unknown_keys: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S
+    tag: ProcessTag | None = None
+    management_interfaces: Sequence[str] = ()
+    sudo: bool | None = None  # None: when the user is not root
+    tool_paths: dict[str, str] | None = None
+    guard_connection_interface: bool = True
+
+
 class SshHost(Host):
     def __init__(self, address: str, *, user: str = "root", port: int = 22, name: str | None = None,
-                 key_filename: str | None = None, known_hosts: str | None = None,
-                 insecure_accept_unknown_keys: bool = False, proxy_command: str | None = None,
-                 proxy_jump: "SshHost | None" = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 command_timeout: float = DEFAULT_COMMAND_TIMEOUT_S, tag: ProcessTag | None = None,
-                 management_interfaces: Sequence[str] = (), sudo: bool | None = None,
-                 tool_paths: dict[str, str] | None = None, guard_connection_interface: bool = True):
+                 proxy_command: str | None = None, proxy_jump: "SshHost | None" = None,
+                 options: SshOptions = SshOptions()):
         self.address, self.user, self.port = address, user, int(port)
         self.name = name or f"{user}@{address}"
-        self.key_filename = key_filename
-        self.known_hosts = known_hosts or str(Path.home() / ".ssh" / "known_hosts")
-        self.insecure = insecure_accept_unknown_keys
+        self.key_filename = options.key_filename
+        self.known_hosts = options.known_hosts or str(Path.home() / ".ssh" / "known_hosts")
+        self.insecure = options.insecure_accept_unknown_keys
         if proxy_command and proxy_jump:
             raise HostError(f"{self.name}: a proxy command or a jump host, not both (as in ssh_config)")
         self.proxy_command = proxy_command
         self.proxy_jump = proxy_jump  # an SshHost to tunnel through (ProxyJump), shared by the hosts behind it
-        self.connect_timeout, self.command_timeout = connect_timeout, command_timeout
-        self.tag = tag
-        self.management_interfaces = list(management_interfaces)
-        self.sudo = (user != "root") if sudo is None else sudo
-        self.tool_paths = dict(tool_paths or {})
-        self.guard_connection_interface = guard_connection_interface
+        self.connect_timeout, self.command_timeout = options.connect_timeout, options.command_timeout
+        self.tag = options.tag
+        self.management_interfaces = list(options.management_interfaces)
+        self.sudo = (user != "root") if options.sudo is None else options.sudo
+        self.tool_paths = dict(options.tool_paths or {})
+        self.guard_connection_interface = options.guard_connection_interface
         self._conn = None
         self._opening = threading.Lock()  # hosts behind one jump host may open it at the same time
 

@@ -16,7 +16,7 @@ import os
 import re
 import shlex
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import inputfiles
@@ -162,45 +162,53 @@ _MAX_JUMPS = 8  # a ProxyJump chain longer than this is a loop in the config
 
 
 def build(name: str, address: str, config, *, user: str | None = None, port: int | None = None,
-          key: str | None = None, proxy_jump: str | None = None, known_hosts: str | None = None,
-          default_user: str = "root", jumps: dict | None = None, _depth: int = 0, **common):
+          proxy_jump: str | None = None, options=None, default_user: str = "root", jumps: dict | None = None,
+          _depth: int = 0):
     """An SshHost for `address` (an ssh_config alias or an address) with what config says about it,
     each explicit argument overriding the file (proxy_jump "none": connect directly, without the
-    file's ProxyJump or ProxyCommand). A ProxyJump's hops are resolved through config as ssh does
-    (the first hop with its own proxy settings, each later one through the hop before it) and
-    logged into as the local user unless a User says otherwise; known_hosts (None: the file's
-    UserKnownHostsFile, else ~/.ssh/known_hosts) and the host-key policy apply to every hop.
-    jumps: jump hosts already built, shared by the hosts behind them (one connection each)."""
-    from .ssh import SshHost
+    file's ProxyJump or ProxyCommand; options: an ssh.SshOptions, whose key_filename and
+    known_hosts, when set, override the file's IdentityFile and UserKnownHostsFile). A ProxyJump's
+    hops are resolved through config as ssh does (the first hop with its own proxy settings, each
+    later one through the hop before it) and logged into as the local user unless a User says
+    otherwise; known_hosts (None: the file's, else ~/.ssh/known_hosts) and the host-key policy
+    apply to every hop. jumps: jump hosts already built, shared by the hosts behind them (one
+    connection each)."""
+    from .ssh import SshHost, SshOptions
+    options = options or SshOptions()
     if _depth > _MAX_JUMPS:
         raise SshConfigError(f"{name}: more than {_MAX_JUMPS} jump hosts (a ProxyJump loop in the ssh_config?)")
     jumps = {} if jumps is None else jumps
     target = resolve(config, address)
+    key = options.key_filename
     keys = [os.path.expanduser(key)] if key else [k for k in target.keys if os.path.exists(k)]
-    known = known_hosts or target.known_hosts or str(Path("~/.ssh/known_hosts").expanduser())
+    known = options.known_hosts or target.known_hosts or str(Path("~/.ssh/known_hosts").expanduser())
     jump_spec = target.proxy_jump if proxy_jump is None else proxy_jump
     command = target.proxy_command if proxy_jump is None and not target.proxy_jump else None
     via = None
     if jump_spec and jump_spec.lower() != "none":
         for i, hop in enumerate(parse_jump(jump_spec)):
-            via = _jump(hop, config, via if i else "own", known, jumps, _depth, common)
+            via = _jump(hop, config, via if i else "own", replace(options, known_hosts=known), jumps, _depth)
     return SshHost(target.address, user=user or target.user or default_user, port=port or target.port or 22,
-                   name=name, key_filename=(keys[0] if len(keys) == 1 else keys) or None, known_hosts=known,
-                   proxy_command=command, proxy_jump=via, **common)
+                   name=name, proxy_command=command, proxy_jump=via,
+                   options=replace(options, key_filename=(keys[0] if len(keys) == 1 else keys) or None,
+                                   known_hosts=known))
 
 
-def _jump(hop: Hop, config, via, known: str, jumps: dict, depth: int, common: dict):
-    """One jump host, built once per (hop, the way to it) and shared."""
-    basics = {k: v for k, v in common.items() if k in ("insecure_accept_unknown_keys", "connect_timeout",
-                                                         "command_timeout")}
-    ident = (hop.host, hop.user, hop.port, known, None if via == "own" else id(via))
+def _jump(hop: Hop, config, via, options, jumps: dict, depth: int):
+    """One jump host, built once per (hop, the way to it) and shared: the host-key policy and time
+    limits of the hosts behind it, nothing else of theirs (its own key is the config's)."""
+    from .ssh import SshOptions
+    basics = SshOptions(known_hosts=options.known_hosts,
+                        insecure_accept_unknown_keys=options.insecure_accept_unknown_keys,
+                        connect_timeout=options.connect_timeout, command_timeout=options.command_timeout)
+    ident = (hop.host, hop.user, hop.port, options.known_hosts, None if via == "own" else id(via))
     if ident not in jumps:
         if via == "own":  # the first hop: its own ProxyJump or ProxyCommand from the config
-            host = build(hop.host, hop.host, config, user=hop.user, port=hop.port, known_hosts=known,
-                         default_user=local_user(), jumps=jumps, _depth=depth + 1, **basics)
+            host = build(hop.host, hop.host, config, user=hop.user, port=hop.port, options=basics,
+                         default_user=local_user(), jumps=jumps, _depth=depth + 1)
         else:
-            host = build(hop.host, hop.host, config, user=hop.user, port=hop.port, known_hosts=known,
-                         default_user=local_user(), proxy_jump="none", jumps=jumps, _depth=depth + 1, **basics)
+            host = build(hop.host, hop.host, config, user=hop.user, port=hop.port, options=basics,
+                         default_user=local_user(), proxy_jump="none", jumps=jumps, _depth=depth + 1)
             host.proxy_jump = via
         # a jump host only forwards: it runs nothing, so no guard and no sudo apply to it
         host.guard_connection_interface = False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .base import HostError, ProcessTag
 from .local import LocalHost
-from .ssh import SshHost
+from .ssh import SshHost, SshOptions
 
 SSHD = "/usr/sbin/sshd"
 
@@ -39,9 +39,9 @@ def proxy_command(netns: str, address: str = "%h", port: str = "%p") -> str:
 def ssh_host(d: Path, netns: str, ip: str, role: str, tag: ProcessTag | None) -> SshHost:
     # SSH rides the namespace's only (data) interface on purpose: hostnet created that namespace,
     # so the management-interface guard, meant for real servers, does not apply to it.
-    return SshHost(ip, user="root", name=f"{role}@ssh", key_filename=str(d / "client_ed25519"),
-                   known_hosts=str(d / "known_hosts"), proxy_command=proxy_command(netns), tag=tag,
-                   connect_timeout=10, guard_connection_interface=False)
+    return SshHost(ip, user="root", name=f"{role}@ssh", proxy_command=proxy_command(netns),
+                   options=SshOptions(key_filename=str(d / "client_ed25519"), known_hosts=str(d / "known_hosts"),
+                                      tag=tag, connect_timeout=10, guard_connection_interface=False))
 
 
 def start_sshds(local: LocalHost, d: Path, endpoints: dict[str, tuple[str, str | list[str]]],

@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import batch_kernel
@@ -243,14 +244,23 @@ def replay_jobs(n_notebooks: int) -> int:
     return max(1, min((os.cpu_count() or 1) + 1, n_notebooks))
 
 
-def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions: int | None = None,
-                  quick: bool = False, notebooks_dir: Path | None = None,
-                  output_dir: Path | None = None, figures_dir: Path | None = None,
-                  profile_name: str | None = None, runs_dir: Path | None = None,
-                  results_doc: Path | None = None, testbed: str | None = None, jobs: int | None = None) -> Path:
-    """Every section notebook (replay, or run with a profile), then figures/index.html and
-    docs/results.md (results_doc; default: docs/results.md beside the figures directory, i.e. the
-    repository's docs/results.md for the default figures/).
+@dataclass(frozen=True)
+class Places:
+    """Where a batch reads and writes; None: the default run_notebooks names for each."""
+    notebooks_dir: Path | None = None  # the project's notebooks/
+    output_dir: Path | None = None     # executed copies: notebooks/executed/
+    figures_dir: Path | None = None    # the project's figures/
+    runs_dir: Path | None = None       # each notebook's own default (data/runs)
+    results_doc: Path | None = None    # docs/results.md beside the figures directory
+
+
+def run_notebooks(mode: str = "replay", *, places: Places = Places(), profile_name: str | None = None,
+                  duration: int | None = None, repetitions: int | None = None, testbed: str | None = None,
+                  jobs: int | None = None) -> Path:
+    """Every section notebook (replay, or run with a profile, its duration and repetitions when
+    given), then figures/index.html and docs/results.md (places.results_doc; default:
+    docs/results.md beside the figures directory, i.e. the repository's docs/results.md for the
+    default figures/).
 
     Replay executes `jobs` notebooks side by side (default: one more than the cores; each writes only its own
     figures and meta file, and the report is built once all have ended). Run mode executes them one
@@ -260,12 +270,12 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     hour: one section's failure should not cost the rest); the report is built from what ran, and
     NotebookExecutionError names the failures at the end."""
     name = profile_name or "quick"
-    overrides = {} if quick else {"duration": duration, "repetitions": repetitions}
-    notebooks = section_notebooks(notebooks_dir)
+    overrides = {"duration": duration, "repetitions": repetitions}
+    notebooks = section_notebooks(places.notebooks_dir)
     # asked for: the project's figures/ unless named (a notebook's own default is beside its output)
-    figures_dir = Path(figures_dir or project.root(notebooks[0].parent) / "figures")
-    params = run_parameters(mode, name, figures_dir, overrides, runs_dir, testbed)
-    output_dir = output_dir or notebooks[0].parent / "executed"
+    figures_dir = Path(places.figures_dir or project.root(notebooks[0].parent) / "figures")
+    params = run_parameters(mode, name, figures_dir, overrides, places.runs_dir, testbed)
+    output_dir = places.output_dir or notebooks[0].parent / "executed"
     if mode == "run" and jobs not in (None, 1):
         raise ValueError(f"jobs={jobs}: live notebooks run one at a time (side by side they would load each "
                          f"other's measurements)")
@@ -283,7 +293,7 @@ def run_notebooks(mode: str = "replay", duration: int | None = None, repetitions
     from . import report  # here, not at the top: replay's worker processes need none of its statistics
     figures = figures_dir  # where the kernels wrote
     out = report.build(figures)
-    doc = report.write_results(figures, results_doc or figures.parent / "docs" / "results.md")
+    doc = report.write_results(figures, places.results_doc or figures.parent / "docs" / "results.md")
     log.info("results: %s", doc)
     log.info("%d of %d notebooks ran in %.0f s%s", len(notebooks) - len(failures), len(notebooks),
              time.time() - start, f" ({jobs} side by side)" if jobs > 1 else "")

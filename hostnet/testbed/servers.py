@@ -29,7 +29,7 @@ from pathlib import Path
 
 
 from ..hosts import HostError, ProcessTag, ssh_config
-from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S
+from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S, SshOptions
 from .. import schema, inputfiles
 from ..knobs import Journal
 from .base import Endpoint, Testbed, TestbedError, role_name, state_dir
@@ -162,13 +162,15 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
             role = role_name(kind, i)
             if h not in machines:  # testbed.yaml's own values first, then the ssh_config's, then defaults
                 try:
-                    machines[h] = ssh_config.build(
-                        h, spec["address"], config, user=spec.get("user"), port=spec.get("port"), key=spec.get("key"),
-                        proxy_jump=spec.get("proxy_jump"), known_hosts=known, jumps=jumps,
+                    options = SshOptions(
+                        key_filename=spec.get("key"), known_hosts=known,
                         insecure_accept_unknown_keys=ssh.get("insecure_accept_unknown_keys", False),
                         connect_timeout=ssh.get("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S),
                         command_timeout=ssh.get("command_timeout_s", DEFAULT_COMMAND_TIMEOUT_S), tag=tag,
                         tool_paths=spec.get("tools") or {})
+                    machines[h] = ssh_config.build(h, spec["address"], config, user=spec.get("user"),
+                                                   port=spec.get("port"), proxy_jump=spec.get("proxy_jump"),
+                                                   options=options, jumps=jumps)
                 except HostError as exc:
                     raise TestbedFileError(f"{path}: hosts.{h}: {exc}") from exc
             endpoints[role] = Endpoint(role, machines[h], spec["data_iface"], spec["data_ip"],

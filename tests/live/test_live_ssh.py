@@ -11,7 +11,7 @@ import pytest
 from conftest import gather, live_ready
 from hostnet import testbed
 from hostnet.hosts import HostError
-from hostnet.hosts.ssh import SshHost
+from hostnet.hosts.ssh import SshHost, SshOptions
 from hostnet.hosts.sshd import proxy_command
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
@@ -45,8 +45,9 @@ def test_hostile_strings_arrive_literally(sshbed):
 
 def test_sudo_path_runs_through_sudo(sshbed):
     tb_host = sshbed.receiver.host
-    sudo_host = SshHost(tb_host.address, user="root", key_filename=tb_host.key_filename,
-                        known_hosts=tb_host.known_hosts, proxy_command=tb_host.proxy_command, sudo=True)
+    sudo_host = SshHost(tb_host.address, user="root", proxy_command=tb_host.proxy_command,
+                        options=SshOptions(key_filename=tb_host.key_filename, known_hosts=tb_host.known_hosts,
+                                           sudo=True))
     try:
         assert sudo_host.run(["id", "-u"]).stdout.strip() == "0"
         assert sudo_host.run(["printf", "%s", "$(id)"]).stdout == "$(id)"
@@ -105,8 +106,8 @@ def test_background_process_is_stopped_and_reaped(sshbed):
 
 def test_ssh_connection_interface_is_found(sshbed, tmp_path):
     h = sshbed.receiver.host
-    guarded = SshHost(h.address, key_filename=h.key_filename, known_hosts=h.known_hosts,
-                      proxy_command=h.proxy_command)
+    guarded = SshHost(h.address, proxy_command=h.proxy_command,
+                      options=SshOptions(key_filename=h.key_filename, known_hosts=h.known_hosts))
     try:
         assert guarded.connection_interfaces() == [sshbed.receiver.iface]
     finally:
@@ -118,8 +119,8 @@ def test_unknown_host_key_is_refused(sshbed, tmp_path):
     h = sshbed.receiver.host
     empty = tmp_path / "known_hosts"
     empty.write_text("")
-    stranger = SshHost(h.address, key_filename=h.key_filename, known_hosts=str(empty),
-                       proxy_command=h.proxy_command, connect_timeout=5)
+    stranger = SshHost(h.address, proxy_command=h.proxy_command,
+                       options=SshOptions(key_filename=h.key_filename, known_hosts=str(empty), connect_timeout=5))
     with pytest.raises(HostError, match="host key unknown"):
         stranger.run(["true"])
 
@@ -127,8 +128,8 @@ def test_unknown_host_key_is_refused(sshbed, tmp_path):
 def test_unreachable_host_fails_within_its_timeout(sshbed):
     h = sshbed.receiver.host
     # 198.18.0.99 is inside the testbed's own subnet and namespace: nothing answers there.
-    ghost = SshHost("198.18.0.99", key_filename=h.key_filename, known_hosts=h.known_hosts,
-                    proxy_command=proxy_command(sshbed.sender.host.proxy_command.split()[3]), connect_timeout=3)
+    ghost = SshHost("198.18.0.99", proxy_command=proxy_command(sshbed.sender.host.proxy_command.split()[3]),
+                    options=SshOptions(key_filename=h.key_filename, known_hosts=h.known_hosts, connect_timeout=3))
     t = time.monotonic()
     with pytest.raises(HostError, match="198.18.0.99"):
         ghost.run(["true"])
@@ -205,9 +206,10 @@ def sudo_login(sshbed):
             assert time.monotonic() < deadline, "the test's sshd did not start listening"
             time.sleep(0.1)
 
-        def login(**kw):
-            return SshHost(h.address, user=SUDO_USER, port=2222, key_filename=h.key_filename,
-                           known_hosts=str(d / "known_hosts"), proxy_command=h.proxy_command, **kw)
+        def login(**options):
+            return SshHost(h.address, user=SUDO_USER, port=2222, proxy_command=h.proxy_command,
+                           options=SshOptions(key_filename=h.key_filename, known_hosts=str(d / "known_hosts"),
+                                              **options))
         yield login
     finally:
         if sshd is not None:

@@ -15,8 +15,8 @@ from hostnet.notebook import batch
 
 def test_replay_writes_figures_and_report(tmp_path):
     figs = tmp_path / "figures"
-    report = batch.run_notebooks(mode="replay", output_dir=tmp_path / "executed", figures_dir=figs,
-                                 notebooks_dir=REPO / "notebooks")
+    report = batch.run_notebooks(mode="replay", places=batch.Places(
+        output_dir=tmp_path / "executed", figures_dir=figs, notebooks_dir=REPO / "notebooks"))
     numbered = [p.name for p in batch.section_notebooks(REPO / "notebooks")]
     metas = {p.name: json.loads(p.read_text()) for p in figs.glob("*.meta.json")}
     html = report.read_text()

@@ -10,7 +10,7 @@ import shlex
 import pytest
 
 from hostnet.hosts import HostError
-from hostnet.hosts.ssh import SshHost
+from hostnet.hosts.ssh import SshHost, SshOptions
 
 
 def collect(chunks):
@@ -81,8 +81,8 @@ class FakeClient:
         return self.stdin, FakeFile(self.channel), FakeFile(self.channel, self.err)
 
 
-def ssh_host(client, **kw):
-    host = SshHost("198.18.0.9", **kw)
+def ssh_host(client, user="root", **options):
+    host = SshHost("198.18.0.9", user=user, options=SshOptions(**options))
     host.connection = lambda: type("Conn", (), {"client": client})()
     return host
 
@@ -181,8 +181,8 @@ class FakeSudoConnection:
         return type("R", (), {"exited": rc, "stdout": out, "stderr": err})()
 
 
-def sudo_host(conn, **kw):
-    host = SshHost("198.18.5.9", user="alice", **kw)
+def sudo_host(conn, **options):
+    host = SshHost("198.18.5.9", user="alice", options=SshOptions(**options))
     host.connection = lambda: conn
     return host
 
@@ -383,9 +383,9 @@ def jumped(monkeypatch, tmp_path, **fake):
     monkeypatch.setattr(fabric, "Connection", fake_fabric.Connection)
     known = tmp_path / "known_hosts"
     known.write_text("")
-    bastion = SshHost("gw.example.org", user="bob", name="bastion", known_hosts=str(known))
-    hosts = [SshHost(f"10.1.0.{i}", port=2222, name=f"srv{i}", known_hosts=str(known), proxy_jump=bastion,
-                     connect_timeout=7) for i in (1, 2)]
+    bastion = SshHost("gw.example.org", user="bob", name="bastion", options=SshOptions(known_hosts=str(known)))
+    hosts = [SshHost(f"10.1.0.{i}", port=2222, name=f"srv{i}", proxy_jump=bastion,
+                     options=SshOptions(known_hosts=str(known), connect_timeout=7)) for i in (1, 2)]
     return fake_fabric, bastion, hosts
 
 

@@ -3,7 +3,7 @@ Port, IdentityFile, ProxyJump chains and ProxyCommand, the testbed.yaml's values
 file's, Include followed, Match exec refused, jump hosts shared and rebuilt from describe()."""
 import pytest
 
-from hostnet.hosts import host_from_description
+from hostnet.hosts import SshOptions, host_from_description
 from hostnet.hosts import ssh_config
 from hostnet.hosts.ssh_config import SshConfigError
 
@@ -57,8 +57,8 @@ def test_an_alias_resolves_to_its_host_user_port_key_and_jump(home):
 def test_the_testbed_yaml_overrides_the_file(home, tmp_path):
     cfg = ssh_config.load(write(home, LAB))
     key = tmp_path / "other_key"
-    host = ssh_config.build("alpha", "alpha", cfg, user="root", port=22, key=str(key), proxy_jump="none",
-                            known_hosts=str(tmp_path / "kh"))
+    host = ssh_config.build("alpha", "alpha", cfg, user="root", port=22, proxy_jump="none",
+                            options=SshOptions(key_filename=str(key), known_hosts=str(tmp_path / "kh")))
     assert (host.address, host.user, host.port, host.key_filename) == ("10.1.0.11", "root", 22, str(key))
     assert host.proxy_jump is None and host.known_hosts == str(tmp_path / "kh")
     direct = ssh_config.build("alpha", "alpha", cfg, proxy_jump="admin@192.0.2.7:2200")

@@ -8,7 +8,7 @@ import pytest
 from conftest import FakeRemote
 from hostnet import store
 from hostnet.measure import config as stackconfig, runner
-from hostnet.hosts import SshHost
+from hostnet.hosts import SshHost, SshOptions
 from hostnet.knobs import KNOBS, Journal
 from hostnet.measure.runner import RunFailed, WindowTooShort, check_window
 from hostnet.testbed import Endpoint, Testbed
@@ -35,7 +35,7 @@ def ssh_testbed(tmp_path, monkeypatch, remote: FakeRemote) -> Testbed:
     journaled sysctl, so a restore has something to put back."""
     remote.files[f"/proc/sys/{RMEM.replace('.', '/')}"] = PRIOR + "\n"
     remote.install(monkeypatch)
-    host = SshHost("198.18.0.9", name="lab", insecure_accept_unknown_keys=True)
+    host = SshHost("198.18.0.9", name="lab", options=SshOptions(insecure_accept_unknown_keys=True))
     eps = {role: Endpoint(role, host, "enp1s0", ip, [cpu], "lab")
            for role, ip, cpu in (("sender", "198.18.0.1", 0), ("receiver", "198.18.0.2", 1))}
 

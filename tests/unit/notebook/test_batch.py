@@ -149,8 +149,8 @@ def test_batch_run_mode_passes_the_profile_to_every_section_notebook(tmp_path, m
     calls = []
     monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
     (tmp_path / "figs").mkdir()
-    report = batch.run_notebooks(mode="run", profile_name="paper", repetitions=7, output_dir=tmp_path / "x",
-                                     figures_dir=tmp_path / "figs", runs_dir=tmp_path / "runs")
+    report = batch.run_notebooks(mode="run", profile_name="paper", repetitions=7, places=batch.Places(
+        output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", runs_dir=tmp_path / "runs"))
     assert [name for name, _ in calls] == [p.name for p in batch.section_notebooks()]
     assert "00-explore.ipynb" not in [name for name, _ in calls]
     for _, params in calls:
@@ -166,8 +166,8 @@ def test_batch_run_mode_passes_one_testbed_to_every_section_notebook(tmp_path, m
     calls = []
     monkeypatch.setattr(batch, "execute", lambda nb, params, out: calls.append((nb.name, params)))
     (tmp_path / "figs").mkdir()
-    batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", testbed="lab.yaml",
-                        results_doc=tmp_path / "results.md")
+    batch.run_notebooks(mode="run", testbed="lab.yaml", places=batch.Places(
+        output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", results_doc=tmp_path / "results.md"))
     assert len(calls) == 15 and {p["testbed"] for _, p in calls} == {str(Path("lab.yaml").resolve())}
     assert batch.run_parameters("run", testbed="lab1")["testbed"] == "lab1"
     assert "testbed" not in batch.run_parameters("run") and "testbed" not in batch.run_parameters("replay", testbed="x")
@@ -186,7 +186,7 @@ def test_batch_mode_checks_every_notebook_before_running_any(tmp_path, monkeypat
     ran = []
     monkeypatch.setattr(batch, "execute", lambda *a: ran.append(a))
     with pytest.raises(batch.NotebookParameterError, match="02-short.ipynb does not declare duration"):
-        batch.run_notebooks(mode="run", notebooks_dir=nbs, figures_dir=tmp_path / "f")
+        batch.run_notebooks(mode="run", places=batch.Places(notebooks_dir=nbs, figures_dir=tmp_path / "f"))
     assert ran == []
 
 
@@ -204,8 +204,8 @@ def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatc
     with pytest.raises(batch.NotebookExecutionError,
                        match=r"1 of \d+ notebooks failed .*04-incast.ipynb: failed: RuntimeError: testbed vanished"), \
             _logged(batch.log, lines):
-        batch.run_notebooks(mode="replay", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs",
-                            jobs=1)  # in this process, where execute is replaced
+        places = batch.Places(output_dir=tmp_path / "x", figures_dir=tmp_path / "figs")
+        batch.run_notebooks(mode="replay", places=places, jobs=1)  # in this process, where execute is replaced
     assert ran == [p.name for p in batch.section_notebooks()]  # the ones after 04 still ran
     assert (tmp_path / "figs" / "index.html").exists()  # the report is built from what ran
     assert lines[0] == "01-single-flow.ipynb (replay)" and lines[1] == f"[1/{len(ran)}] 01-single-flow.ipynb: ok in 0 s"
@@ -230,7 +230,8 @@ def _logged(logger, lines: list):
 
 def test_a_live_batch_runs_one_notebook_at_a_time(tmp_path):
     with pytest.raises(ValueError, match="live notebooks run one at a time"):
-        batch.run_notebooks(mode="run", output_dir=tmp_path / "x", figures_dir=tmp_path / "figs", jobs=2)
+        batch.run_notebooks(mode="run", places=batch.Places(output_dir=tmp_path / "x", figures_dir=tmp_path / "figs"),
+                            jobs=2)
     assert batch.replay_jobs(14) == min(14, os.cpu_count() + 1) and batch.replay_jobs(1) == 1
 
 
