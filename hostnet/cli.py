@@ -206,12 +206,14 @@ def cmd_run(args) -> int:
 
 def cmd_sweep(args) -> int:
     if args.spec.endswith(".ipynb"):
+        if given := [f"--{f}" for f in ("config", *SPEC_FLAGS) if getattr(args, f, None) is not None]:
+            _die(f"{', '.join(given)}: for sweep specs; a notebook sweep takes its parameters from -f params.yaml")
         return _sweep_notebook(args)
     if args.mode or args.output_dir:
         _die("--mode and --output-dir are for notebook sweeps; a sweep spec always measures live")
-    from .measure.sweep import SweepError, SweepSpec, run_sweep
+    from .measure.sweep import SweepError, run_sweep
     try:
-        spec = SweepSpec.from_yaml(args.spec)
+        spec = _sweep_spec(args)
     except (SweepError, ValueError) as exc:
         _die(str(exc))
     where = _testbed_spec(args)
@@ -225,6 +227,28 @@ def cmd_sweep(args) -> int:
     print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}"
           + (f" --testbed {args.testbed}" if where not in testbed.session.FRESH else ""))
     return 0 if not out["failed"] else 1
+
+
+SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
+
+
+def _sweep_spec(args):
+    """The sweep `hostnet sweep SPEC` runs: a declared experiment by name (hostnet/sweeps/NAME.yaml)
+    or a spec file, with --config/--repetitions/--duration/--warmup/--seed over it."""
+    from dataclasses import replace
+    from . import project
+    from .measure.sweep import SweepError, SweepSpec, declared
+    changes = {k: getattr(args, k) for k in SPEC_FLAGS if getattr(args, k, None) is not None}
+    if getattr(args, "config", None):
+        changes["configs"] = list(args.config)
+    if not Path(args.spec).suffix and "/" not in args.spec:
+        names = sorted(p.stem for p in project.packaged("sweeps").glob("*.yaml"))
+        if args.spec not in names:
+            raise SweepError(f"{args.spec}: no declared experiment of that name (declared: {', '.join(names)}); "
+                             f"or name a sweep spec file")
+        return declared(args.spec, **changes)
+    spec = SweepSpec.from_yaml(args.spec)
+    return replace(spec, **changes) if changes else spec
 
 
 def _testbed_spec(args) -> str:
@@ -502,8 +526,11 @@ def _live_commands(sub) -> None:
 
     w = sub.add_parser("sweep", help="run (or resume) a sweep spec (on --testbed; default a fresh embedded one), "
                                       "or sweep a notebook over a parameter grid (NOTEBOOK.ipynb -f params.yaml)")
-    w.add_argument("spec", help="sweep YAML: experiment, configs, grid, repetitions, duration, ...; "
-                                "or a notebook (.ipynb)")
+    w.add_argument("spec", help="a declared experiment's name (rx-buffer: hostnet/sweeps/rx-buffer.yaml), a sweep "
+                                "YAML (experiment, configs, grid, repetitions, duration, ...), or a notebook (.ipynb)")
+    w.add_argument("--config", nargs="+", help="sweep specs: these configs instead of the spec's")
+    for flag in SPEC_FLAGS:
+        w.add_argument(f"--{flag}", type=int, help=f"sweep specs: this {flag} instead of the spec's")
     w.add_argument("-f", "--file", help="notebook sweeps: params.yaml with grid, parameters, profile")
     w.add_argument("--mode", choices=("replay", "run"),
                    help="notebook sweeps (required): replay selects recorded points, run measures each live")

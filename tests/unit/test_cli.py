@@ -279,6 +279,29 @@ def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
     assert f"--campaign {ran['campaign']} --testbed {path}" in capsys.readouterr().out
 
 
+def test_sweep_runs_a_declared_experiment_by_name_with_flags_over_it(monkeypatch, tmp_path, capsys):
+    from hostnet.measure import sweep
+    using = _Using("servers")
+    path = tmp_path / "lab.yaml"
+    path.write_text("name: lab\n")
+    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.testbed, "using", using)
+    ran = []
+    monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.append(spec) or {
+        "ran": 1, "skipped": 0, "failed": 0, "campaign_dir": tmp_path / kw["campaign"]})
+    assert cli.main(["sweep", "rx-buffer", "--repetitions", "1", "--duration", "2", "--config", "no-opts",
+                     "--testbed", str(path), "--quiet"]) == 0
+    declared = sweep.declared("rx-buffer")
+    assert ran == [sweep.declared("rx-buffer", configs=["no-opts"], repetitions=1, duration=2)]
+    assert ran[0].grid == declared.grid and ran[0].warmup == declared.warmup  # the rest is the file's
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "rx-bufer", "--testbed", str(path)])
+    assert "rx-bufer: no declared experiment of that name (declared: all-to-all, big-tcp, " in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "notebooks/07-short-flows.ipynb", "-f", "p.yaml", "--repetitions", "2"])
+    assert "--repetitions: for sweep specs; a notebook sweep takes its parameters from -f" in capsys.readouterr().err
+
+
 def test_a_repeated_config_is_refused_before_anything_runs(capsys, state_dir):
     """#33: `--config tsogro tsogro` once removed the .partial the background finisher was still
     writing and listed the point twice in sweep.json; now it is one line, before any testbed."""
