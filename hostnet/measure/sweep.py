@@ -524,6 +524,11 @@ class _Campaign:
     name: str
     binaries: dict = field(default_factory=dict)
 
+    def rebuilt(self, tb: Testbed) -> "_Campaign":
+        """The campaign with its native tools built again on every endpoint: a remote build lives in
+        the host's /tmp (native.ensure), which a reboot empties."""
+        return replace(self, binaries={t: native_binaries(tb, t) for t in self.binaries}) if self.binaries else self
+
     def request(self, point: dict, pid: str, run: Path, repetition: int, profiled: bool) -> RunRequest:
         """The runner's request for one run of one point."""
         spec = self.spec
@@ -576,6 +581,7 @@ def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: fl
                         raise HostUnreachable(f"sweep {campaign} stopped at run {i + 1} of {len(plan)} "
                                               f"({done['ran']} ran, {done['skipped']} already done, "
                                               f"{done['failed']} failed): {lost}") from exc
+                    c = c.rebuilt(tb)  # a host that rebooted lost its native builds with its /tmp
                     done["restore_problems"] += restore_problems
                     for problem in restore_problems:
                         tqdm.write(f"could not restore: {problem}")

@@ -130,6 +130,25 @@ def test_a_lost_link_fails_the_point_restores_when_the_host_answers_and_the_swee
     assert [e["prior"] for e in tb.journal.entries()] == [PRIOR]
 
 
+def test_native_tools_are_built_again_once_a_lost_host_answers(tmp_path, ssh_sweep, monkeypatch):
+    """A host that rebooted comes back without /tmp, where its native builds were: the points after
+    it run freshly built tools, not the paths of the gone ones."""
+    tb, remote = ssh_sweep
+    builds = []
+
+    def native_binaries(t, tool):
+        builds.append(tool)
+        return tuple((role, f"/tmp/hostnet-native.{len(builds)}/{tool}") for role in t.endpoints)
+    monkeypatch.setattr(sweep, "native_binaries", native_binaries)
+    # the link drops as the first point's zcflow server starts
+    remote.drop_after(0, when=lambda argv: any(a.endswith("/zcflow") for a in argv), down_for=2)
+    spec = SweepSpec(configs=["tsogro"], grid={"send_mode": ["sendfile"]}, repetitions=2, duration=1, warmup=0)
+    sweep.run_sweep(tb, spec, runs_dir=tmp_path / "runs", campaign="c", progress=False, reconnect_wait_s=60)
+    assert builds == ["zcflow", "zcflow"]  # at the start, and again once the server answered
+    started = [a.split("/")[2] for argv in remote.commands for a in argv if a.endswith("/zcflow")]
+    assert started[0] == "hostnet-native.1" and set(started[1:]) == {"hostnet-native.2"}, started
+
+
 def test_a_host_that_stays_unreachable_stops_the_sweep_saying_so(tmp_path, ssh_sweep):
     from hostnet.hosts import HostUnreachable
     tb, remote = ssh_sweep
