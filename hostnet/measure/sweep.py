@@ -8,8 +8,8 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
                                      # latency_sample_every, udp_rate_gbps, socket_buffer_kb, app_cpu,
                                      # loss_rate (receive-side random drop),
                                      # short_flows and long_flow (experiment: mixed),
-                                     # send_mode, recv_mode (zcflow: sendfile, MSG_ZEROCOPY,
-                                     # TCP_ZEROCOPY_RECEIVE), mtu, big_tcp_bytes (BIG TCP's
+                                     # send_mode, recv_mode, mss (zcflow: sendfile, MSG_ZEROCOPY,
+                                     # TCP_ZEROCOPY_RECEIVE, TCP_MAXSEG), mtu, big_tcp_bytes (BIG TCP's
                                      # GSO/GRO packet limit); bench (experiment:
                                      # time-budget: micro, udp-batch) with micro_scale, batch
                                      # and payload_bytes (benches.py)
@@ -70,8 +70,8 @@ EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p !
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
-             "send_mode", "recv_mode", "mtu", "big_tcp_bytes", *BENCH_KEYS)
-ZERO_COPY_KEYS = ("send_mode", "recv_mode")
+             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", *BENCH_KEYS)
+ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
 MIXED_KEYS = ("short_flows", "long_flow")
 
 
@@ -109,6 +109,8 @@ _GRID_VALUES = {
     "send_mode": {"enum": list(SEND_MODES), "description": f"one of {', '.join(SEND_MODES)}"},
     "recv_mode": {"enum": list(RECV_MODES), "description": f"one of {', '.join(RECV_MODES)}"},
     "mtu": {"type": "integer", "minimum": 68, "maximum": 65535, "description": "an MTU from 68 to 65535"},
+    "mss": {"type": "integer", "minimum": 536, "maximum": 65535,
+            "description": "a TCP maximum segment size from 536 to 65535 (zcflow -M)"},
     "big_tcp_bytes": {"type": "integer", "minimum": stackconfig.GSO_LEGACY_MAX, "maximum": stackconfig.BIG_TCP_MAX,
                       "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
                                      f"{stackconfig.BIG_TCP_MAX}"},
@@ -302,11 +304,11 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict | Non
     n = int(point.get("flows", 1))
     if set(point) & set(ZERO_COPY_KEYS):
         if point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed":
-            raise SweepError("send_mode and recv_mode choose how a bulk flow moves data (zcflow): not with "
+            raise SweepError("send_mode, recv_mode and mss choose how a bulk flow moves data (zcflow): not with "
                              "RPCs, UDP or mixed flows")
         return ZeroCopyFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
                              send_mode=point.get("send_mode", "copy"), recv_mode=point.get("recv_mode", "copy"),
-                             binaries=binaries.get(ZeroCopyFlows.tool, ()))
+                             mss=int(point.get("mss", 0)), binaries=binaries.get(ZeroCopyFlows.tool, ()))
     if "udp_rate_gbps" in point:
         return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
                        socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),

@@ -10,8 +10,10 @@
  *            -m mmap      TCP_ZEROCOPY_RECEIVE       payload pages mapped into the process when
  *                                                    the kernel can (whole pages), the rest read
  *
- * Usage: zcflow -s -B ADDR -p PORT -m copy|mmap [-t SECS -O WARMUP] [-C CPU] [-l CHUNK]
- *        zcflow -c ADDR    -p PORT -m copy|sendfile|zerocopy -t SECS [-O WARMUP] [-C CPU] [-l CHUNK]
+ * Usage: zcflow -s -B ADDR -p PORT -m copy|mmap [-t SECS -O WARMUP] [-C CPU] [-l CHUNK] [-M MSS]
+ *        zcflow -c ADDR    -p PORT -m copy|sendfile|zerocopy -t SECS [-O WARMUP] [-C CPU] [-l CHUNK] [-M MSS]
+ * -M sets TCP_MAXSEG on the socket (the server's before it listens): with timestamps, 4108 carries
+ * 4096 bytes of payload a segment, whole pages a receiver can map below a 61492-byte MTU (tcp_mmap's -M).
  * The server serves one connection and exits at end of stream. Each side counts bytes and its
  * own thread's CPU (getrusage RUSAGE_THREAD) inside the window [warm-up, warm-up + SECS] of its
  * clock (the server's from the accept), and prints one "zcflow key=value ..." line
@@ -71,8 +73,9 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: zcflow -s -B ADDR -p PORT -m copy|mmap [-t SECS -O WARMUP] [-C CPU] [-l CHUNK]\n"
-			"       zcflow -c ADDR -p PORT -m copy|sendfile|zerocopy -t SECS [-O WARMUP] [-C CPU] [-l CHUNK]\n");
+	fprintf(stderr, "usage: zcflow -s -B ADDR -p PORT -m copy|mmap [-t SECS -O WARMUP] [-C CPU] [-l CHUNK] [-M MSS]\n"
+			"       zcflow -c ADDR -p PORT -m copy|sendfile|zerocopy -t SECS [-O WARMUP] [-C CPU] [-l CHUNK]"
+			" [-M MSS]\n");
 	exit(2);
 }
 
@@ -182,6 +185,14 @@ static int completions(int fd, struct counts *c)
 	}
 }
 
+static int mss; /* -M: TCP_MAXSEG, 0 = the kernel's */
+
+static void set_mss(int fd)
+{
+	if (mss > 0 && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+		die("setsockopt TCP_MAXSEG");
+}
+
 static int run_client(const char *ip, int port, const char *mode, double secs, double warmup, size_t chunk)
 {
 	int zerocopy = !strcmp(mode, "zerocopy"), use_sendfile = !strcmp(mode, "sendfile");
@@ -209,6 +220,7 @@ static int run_client(const char *ip, int port, const char *mode, double secs, d
 		die("socket");
 	if (zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof(on)))
 		die("setsockopt SO_ZEROCOPY");
+	set_mss(fd);
 	struct sockaddr_in a = address(ip, port);
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
 		die("connect");
@@ -259,6 +271,7 @@ static int run_server(const char *ip, int port, const char *mode, double secs, d
 	if (ls < 0)
 		die("socket");
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	set_mss(ls); /* inherited by the accepted socket: the MSS it advertises */
 	struct sockaddr_in a = address(ip, port);
 	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1))
 		die("bind/listen");
@@ -338,7 +351,7 @@ int main(int argc, char **argv)
 	int port = 0, cpu = -1, opt;
 	double secs = 0, warmup = 0;
 	size_t chunk = 256 * 1024;
-	while ((opt = getopt(argc, argv, "sB:c:p:m:t:O:C:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "sB:c:p:m:t:O:C:l:M:")) != -1) {
 		switch (opt) {
 		case 's': break;
 		case 'B': bind_ip = optarg; break;
@@ -349,11 +362,13 @@ int main(int argc, char **argv)
 		case 'O': warmup = atof(optarg); break;
 		case 'C': cpu = atoi(optarg); break;
 		case 'l': chunk = strtoul(optarg, NULL, 10); break;
+		case 'M': mss = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	/* chunks divide the ring, so a send never runs past its end */
-	if (port <= 0 || port > 65535 || chunk < 4096 || chunk > RING_BYTES || RING_BYTES % chunk || !(server_ip || bind_ip))
+	if (port <= 0 || port > 65535 || chunk < 4096 || chunk > RING_BYTES || RING_BYTES % chunk || !(server_ip || bind_ip)
+	    || mss < 0 || mss > 65535)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN); /* a receiver that died: EPIPE, named by die(), not a silent kill */

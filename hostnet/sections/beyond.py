@@ -33,12 +33,14 @@ MB = 1 << 20
 BASELINE = {"send_mode": "copy", "recv_mode": "copy"}
 
 
-def spec(*, send_modes=None, recv_modes=None, mtu: int | None = None, config: str | None = None,
+def spec(*, send_modes=None, recv_modes=None, mtu: int | None = None, mss: int = 0, config: str | None = None,
          **fields) -> SweepSpec:
     """sweeps/zero-copy.yaml (its MTU: tcp_mmap.c's whole-page condition), with what is given over it
-    (fields: any other SweepSpec field)."""
+    (fields: any other SweepSpec field). mss: zcflow's TCP_MAXSEG, 0 the kernel's; 4108 gives
+    whole-page segments at any MTU from 4148 (a NIC's 9000), where 61492 is more than a NIC takes."""
     return declared(EXPERIMENT, config=config, grid={
-        "mtu": None if mtu is None else [int(mtu)], "send_mode": send_modes, "recv_mode": recv_modes}, **fields)
+        "mtu": None if mtu is None else [int(mtu)], "mss": [int(mss)] if mss else None,
+        "send_mode": send_modes, "recv_mode": recv_modes}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:

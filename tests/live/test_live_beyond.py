@@ -38,6 +38,22 @@ def test_zero_copy_points_map_pages_and_report_copied_sends(state_dir, tmp_path)
     assert (row.receiver_app_us_per_mb > 0).all() and (row.tpc_gbps > 0).all()
 
 
+def test_a_segment_size_of_whole_pages_maps_at_a_nics_mtu(state_dir, tmp_path):
+    """Servers: a NIC takes 9000, not 61492; zcflow's -M 4108 (4096 of payload with timestamps, as
+    tcp_mmap's -M) keeps every segment whole pages there, so the receiver still maps them."""
+    spec = beyond.spec(send_modes=["zerocopy"], recv_modes=["mmap"], mtu=9000, mss=4108, repetitions=1, duration=2,
+                       warmup=1)
+    with testbed.embedded(f"zm{os.getpid() % 10000}") as tb:
+        out = run_sweep(tb, spec, runs_dir=tmp_path, campaign="zm", progress=False)
+        assert out["failed"] == 0 and tb.journal.restore() == []
+    tidy, [m] = beyond.load(tmp_path, "zm", include_contaminated=True)
+    assert m["point"]["mss"] == 4108 and m["workload"]["mss"] == 4108
+    server = store.raw_text(tmp_path / "zm" / m["run_id"], "zcflow_server_0.txt")
+    assert " rcv_mss=4096" in server, server  # the segments the receiver saw carried whole pages
+    row = beyond.table(tidy).iloc[0]
+    assert row.mapped_pct > 50, row.to_dict()
+
+
 def test_big_tcp_point_raises_the_limits_and_grows_the_packets_then_restores(state_dir, tmp_path):
     spec = beyond.big_tcp_spec(sizes=[185000], repetitions=1, duration=2, warmup=1)
     name = f"bt{os.getpid() % 10000}"

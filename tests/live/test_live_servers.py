@@ -144,7 +144,7 @@ NOTEBOOKS_ON_SERVERS = {
     "06-packet-loss": {"loss_rates": [0, 0.01], "config": "tsogro"},
     "08-mixed-flows": {"short_flows": [0, 1], "config": "tsogro"},
     "11-congestion-control": {"algorithms": ["cubic", "bbr"], "flows": [1]},
-    "13-time-budget": {"batch_sizes": [1, 32], "micro_scale": 0.05, "max_extra": 0, "duration": 1},
+    "13-time-budget": {"batch_sizes": [1, 32], "micro_scale": 0.05, "top_up_rounds": 0, "duration": 1},
 }
 
 

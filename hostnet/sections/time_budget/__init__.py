@@ -19,7 +19,7 @@ from . import budget
 from .. import common
 from ... import store
 from ...measure import topup
-from ...measure.benches import BATCH_EXPERIMENT, MICRO_EXPERIMENT, PAYLOAD_BYTES
+from ...measure.benches import BATCH_EXPERIMENT, MICRO_EXPERIMENT
 from ...measure.options import LiveOptions
 from ...measure.sweep import SweepSpec, declared, run_sweep
 from ...testbed.session import kind_of
@@ -42,14 +42,13 @@ COST_LABELS = {
 FLATTEN_SHARE = 0.9  # the curve has flattened where the median reaches 90 % of the best batch size
 
 
-def spec(*, batch_sizes=None, payload_bytes: int = PAYLOAD_BYTES, micro_scale: float = 1.0, **fields) -> SweepSpec:
+def spec(*, batch_sizes=None, payload_bytes: int | None = None, micro_scale: float = 1.0, **fields) -> SweepSpec:
     """The campaign's sweep: sweeps/time-budget.yaml with the notebook's parameters over it (fields:
-    any other SweepSpec field, e.g. repetitions, duration). The payload and the microbenchmarks'
-    scale enter the grid only when they differ from the defaults, so a default campaign's point
-    ids stay what they were."""
+    any other SweepSpec field, e.g. repetitions, duration). Every batching point names its payload
+    (replay picks points by it); the microbenchmarks' scale enters the grid only when it is not 1."""
     return declared("time-budget", grid={
         "batch": None if batch_sizes is None else [int(b) for b in batch_sizes],
-        "payload_bytes": None if payload_bytes == PAYLOAD_BYTES else [int(payload_bytes)],
+        "payload_bytes": None if payload_bytes is None else [int(payload_bytes)],
         "micro_scale": None if micro_scale == 1.0 else [float(micro_scale)]}, **fields)
 
 

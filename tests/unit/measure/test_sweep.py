@@ -412,7 +412,14 @@ def test_send_and_recv_mode_make_a_zero_copy_point_at_the_mtu_asked():
     assert isinstance(w, ZeroCopyFlows) and (w.send_mode, w.recv_mode) == ("zerocopy", "mmap")
     assert w.binary("receiver") == "/b/z"
     assert point_workload(spec, copy, "iperf3").send_mode == "copy"
-    with pytest.raises(sweep.SweepError, match="send_mode and recv_mode choose how a bulk flow moves data"):
+    assert "-M" not in w.server_argv(w.flows([("sender", [0])], [("receiver", [1])])[0], "198.18.0.2")
+    at_9000 = SweepSpec(configs=["all-opts"], grid={"mtu": [9000], "mss": [4108], "recv_mode": ["mmap"]})
+    w = point_workload(at_9000, at_9000.points()[0], "iperf3", {"zcflow": (("sender", "/b/z"), ("receiver", "/b/z"))})
+    flow = w.flows([("sender", [0])], [("receiver", [1])])[0]
+    assert w.server_argv(flow, "198.18.0.2")[-2:] == ["-M", "4108"] == w.client_argv(flow, "198.18.0.2")[-2:]
+    with pytest.raises(sweep.SweepError, match=r"grid.mss.0: 100 is not a TCP maximum segment size from 536 to 65535"):
+        SweepSpec(configs=["all-opts"], grid={"mss": [100]})
+    with pytest.raises(sweep.SweepError, match="send_mode, recv_mode and mss choose how a bulk flow moves data"):
         SweepSpec(configs=["tsogro"], grid={"send_mode": ["sendfile"], "rpc_size": [4096]})
     with pytest.raises(sweep.SweepError, match=r"grid.send_mode.0: 'splice' is not one of copy, sendfile, zerocopy"):
         SweepSpec(configs=["tsogro"], grid={"send_mode": ["splice"]})
@@ -443,8 +450,8 @@ def test_a_time_budget_sweep_makes_one_microbenchmark_point_and_a_batching_point
     spec = sweep.declared("time-budget", grid={"batch": [1, 32], "micro_scale": [0.1]}, repetitions=1)
     points = spec.points()
     assert points == [{"config": "no-opts", "bench": "micro", "micro_scale": 0.1},
-                      {"config": "no-opts", "bench": "udp-batch", "batch": 1},
-                      {"config": "no-opts", "bench": "udp-batch", "batch": 32}]
+                      {"config": "no-opts", "bench": "udp-batch", "batch": 1, "payload_bytes": 18},
+                      {"config": "no-opts", "bench": "udp-batch", "batch": 32, "payload_bytes": 18}]
     assert [spec.stored_for(p) for p in points] == ["time-budget-micro", "udp-batch", "udp-batch"]
     bins = {"microbench": (("receiver", "/b/m"),), "udpbatch": (("sender", "/b/u"), ("receiver", "/b/u"))}
     micro, b1, _ = (point_workload(spec, p, "udpbatch", bins) for p in points)
