@@ -472,7 +472,8 @@ def _prepare_latency(tb: Testbed, workload, flows: list[Flow], rd: RunDir, sampl
         ports = [f.port for f in flows if tb.endpoints[f.receiver].machine == machine]
         lat, source, why = latency_probe_for(tb.machines[machine], ports, ifaces, workload.client_comm,
                                              tb.journal, sample_every)
-        rd.manifest["probes"].setdefault("latency", {})[machine] = {"source": source, "why": why}
+        rd.manifest["probes"].setdefault("latency", {})[machine] = {"source": source, "why": why,
+                                                                    "sample_every": sample_every}
         lat.prepare(tb.machines[machine])
         early[machine] = lat
     return early

@@ -25,8 +25,6 @@ from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "one-to-one"
-# the order tables and charts show the algorithms in (the sweep's: sweeps/congestion-control.yaml)
-ALGORITHMS = ["reno", "cubic", "bbr", "dctcp"]
 REFUSED_FILE = "refused.json"
 # "changes little": each algorithm's tpc within this margin of cubic's, the whole 95 % CI of the
 # relative difference inside it (the margin predates the CI rule; it was not tuned to any verdict)
@@ -84,9 +82,11 @@ _COLUMNS = (("throughput_gbps", "throughput_gbps", "both"), ("retransmits_count"
             ("receiver_cpu_pct", "cpu_util_pct", "receiver"))
 
 
-def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None,
-          algorithms=ALGORITHMS) -> pd.DataFrame:
-    """Per algorithm and flow count: medians over repetitions (tpc also mean ± 95 % CI)."""
+def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None, algorithms=None) -> pd.DataFrame:
+    """Per algorithm and flow count, in the order of `algorithms` (None: the declaration's,
+    sweeps/congestion-control.yaml): medians over repetitions (tpc also mean ± 95 % CI). Charts and
+    verdicts keep this order."""
+    algorithms = algorithms or spec().grid["congestion_control"]
     rows = []
     for cc in [a for a in algorithms if a in set(tidy.congestion_control) or a in (refused_algorithms or {})]:
         if cc in (refused_algorithms or {}):
@@ -114,7 +114,7 @@ def breakdown(tidy: pd.DataFrame, flows: int = 1) -> pd.DataFrame:
 
 def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     m = summary[summary.status == "measured"].assign(flows=lambda d: d.flows.astype(int).astype(str) + " flow(s)")
-    order = [a for a in ALGORITHMS if a in set(m.congestion_control)]
+    order = list(dict.fromkeys(m.congestion_control))  # the table's order
     x = alt.X("congestion_control:N", sort=order, title="congestion control")
     tpc = alt.Chart(m).mark_bar().encode(
         x=x, xOffset="flows:N", y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s, median)"),
@@ -164,7 +164,7 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dic
     m = summary[summary.status == "measured"]
     missing = sorted(summary[summary.status != "measured"].congestion_control)
     note = f"; {', '.join(missing)}: not available on this host" if missing else ""
-    algos = [a for a in ALGORITHMS if a in set(m.congestion_control)]
+    algos = list(dict.fromkeys(m.congestion_control))  # the table's order
     if len(algos) < 2:
         return verdicts.table(findings, {"F17": verdicts.Judgement(
             verdicts.INCONCLUSIVE, "fewer than two algorithms measured" + note, "two or more algorithms")})

@@ -66,6 +66,7 @@ def test_big_tcp_point_raises_the_limits_and_grows_the_packets_then_restores(sta
         assert tb.journal.restore() == []
         assert (_limits(tb, "sender"), _limits(tb, "receiver")) == before
     [run] = store.list_runs(tmp_path, "bt")
+    assert store.load_manifest(run)["probes"]["latency"]["local"]["sample_every"] == 8  # big-tcp.yaml's 1 in N
     t = store.read_tidy(run)
     mean = t[t.metric == "post_gro_skb_bytes_mean"].value.iloc[0]
     assert mean > 65536  # GRO delivered packets the legacy limit would not allow
