@@ -237,17 +237,18 @@ def _sweep_spec(args):
     or a spec file, with --config/--repetitions/--duration/--warmup/--seed over it."""
     from dataclasses import replace
     from . import project
-    from .measure.sweep import SweepError, SweepSpec, declared
+    from .measure.sweep import SweepError, SweepSpec
     changes = {k: getattr(args, k) for k in SPEC_FLAGS if getattr(args, k, None) is not None}
     if getattr(args, "config", None):
         changes["configs"] = list(args.config)
-    if not Path(args.spec).suffix and "/" not in args.spec:
+    path = args.spec
+    if not Path(args.spec).suffix and "/" not in args.spec:  # a name: its declaration
         names = sorted(p.stem for p in project.packaged("sweeps").glob("*.yaml"))
         if args.spec not in names:
             raise SweepError(f"{args.spec}: no declared experiment of that name (declared: {', '.join(names)}); "
                              f"or name a sweep spec file")
-        return declared(args.spec, **changes)
-    spec = SweepSpec.from_yaml(args.spec)
+        path = project.packaged("sweeps") / f"{args.spec}.yaml"
+    spec = SweepSpec.from_yaml(path)
     return replace(spec, **changes) if changes else spec
 
 

@@ -32,6 +32,7 @@ BATCH_EXPERIMENT = "udp-batch"
 EXPERIMENTS = {"micro": MICRO_EXPERIMENT, "udp-batch": BATCH_EXPERIMENT}
 # the grid keys each bench reads (the sweep keeps only these in a bench's points)
 KEYS = {"micro": ("micro_scale",), "udp-batch": ("batch", "payload_bytes")}
+TOOLS = {"micro": "microbench", "udp-batch": "udpbatch"}  # the native tool each bench runs
 MICROBENCHES = ("syscall", "atomic", "cmpxchg", "spinlock", "malloc", "malloc256", "skballoc")
 # iterations at scale 1.0: each benchmark takes roughly 0.2-1 s on a 2.6 GHz core
 MICRO_ITERATIONS = {"syscall": 1_000_000, "atomic": 30_000_000, "cmpxchg": 30_000_000, "spinlock": 30_000_000,
@@ -62,10 +63,9 @@ def cpu_clock_mhz(cpuinfo: str) -> float | None:
 
 @dataclass(frozen=True)
 class Microbenchmarks(PointHooks):
-    """One repetition of every microbenchmark on the receiver's machine, pinned to `cpu` (None: the
-    receiver's first application CPU). binaries: ((endpoint role, microbench's path), ...)."""
+    """One repetition of every microbenchmark on the receiver's machine, pinned to the receiver's
+    first application CPU. binaries: ((endpoint role, microbench's path), ...)."""
     scale: float = 1.0
-    cpu: int | None = None
     binaries: tuple = ()
     tool = "microbench"
     tools = ("microbench",)
@@ -77,7 +77,7 @@ class Microbenchmarks(PointHooks):
         return [tb.receiver.machine]
 
     def placement(self, tb) -> dict:
-        return {"machine": tb.receiver.machine, "cpu": tb.receiver.cpus[0] if self.cpu is None else self.cpu}
+        return {"machine": tb.receiver.machine, "cpu": tb.receiver.cpus[0]}
 
     def point_setup(self, tb) -> tuple[dict | None, list]:
         return self.placement(tb), []
@@ -216,9 +216,10 @@ class UdpBatch(PointHooks):
 Bench = Union[Microbenchmarks, UdpBatch]
 
 
-def workload(point: dict, *, duration_s: int, warmup_s: int, binaries: tuple) -> Bench:
-    """The bench a time-budget point names (grid key "bench")."""
+def workload(point: dict, *, duration_s: int, warmup_s: int, binaries: dict) -> Bench:
+    """The bench a time-budget point names (grid key "bench"); binaries: {native tool: ((endpoint
+    role, path), ...)}, of which it takes its own (TOOLS)."""
+    own = binaries.get(TOOLS[point["bench"]], ())
     if point["bench"] == "micro":
-        return Microbenchmarks(scale=float(point.get("micro_scale", 1.0)), binaries=binaries)
-    return UdpBatch(int(point["batch"]), duration_s, warmup_s, int(point.get("payload_bytes", PAYLOAD_BYTES)),
-                    binaries)
+        return Microbenchmarks(scale=float(point.get("micro_scale", 1.0)), binaries=own)
+    return UdpBatch(int(point["batch"]), duration_s, warmup_s, int(point.get("payload_bytes", PAYLOAD_BYTES)), own)

@@ -69,7 +69,7 @@ def check_window(window_s: float, duration_s: float, n_flows: int) -> None:
                              f"starting {n_flows} flows and the probes took too long; use a longer duration")
 
 
-def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",),
+def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",), *,
               machine_tools=tuple(REQUIRED_TOOLS["machines"])) -> dict:
     """Refuse before any host is touched: root, tools present. Returns tool versions.
     machine_tools: what every machine must have (perf; the benches record a missing perf

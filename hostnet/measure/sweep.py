@@ -56,7 +56,8 @@ from .. import __version__, inputfiles, native, project, schema
 from . import benches, config as stackconfig, udp_loss
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import HostUnreachable
-from .runner import PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool, start_point
+from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
+                     start_point)
 from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
 from ..testbed import Testbed
 from .workloads import (
@@ -298,8 +299,7 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict | Non
     tools it runs (zcflow, microbench, udpbatch: native_binaries)."""
     binaries = binaries or {}
     if "bench" in point:
-        return benches.workload(point, duration_s=spec.duration, warmup_s=spec.warmup,
-                                binaries=binaries.get("microbench" if point["bench"] == "micro" else "udpbatch", ()))
+        return benches.workload(point, duration_s=spec.duration, warmup_s=spec.warmup, binaries=binaries)
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
     if set(point) & set(ZERO_COPY_KEYS):
@@ -332,8 +332,8 @@ def native_binaries(tb: Testbed, tool: str) -> tuple:
 
 def _tools(spec: SweepSpec, points: list[dict], tb: Testbed) -> tuple[str, tuple[str, ...]]:
     """(the RPC tool the points' workloads name, every tool preflight checks)."""
-    if spec.experiment == "time-budget":  # both, whichever points: a top-up of one keeps the fingerprint
-        return "udpbatch", ("microbench", "udpbatch")
+    if spec.experiment == "time-budget":  # every bench's, whichever points: a top-up of one keeps the fingerprint
+        return "udpbatch", tuple(benches.TOOLS.values())
     mixed = spec.experiment == "mixed"
     tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in points) else "iperf3"
     if any("udp_rate_gbps" in p for p in points):
@@ -477,7 +477,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     cfgs = {p["config"]: point_config(p) for p in points}
     tool, tools = _tools(spec, points, tb)
     # a bench records a missing perf unsupported (benches.py); flows need it
-    versions = preflight(tb, tools, *([()] if spec.experiment == "time-budget" else []))
+    needed = () if spec.experiment == "time-budget" else tuple(REQUIRED_TOOLS["machines"])
+    versions = preflight(tb, tools, machine_tools=needed)
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in points for p in point_requirements(tb, point_config(pt))]
     if any("udp_rate_gbps" in p for p in points):

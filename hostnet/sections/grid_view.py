@@ -3,7 +3,6 @@ grid key run live or replayed, tidy rows tagged with the point's value, per-valu
 CIs, per-value CPU breakdowns and their chart (verdicts are verdicts.py's, on per-run values)."""
 from __future__ import annotations
 
-
 import altair as alt
 import pandas as pd
 

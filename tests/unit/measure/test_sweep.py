@@ -101,7 +101,7 @@ def ssh_sweep(tmp_path, monkeypatch):
     from unit.measure.test_runner import VERSIONS, ssh_testbed
     remote = FakeRemote()
     tb = ssh_testbed(tmp_path, monkeypatch, remote)
-    monkeypatch.setattr(sweep, "preflight", lambda tb, tools: VERSIONS)
+    monkeypatch.setattr(sweep, "preflight", lambda tb, tools, **kw: VERSIONS)
     monkeypatch.setattr(sweep, "point_requirements", lambda tb, cfg: [])
     monkeypatch.setattr(sweep, "RECONNECT_POLL_S", 0.01)
     return tb, remote
