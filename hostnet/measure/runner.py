@@ -137,7 +137,7 @@ def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
     return out
 
 
-def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") -> None:
+def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp", ip_version: int = 4) -> None:
     """Every server listens before any client starts (a client racing its server fails). One `ss`
     per receiving host and poll (over SSH a round trip each: not one per flow), polled sooner at
     first: a server usually listens within a few milliseconds of its start."""
@@ -153,7 +153,7 @@ def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp") 
             res = host.run(["ss", f"-Hl{proto[0]}n"], check=False)
             sockets = ss.listening(res.stdout, f"{host.name}: ss -Hl{proto[0]}n")
             for f in group:
-                if ss.listens(sockets, tb.endpoints[f.receiver].ip, f.port):
+                if ss.listens(sockets, tb.endpoints[f.receiver].address(ip_version), f.port):
                     del pending[f.index]
                 elif servers[f.index].poll() is not None:
                     raise HostError(f"server for flow {f.index} exited at start: "
@@ -459,8 +459,8 @@ def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:
 def _start_servers(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> None:
     for f in flows:
         ep = tb.endpoints[f.receiver]
-        procs.servers[f.index] = ep.host.start(workload.server_argv(f, ep.ip))
-    wait_listening(tb, flows, procs.servers, getattr(workload, "listen_proto", "tcp"))
+        procs.servers[f.index] = ep.host.start(workload.server_argv(f, ep.address(workload.ip_version)))
+    wait_listening(tb, flows, procs.servers, getattr(workload, "listen_proto", "tcp"), workload.ip_version)
 
 
 def _prepare_latency(tb: Testbed, workload, flows: list[Flow], rd: RunDir, sample_every: int) -> dict:
@@ -491,7 +491,8 @@ def _start_clients(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -
         host = tb.endpoints[group[0].sender].host
         sent = time.time()
         try:
-            started = host.start_many([workload.client_argv(f, tb.endpoints[f.receiver].ip) for f in group])
+            started = host.start_many([workload.client_argv(f, tb.endpoints[f.receiver].address(workload.ip_version))
+                                       for f in group])
         finally:
             returned = time.time()
         for f, (proc, at) in zip(group, started, strict=True):

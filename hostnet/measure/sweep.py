@@ -10,7 +10,8 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
                                      # short_flows and long_flow (experiment: mixed),
                                      # send_mode, recv_mode, mss (zcflow: sendfile, MSG_ZEROCOPY,
                                      # TCP_ZEROCOPY_RECEIVE, TCP_MAXSEG), mtu, big_tcp_bytes (BIG TCP's
-                                     # GSO/GRO packet limit); bench (experiment:
+                                     # GSO/GRO packet limit), ip_version (4 or 6: the
+                                     # endpoints' data address flows use); bench (experiment:
                                      # time-budget: micro, udp-batch) with micro_scale, batch
                                      # and payload_bytes (benches.py)
       rx_buffer_kb: [100, 200, 400]
@@ -61,7 +62,8 @@ from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequ
 from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
 from ..testbed import Testbed
 from .workloads import (
-    PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate, ZeroCopyFlows)
+    IP_VERSIONS, PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate,
+    ZeroCopyFlows)
 
 log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 
@@ -71,7 +73,7 @@ EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p !
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
-             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", *BENCH_KEYS)
+             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
 MIXED_KEYS = ("short_flows", "long_flow")
 
@@ -115,6 +117,7 @@ _GRID_VALUES = {
     "big_tcp_bytes": {"type": "integer", "minimum": stackconfig.GSO_LEGACY_MAX, "maximum": stackconfig.BIG_TCP_MAX,
                       "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
                                      f"{stackconfig.BIG_TCP_MAX}"},
+    "ip_version": {"enum": list(IP_VERSIONS), "description": "4 or 6"},
     "bench": {"enum": list(benches.EXPERIMENTS), "description": f"one of {', '.join(benches.EXPERIMENTS)}"},
     "micro_scale": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
                     "description": "an iteration scale above 0, at most 100"},
@@ -300,29 +303,39 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict | Non
     binaries = binaries or {}
     if "bench" in point:
         return benches.workload(point, duration_s=spec.duration, warmup_s=spec.warmup, binaries=binaries)
+    try:
+        return _flow_workload(spec, point, tool, binaries)
+    except ValueError as exc:  # a workload's own check (e.g. an IP version its tool is not driven with)
+        raise SweepError(str(exc)) from None
+
+
+def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
+    ip = {"ip_version": int(point["ip_version"])} if "ip_version" in point else {}
     if set(point) & set(ZERO_COPY_KEYS):
         if point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed":
             raise SweepError("send_mode, recv_mode and mss choose how a bulk flow moves data (zcflow): not with "
                              "RPCs, UDP or mixed flows")
         return ZeroCopyFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
                              send_mode=point.get("send_mode", "copy"), recv_mode=point.get("recv_mode", "copy"),
-                             mss=int(point.get("mss", 0)), binaries=binaries.get(ZeroCopyFlows.tool, ()))
+                             mss=int(point.get("mss", 0)), binaries=binaries.get(ZeroCopyFlows.tool, ()), **ip)
     if "udp_rate_gbps" in point:
         return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
                        socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),
-                       app_cpu=point.get("app_cpu", "same"))
+                       app_cpu=point.get("app_cpu", "same"), **ip)
     if spec.experiment == "mixed":
+        if ip.get("ip_version", 4) != 4:
+            raise SweepError("mixed flows run over IPv4 only (their RPC tools' IPv6 flags are not wired)")
         return MixedFlows(spec.duration, spec.warmup, short_flows=int(point.get("short_flows", 0)),
                           long_flow=bool(int(point.get("long_flow", 1))),
                           size_bytes=int(point.get("rpc_size", 4096)), rpc_tool=tool,
                           congestion_control=point.get("congestion_control", "cubic"))
     if point.get("rpc_size"):
         return RpcFlows(spec.duration, spec.warmup, pattern=pattern, n=n, size_bytes=int(point["rpc_size"]),
-                        tool=tool)
+                        tool=tool, **ip)
     return LongFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
-                     congestion_control=point.get("congestion_control", "cubic"))
+                     congestion_control=point.get("congestion_control", "cubic"), **ip)
 
 
 def native_binaries(tb: Testbed, tool: str) -> tuple:
@@ -480,7 +493,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     needed = () if spec.experiment == "time-budget" else tuple(REQUIRED_TOOLS["machines"])
     versions = preflight(tb, tools, machine_tools=needed)
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
-    problems += [p for pt in points for p in point_requirements(tb, point_config(pt))]
+    problems += [p for pt in points
+                 for p in point_requirements(tb, point_config(pt), int(pt.get("ip_version", 4)))]
     if any("udp_rate_gbps" in p for p in points):
         problems += udp_loss.requirements(tb)
     if any(p.get("recv_mode") == "mmap" for p in points):

@@ -34,9 +34,14 @@ def slots(roles_cpus: list[tuple[str, list[int]]], n: int) -> list[tuple[str, in
     return out
 
 
+IP_VERSIONS = (4, 6)
+
+
 class PointHooks:
     """What a workload adds to a measurement point beyond starting its flows (the runner calls
     these for every workload; by default they add nothing). Pure, like the rest of this module."""
+
+    ip_version = 4  # which of an endpoint's data addresses the flows use (Endpoint.address)
 
     def point_setup(self, tb) -> tuple[dict | None, list]:
         """(a CPU-placement note for the manifest or None, extra knob settings for this point)."""
@@ -56,6 +61,10 @@ class _Pattern(PointHooks):
     pattern: str = "single"
     n: int = 1
     base_port: int = IPERF3_PORT
+    ip_version: int = 4
+    # the IP versions its tool is driven with here: iperf3 and zcflow take either address as given;
+    # netperf, sockperf and iperf2 want flags of their own for IPv6, not wired (refused, not guessed)
+    ip_versions = IP_VERSIONS
 
     def __post_init__(self):
         # the tools take whole seconds
@@ -69,6 +78,9 @@ class _Pattern(PointHooks):
             raise ValueError("the single pattern has exactly one flow")
         if not 1 <= self.n <= 64:
             raise ValueError(f"flow count n must be 1..64, got {self.n}")
+        if self.ip_version not in self.ip_versions:
+            raise ValueError(f"{type(self).__name__} runs over IPv{' or IPv'.join(map(str, self.ip_versions))}, "
+                             f"not IPv{self.ip_version}")
 
     def flows(self, senders: list[tuple[str, list[int]]], receivers: list[tuple[str, list[int]]]) -> list[Flow]:
         """senders/receivers: [(role, cpus)] of the testbed's endpoints."""
@@ -214,6 +226,7 @@ class RpcFlows(_Pattern):
 
     size_bytes: int = 4096
     tool: str = "netperf"
+    ip_versions = (4,)
 
     @property
     def client_comm(self) -> str:
@@ -288,6 +301,7 @@ class UdpRate(_Pattern):
     payload_bytes: int = UDP_PAYLOAD_BYTES
     base_port: int = IPERF2_PORT
     tool = "iperf"
+    ip_versions = (4,)
     client_comm = "iperf"
     server_exits = True   # the server's -t ends it shortly after the client's run
     client_suffix = "txt"

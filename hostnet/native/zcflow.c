@@ -10,6 +10,7 @@
  *            -m mmap      TCP_ZEROCOPY_RECEIVE       payload pages mapped into the process when
  *                                                    the kernel can (whole pages), the rest read
  *
+ * ADDR is an IPv4 or an IPv6 address, as given (no name lookup).
  * Usage: zcflow -s -B ADDR -p PORT -m copy|mmap [-t SECS -O WARMUP] [-C CPU] [-l CHUNK] [-M MSS]
  *        zcflow -c ADDR    -p PORT -m copy|sendfile|zerocopy -t SECS [-O WARMUP] [-C CPU] [-l CHUNK] [-M MSS]
  * -M sets TCP_MAXSEG on the socket (the server's before it listens): with timestamps, 4108 carries
@@ -143,14 +144,25 @@ static void pin(int cpu)
 		die("sched_setaffinity");
 }
 
-static struct sockaddr_in address(const char *ip, int port)
+/* An IPv4 or IPv6 address, as given (no name lookup); its length in *len. */
+static struct sockaddr_storage address(const char *ip, int port, socklen_t *len)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
-		fprintf(stderr, "zcflow: %s is not an IPv4 address\n", ip);
+	struct sockaddr_storage s = {0};
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&s;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&s;
+	if (inet_pton(AF_INET, ip, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		*len = sizeof(*a4);
+	} else if (inet_pton(AF_INET6, ip, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		*len = sizeof(*a6);
+	} else {
+		fprintf(stderr, "zcflow: %s is not an IPv4 or IPv6 address\n", ip);
 		exit(2);
 	}
-	return a;
+	return s;
 }
 
 /* Read every completion queued on the error queue; returns how many ranges were read. */
@@ -166,7 +178,9 @@ static int completions(int fd, struct counts *c)
 			die("recvmsg MSG_ERRQUEUE");
 		}
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			if (!(cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR))
+			/* an IPv6 socket's completions come as IPV6_RECVERR */
+			if (!(cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) &&
+			    !(cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR))
 				continue;
 			struct sock_extended_err *e = (void *)CMSG_DATA(cm);
 			if (e->ee_origin != SO_EE_ORIGIN_ZEROCOPY || e->ee_errno)
@@ -215,14 +229,15 @@ static int run_client(const char *ip, int port, const char *mode, double secs, d
 			off += w;
 		}
 	}
-	int fd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+	socklen_t len;
+	struct sockaddr_storage a = address(ip, port, &len);
+	int fd = socket(a.ss_family, SOCK_STREAM, 0), on = 1;
 	if (fd < 0)
 		die("socket");
 	if (zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof(on)))
 		die("setsockopt SO_ZEROCOPY");
 	set_mss(fd);
-	struct sockaddr_in a = address(ip, port);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
+	if (connect(fd, (struct sockaddr *)&a, len))
 		die("connect");
 	struct counts c = {.window_start = warmup, .window_end = warmup + secs, .t0 = now()};
 	size_t off = 0;
@@ -267,13 +282,14 @@ static int run_server(const char *ip, int port, const char *mode, double secs, d
 	int use_mmap = !strcmp(mode, "mmap");
 	if (!use_mmap && strcmp(mode, "copy"))
 		usage();
-	int ls = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+	socklen_t len;
+	struct sockaddr_storage a = address(ip, port, &len);
+	int ls = socket(a.ss_family, SOCK_STREAM, 0), on = 1;
 	if (ls < 0)
 		die("socket");
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	set_mss(ls); /* inherited by the accepted socket: the MSS it advertises */
-	struct sockaddr_in a = address(ip, port);
-	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1))
+	if (bind(ls, (struct sockaddr *)&a, len) || listen(ls, 1))
 		die("bind/listen");
 	int fd = accept(ls, NULL, NULL);
 	if (fd < 0)

@@ -103,7 +103,8 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
             "Beyond 2021: zero-copy send and receive on a current kernel, in the paper's breakdown",
             "beyond the paper", "zero-copy", "hostnet.sections.beyond",
             (_CONFIG, Select("send_modes", "send_mode"), Select("recv_modes", "recv_mode"), Select("mtu", "mtu"),
-             Select("big_tcp_sizes", "big_tcp_bytes", campaign="big_tcp_campaign")), (*LIVE_ONLY, "mss")),
+             Select("big_tcp_sizes", "big_tcp_bytes", campaign="big_tcp_campaign"),
+             Select("big_tcp_ip_versions", "ip_version", campaign="big_tcp_campaign")), (*LIVE_ONLY, "mss")),
 )}
 
 

@@ -2,7 +2,7 @@
 current kernel, in the same breakdown. The data copy: sendfile and MSG_ZEROCOPY on the send side,
 TCP_ZEROCOPY_RECEIVE on the receive side (hostnet's zcflow, native/zcflow.c, one loop for every
 mechanism so points differ only in it). Per-skb costs: BIG TCP, GSO/GRO packets above 64 KB
-(iperf3, the limits set by hostnet's bigtcp tool).
+(iperf3, the limits set by hostnet's bigtcp tool), over IPv4 and IPv6.
 
 The default grids are sweeps/zero-copy.yaml and sweeps/big-tcp.yaml (a test holds them equal). The
 zero-copy points run all-opts at MTU 61492, where each segment carries 15 whole pages, the
@@ -257,11 +257,13 @@ def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
 
 # --- BIG TCP -------------------------------------------------------------------------------------------
 
-def big_tcp_spec(*, sizes=None, config: str | None = None, **fields) -> SweepSpec:
+def big_tcp_spec(*, sizes=None, ip_versions=None, config: str | None = None, **fields) -> SweepSpec:
     """sweeps/big-tcp.yaml: the legacy 64 KB limit and the size the BIG TCP patches were shown with,
-    the eBPF probe sampling 1 in 8 skbs for the size histogram; what is given over it as in spec()."""
-    return declared(BIG_TCP, config=config,
-                    grid={"big_tcp_bytes": None if sizes is None else [int(b) for b in sizes]}, **fields)
+    over IPv4 and IPv6, the eBPF probe sampling 1 in 8 skbs for the size histogram; what is given
+    over it as in spec()."""
+    return declared(BIG_TCP, config=config, grid={"big_tcp_bytes": None if sizes is None else [int(b) for b in sizes],
+                                                  "ip_version": None if ip_versions is None else
+                                                  [int(v) for v in ip_versions]}, **fields)
 
 
 def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(),
@@ -273,9 +275,16 @@ def collect_big_tcp(mode: str, *, runs_dir, campaign: str = "", live: LiveOption
 
 
 def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
-    """The BIG TCP campaign's tidy rows with each run's big_tcp_bytes as a column."""
+    """The BIG TCP campaign's tidy rows with each run's big_tcp_bytes and ip_version as columns
+    (ip_version 0: the point did not name one, so its flows ran over IPv4)."""
     tidy, manifests = common.load(runs_dir, campaign, BIG_TCP, include_contaminated)
-    return grid_view.tag(tidy, manifests, "big_tcp_bytes"), manifests
+    tidy = grid_view.tag(tidy, manifests, "big_tcp_bytes")
+    return grid_view.tag(tidy, manifests, "ip_version", default=0), manifests
+
+
+def _ip_version(g: pd.DataFrame) -> int:
+    """The run's ip_version as its point named it; 0 where it named none (IPv4, campaigns before IPv6)."""
+    return int(g.ip_version.iloc[0]) if "ip_version" in g.columns else 0
 
 
 def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -286,7 +295,8 @@ def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for run_id, g in tidy.groupby("run_id"):
         v, row = _run_values(run_id, g)
-        row.update(big_tcp_bytes=int(g.big_tcp_bytes.iloc[0]),
+        named = _ip_version(g)
+        row.update(big_tcp_bytes=int(g.big_tcp_bytes.iloc[0]), ip_version=named or 4, ip_named=bool(named),
                    post_gro_skb_bytes=v.get(("receiver", "post_gro_skb_bytes_mean", ""), float("nan")))
         for side in ("sender", "receiver"):
             row[f"{side}_per_skb_pct"] = sum(v.get((side, bd, c), 0.0) for c in PER_SKB)
@@ -297,12 +307,12 @@ def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def big_tcp_table(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Per GSO/GRO limit: means and 95 % CIs over runs (NIC-equivalent ones suffixed _nic)."""
+    """Per IP version and GSO/GRO limit: means and 95 % CIs over runs (NIC-equivalent ones suffixed _nic)."""
     per_skb = ("sender_per_skb_pct", "receiver_per_skb_pct", "sender_per_skb_us_per_mb", "receiver_per_skb_us_per_mb")
     runs = with_nic(big_tcp_runs(tidy), tidy, big_tcp_runs, (*_NIC, *per_skb))
     rows = []
-    for size, g in runs.groupby("big_tcp_bytes"):
-        row = {"big_tcp_bytes": int(size)}
+    for (version, size), g in runs.groupby(["ip_version", "big_tcp_bytes"]):
+        row = {"ip_version": int(version), "big_tcp_bytes": int(size)}
         for col in ("throughput_gbps", "tpc_gbps", "sender_us_per_mb", "receiver_us_per_mb", *per_skb,
                     "post_gro_skb_bytes", "tpc_gbps_nic", "sender_us_per_mb_nic", "receiver_us_per_mb_nic",
                     *(f"{c}_nic" for c in per_skb)):
@@ -313,12 +323,14 @@ def big_tcp_table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def skb_sizes(tidy: pd.DataFrame) -> pd.DataFrame:
-    """The receiver's post-GRO packet sizes (eBPF histogram buckets, summed over runs) per limit."""
+    """The receiver's post-GRO packet sizes (eBPF histogram buckets, summed over runs) per IP
+    version and limit."""
     h = tidy[(tidy.metric == "post_gro_skb_bytes_hist_count") & (tidy.side == "receiver")]
-    out = h.groupby(["big_tcp_bytes", "category"]).value.sum().rename("packets").reset_index()
+    h = h.assign(ip_version=(h.ip_version.replace(0, 4) if "ip_version" in h.columns else 4))
+    out = h.groupby(["ip_version", "big_tcp_bytes", "category"]).value.sum().rename("packets").reset_index()
     out["bucket_lo"] = out.category.str.split("-").str[0].astype(int)
-    out["share"] = out.packets / out.groupby("big_tcp_bytes").packets.transform("sum")
-    return out.sort_values(["big_tcp_bytes", "bucket_lo"]).reset_index(drop=True)
+    out["share"] = out.packets / out.groupby(["ip_version", "big_tcp_bytes"]).packets.transform("sum")
+    return out.sort_values(["ip_version", "big_tcp_bytes", "bucket_lo"]).reset_index(drop=True)
 
 
 def bucket_name(category: str) -> str:
@@ -334,13 +346,21 @@ def limit_name(size: int) -> str:
     return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size / 1000:g} KB"
 
 
+def point_names(df: pd.DataFrame) -> pd.Series:
+    """Each row's limit as limit_name quotes it, with its IP version where the campaign has both."""
+    names = df.big_tcp_bytes.map(limit_name)
+    if df.ip_version.nunique() > 1:
+        names = "IPv" + df.ip_version.astype(int).astype(str) + " " + names
+    return names
+
+
 def _sampled_every() -> int:
     """The eBPF probe's 1-in-N for the size histogram: big-tcp.yaml's (a run does not record it)."""
     return declared(BIG_TCP).latency_sample_every
 
 
 def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> dict:
-    runs = summary.assign(limit=summary.big_tcp_bytes.map(limit_name))
+    runs = summary.assign(limit=point_names(summary))
     long = pd.concat([runs.assign(side=side, pct=runs[f"{side}_per_skb_pct"],
                                   ci=runs[f"{side}_per_skb_pct_ci95"].fillna(0.0)) for side in ("sender", "receiver")],
                      ignore_index=True)
@@ -353,7 +373,7 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> di
         alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=SKB_TITLE), y2="hi:Q"),
     ).properties(width=260, height=240, title=alt.Title(
         "BIG TCP: the per-packet layers' share", subtitle=[*label.split("\n"), "all-opts, one flow; mean and 95 % CI"]))
-    hist = sizes.assign(limit=sizes.big_tcp_bytes.map(limit_name), bucket=sizes.category.map(bucket_name))
+    hist = sizes.assign(limit=point_names(sizes), bucket=sizes.category.map(bucket_name))
     order = list(dict.fromkeys(hist.sort_values("bucket_lo").bucket))
     dist = alt.Chart(hist).mark_bar().encode(
         x=alt.X("bucket:N", sort=order, title="packet GRO delivered (eBPF histogram bucket)",
@@ -367,34 +387,47 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> di
     return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
 
 
+# the finding each IP version's BIG TCP is judged under, and what a receiver needs for it
+BIG_TCP_FINDINGS = {4: ("F32", "a receiver whose GRO builds packets above 64 KB (IPv4: Linux 6.3, gro_ipv4_max_size)"),
+                    6: ("F33", "a receiver whose GRO builds packets above 64 KB (IPv6: Linux 5.19, gro_max_size)")}
+
+
 @verdicts.under_accountings
 def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F32: with larger GSO/GRO packets the receiver's per-packet layers (tcp/ip + netdev + skb) cost
-    less CPU per MB moved; judged on that cost, not on their share, which also falls when other work
-    grows. Its premise, that GRO delivered larger packets, is checked first."""
+    """F32 (IPv4) and F33 (IPv6): with larger GSO/GRO packets the receiver's per-packet layers
+    (tcp/ip + netdev + skb) cost less CPU per MB moved; judged on that cost, not on their share,
+    which also falls when other work grows. Its premise, that GRO delivered larger packets, is
+    checked first. Each is judged where the campaign has that IP version's runs."""
     runs = big_tcp_runs(tidy)
-    sizes = sorted(int(b) for b in runs.big_tcp_bytes.unique())  # plain ints: the points go into sweep.json
     judged = {}
-    if len(sizes) >= 2:
-        small, large = sizes[0], sizes[-1]
-        pick = {b: runs[runs.big_tcp_bytes == b].sort_values("run_id") for b in (small, large)}
-        grew = verdicts.difference(pick[small].post_gro_skb_bytes.dropna(), pick[large].post_gro_skb_bytes.dropna())
-        points = [{"big_tcp_bytes": small}, {"big_tcp_bytes": large}]
-        if grew.sign != "<":
-            judged["F32"] = verdicts.not_testable(
-                f"GRO did not deliver larger packets at {large} bytes ({grew.text('.0f', ' B')})",
-                "a receiver whose GRO builds packets above 64 KB (IPv4: Linux 6.3, gro_ipv4_max_size)")
-        else:
-            j = verdicts.direction(
-                verdicts.difference(pick[small].receiver_per_skb_us_per_mb.tolist(),
-                                    pick[large].receiver_per_skb_us_per_mb.tolist()),
-                want=">", what=f"receiver's tcp/ip + netdev + skb CPU per MB, {small} → {large} B limit",
-                unit=" µs", fmt=".0f", points=points)
-            share = (f"; their share {pick[small].receiver_per_skb_pct.mean():.1f} → "
-                     f"{pick[large].receiver_per_skb_pct.mean():.1f} %")
-            judged["F32"] = dataclasses.replace(j, shows=j.shows + share + f"; mean packet after GRO "
-                                                f"{grew.mean_a / 1024:.0f} → {grew.mean_b / 1024:.0f} KiB")
+    for version, (fid, needs) in BIG_TCP_FINDINGS.items():
+        of = runs[runs.ip_version == version]
+        if of.big_tcp_bytes.nunique() >= 2:
+            judged[fid] = _judge_limits(of, needs)
     return verdicts.table(verdicts.load_findings(reference_dir), judged)
+
+
+def _judge_limits(runs: pd.DataFrame, needs: str) -> verdicts.Judgement:
+    """The smallest limit against the largest, on one IP version's runs."""
+    sizes = sorted(int(b) for b in runs.big_tcp_bytes.unique())  # plain ints: the points go into sweep.json
+    small, large = sizes[0], sizes[-1]
+    pick = {b: runs[runs.big_tcp_bytes == b].sort_values("run_id") for b in (small, large)}
+    grew = verdicts.difference(pick[small].post_gro_skb_bytes.dropna(), pick[large].post_gro_skb_bytes.dropna())
+    # the grid's own points: an ip_version only where the campaign named one (top-ups match them)
+    named = {"ip_version": int(runs.ip_version.iloc[0])} if runs.ip_named.iloc[0] else {}
+    points = [{"big_tcp_bytes": small, **named}, {"big_tcp_bytes": large, **named}]
+    if grew.sign != "<":
+        return verdicts.not_testable(f"GRO did not deliver larger packets at {large} bytes ({grew.text('.0f', ' B')})",
+                                     needs)
+    cost = {b: pick[b].receiver_per_skb_us_per_mb.tolist() for b in (small, large)}
+    j = verdicts.direction(
+        verdicts.difference(cost[small], cost[large]), want=">",
+        what=f"receiver's tcp/ip + netdev + skb CPU per MB, {small} → {large} B limit",
+        unit=" µs", fmt=".0f", points=points)
+    share = (f"; their share {pick[small].receiver_per_skb_pct.mean():.1f} → "
+             f"{pick[large].receiver_per_skb_pct.mean():.1f} %")
+    return dataclasses.replace(j, shows=j.shows + share + f"; mean packet after GRO "
+                               f"{grew.mean_a / 1024:.0f} → {grew.mean_b / 1024:.0f} KiB")
 
 
 def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:

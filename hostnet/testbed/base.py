@@ -3,6 +3,7 @@ data IP and CPUs, and the machines probes run on. Built by namespaces.py (the em
 or servers.py (a testbed.yaml of real servers)."""
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 from ..hosts import Host
@@ -37,9 +38,22 @@ class Endpoint:
     # where the NIC's interrupts go when no aRFS steers them (a testbed.yaml's cpus.irq_cpus, e.g.
     # the NIC-remote node's cores, as the paper's no-aRFS setups); empty: left as the host has them
     irq_cpus: list[int] = field(default_factory=list)
+    # the data interface's IPv6 address beside an IPv4 `ip` (flows with ip_version 6); None: none
+    ip6: str | None = None
+
+    def address(self, ip_version: int = 4) -> str:
+        """The data address flows of this IP version use: `ip` when it is of that version, else
+        ip6 for version 6; a testbed without one is refused, naming the setting that gives it."""
+        if ipaddress.ip_address(self.ip).version == ip_version:
+            return self.ip
+        if ip_version == 6 and self.ip6:
+            return self.ip6
+        raise TestbedError(f"{self.role} ({self.host.name}) has no IPv{ip_version} data address"
+                           + (" (testbed.yaml: data_ip6)" if ip_version == 6 else " (testbed.yaml: data_ip)"))
 
     def describe(self) -> dict:
         return {"role": self.role, "host": self.host.describe(), "iface": self.iface, "ip": self.ip,
+                **({"ip6": self.ip6} if self.ip6 else {}),
                 "cpus": self.cpus, "machine": self.machine, "irq_cpus": self.irq_cpus}
 
 

@@ -6,6 +6,8 @@ Detection only reads (commands and files); it never changes the host.
 """
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -152,9 +154,10 @@ def table(caps_by_host: dict[str, dict[str, Capability]]) -> str:
     return "\n".join(lines)
 
 
-def point_requirements(tb, cfg) -> list[str]:
-    """Problems that make a config impossible on this testbed (empty: it can run)."""
-    problems = []
+def point_requirements(tb, cfg, ip_version: int = 4) -> list[str]:
+    """Problems that make a config impossible on this testbed (empty: it can run); ip_version:
+    the data addresses its flows use (an IPv6 point needs one on every endpoint)."""
+    problems = address_problems(tb, ip_version) if ip_version != 4 else []
     for ep in tb.senders:
         cc = ep.host.read_text("/proc/sys/net/ipv4/tcp_available_congestion_control").split()
         if cfg.congestion_control not in cc:
@@ -164,7 +167,7 @@ def point_requirements(tb, cfg) -> list[str]:
         problems += [f"{ep.host.name} lacks nft for loss injection (Debian: nftables)"
                      for ep in tb.receivers if not ep.host.which("nft")]
     if cfg.big_tcp_bytes is not None:  # BIG TCP: the IPv4 limits (Linux 6.3) up to the driver's tso_max_size
-        problems += big_tcp_problems(tb, cfg.big_tcp_bytes)
+        problems += big_tcp_problems(tb, cfg.big_tcp_bytes, ip_version)
     if cfg.arfs and tb.kind != "embedded":  # the embedded testbed stands in RFS for aRFS
         for ep in tb.receivers:
             feats = parse_features(ep.host.run(["ethtool", "-k", ep.iface], check=False).stdout)
@@ -173,13 +176,17 @@ def point_requirements(tb, cfg) -> list[str]:
     return problems
 
 
-def big_tcp_problems(tb, size: int) -> list[str]:
+def big_tcp_problems(tb, size: int, ip_version: int = 4) -> list[str]:
     """What keeps a sender or receiver from BIG TCP packets of `size` bytes: a kernel without the
-    IPv4 limits, or a driver whose tso_max_size is below it (bigtcp show, read only)."""
+    limits of that IP version (IPv4: gso/gro_ipv4_max_size, Linux 6.3; IPv6: the generic ones above
+    64 KB, Linux 5.19, the kernel that reports tso_max_size), or a driver whose tso_max_size is
+    below it (bigtcp show, read only)."""
     from ..knobs import KNOBS, KnobError
     from ..hosts import HostError
     problems = []
-    pairs = [*((e, "gso_ipv4_max_size") for e in tb.senders), *((e, "gro_ipv4_max_size") for e in tb.receivers)]
+    v4 = ip_version == 4
+    pairs = [*((e, "gso_ipv4_max_size" if v4 else "tso_max_size") for e in tb.senders),
+             *((e, "gro_ipv4_max_size" if v4 else "tso_max_size") for e in tb.receivers)]
     for ep, attr in pairs:
         try:
             sizes = KNOBS["link.gso_limits"].sizes(ep.host, ep.iface)
@@ -187,10 +194,40 @@ def big_tcp_problems(tb, size: int) -> list[str]:
             problems.append(f"{ep.host.name}: cannot read {ep.iface}'s GSO/GRO limits for BIG TCP ({exc})")
             continue
         if sizes[attr] is None:
-            problems.append(f"{ep.host.name}: {ep.iface} has no {attr} (IPv4 BIG TCP needs Linux 6.3)")
+            problems.append(f"{ep.host.name}: {ep.iface} has no {attr} "
+                            + ("(IPv4 BIG TCP needs Linux 6.3)" if v4 else "(IPv6 BIG TCP needs Linux 5.19)"))
         elif sizes["tso_max_size"] is not None and size > sizes["tso_max_size"]:
             problems.append(f"{ep.host.name}: {ep.iface} takes packets up to tso_max_size {sizes['tso_max_size']}, "
                             f"not {size} (the driver's limit)")
+    return problems
+
+
+def parse_ip_addresses(text: str, source: str = "ip -j addr show") -> set[str]:
+    """`ip -j addr show dev IFACE` -> the interface's addresses, compressed (as ipaddress writes
+    them), tentative ones (duplicate detection still running: not usable yet) left out."""
+    try:
+        links = json.loads(text or "[]")
+        return {str(ipaddress.ip_address(a["local"])) for link in links for a in link.get("addr_info", [])
+                if "local" in a and not a.get("tentative")}
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise HostError(f"{source}: not ip's JSON address list ({exc})") from None
+
+
+def address_problems(tb, ip_version: int) -> list[str]:
+    """Endpoints without a usable data address of this IP version: none given (testbed.yaml's
+    data_ip6), or the one given is not on the data interface (a typo sends flows nowhere)."""
+    from .base import TestbedError
+    problems = []
+    for ep in tb.endpoints.values():
+        try:
+            want = str(ipaddress.ip_address(ep.address(ip_version)))
+        except TestbedError as exc:
+            problems.append(str(exc))
+            continue
+        family = f"-{ip_version}"
+        res = ep.host.run(["ip", "-j", family, "addr", "show", "dev", ep.iface], check=False)
+        if want not in parse_ip_addresses(res.stdout, f"{ep.host.name}: ip -j {family} addr show dev {ep.iface}"):
+            problems.append(f"{ep.host.name}: {ep.iface} does not have {want} (or it is still tentative)")
     return problems
 
 

@@ -1,5 +1,6 @@
 """The embedded testbed: two network namespaces joined by a veth pair on this machine (more hosts
-hang off a bridge in a namespace of its own), addressed in the benchmarking range 198.18.0.0/15.
+hang off a bridge in a namespace of its own), addressed in the benchmarking ranges 198.18.0.0/15
+and, for IPv6 flows, 2001:2::/48 (RFC 5180's, its IPv6 twin): traffic never leaves the namespaces.
 Its state (and the knob journal) lives under state_dir() so `hostnet testbed status/down` and
 `hostnet restore` work from another process, and it is torn down on success, exception, SIGINT
 and SIGTERM.
@@ -25,6 +26,7 @@ from .base import Endpoint, RestoreError, Testbed, TestbedError, role_kind, role
 
 NAME_RE = re.compile(r"^[a-z0-9]{1,8}\Z")
 SUBNET_PREFIX = "198.18.0"
+SUBNET6_PREFIX = "2001:2::"  # a /64 of the IPv6 benchmarking range (RFC 5180), numbered like the IPv4 one
 # The management network of a testbed with a bastion (SSH only, never measured): a bridge in the
 # bastion's namespace, one veth "mgmt0" into each endpoint's namespace.
 MGMT_PREFIX = "198.19.0"
@@ -37,7 +39,8 @@ class EmbeddedLayout:
     """Names and addresses of one embedded testbed; unique per testbed name.
 
     One sender and one receiver are joined by a veth pair; more hosts hang off a bridge in a
-    namespace of its own (a switch). Sender i is 198.18.0.(1+2i), receiver j 198.18.0.(2+2j).
+    namespace of its own (a switch). Sender i is 198.18.0.(1+2i), receiver j 198.18.0.(2+2j);
+    their IPv6 addresses end in the same number (in hex): 2001:2::1, 2001:2::2, ...
     """
 
     name: str
@@ -96,6 +99,10 @@ class EmbeddedLayout:
                 for r in self.roles}
 
     @property
+    def ips6(self) -> dict[str, str]:
+        return {r: f"{SUBNET6_PREFIX}{int(ip.rsplit('.', 1)[1]):x}" for r, ip in self.ips.items()}
+
+    @property
     def mgmt_ips(self) -> dict[str, str]:
         """Each endpoint's management address (only with a bastion), numbered like its data IP."""
         if not self.bastion:
@@ -135,7 +142,7 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
         else:
             host = NetnsHost(layout.netns[role], name=role, tag=tag)
         endpoints[role] = Endpoint(role, host, layout.ifaces[role], layout.ips[role], layout.cpus(role),
-                                   machine="local")
+                                   machine="local", ip6=layout.ips6[role])
     notes = ["network namespaces on one machine joined by " + ("a bridge (its own namespace)" if layout.bridged
              else "a veth pair") + "; receive path: " + steering.describe(layout.steering)]
     if layout.ssh:
@@ -236,6 +243,8 @@ def _create_links(local: LocalHost, layout: EmbeddedLayout) -> None:
         ns, iface = layout.netns[role], layout.ifaces[role]
         local.run(["ip", "link", "set", iface, "netns", ns])
         local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
+        # nodad: usable at once (duplicate detection would hold it "tentative" for a second or more)
+        local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips6[role]}/64", "dev", iface, "nodad"])
         local.run(["ip", "-n", ns, "link", "set", iface, "up"])
     if layout.bastion:
         _create_management(local, layout)
@@ -368,7 +377,8 @@ def status() -> list[dict]:
         rows.append({
             "name": layout.name, "owner_alive": owner_alive(layout.name),
             "namespaces": {r: (n if netns_exists(n) else f"{n} (missing)") for r, n in layout.netns.items()},
-            "ips": layout.ips, "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
+            "ips": layout.ips, "ips6": layout.ips6,
+            "sender_cpus": layout.sender_cpus, "receiver_cpus": layout.receiver_cpus,
             "ssh": layout.ssh, **({"bastion": BASTION_IP, "mgmt_ips": layout.mgmt_ips} if layout.bastion else {}),
             "journaled_changes": len(read_entries(journal)),
         })

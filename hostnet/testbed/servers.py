@@ -12,6 +12,7 @@
         proxy_jump: me@bastion.lab   # as ssh -J (optional; "none": not even the ssh_config's)
         data_iface: ens1f0np0        # the NIC under test; never the management interface
         data_ip: 198.18.1.1
+        data_ip6: 2001:2:0:1::1      # optional: the NIC's IPv6 address, for flows with ip_version 6
         cpus: {numa_nodes: 4, nic_node: 0, app_cpus: [0, 1, 2], irq_cpus: [6]}
         tools: {iperf3: /usr/bin/iperf3}
     roles: {senders: [alpha], receivers: [beta]}
@@ -65,6 +66,7 @@ _HOST = {
                        "description": "an interface name (1-15 letters, digits, '_', '.', '-')"},
         "data_ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}],
                     "description": "an IP address"},
+        "data_ip6": {"type": "string", "format": "ipv6", "description": "an IPv6 address"},
         "cpus": {"type": "object", "description": "a mapping with app_cpus (and irq_cpus, numa_nodes, nic_node)",
                  "required": ["app_cpus"], "additionalProperties": False,
                  "properties": {"app_cpus": _CPU_LIST, "irq_cpus": _CPU_LIST,
@@ -175,7 +177,7 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
                     raise TestbedFileError(f"{path}: hosts.{h}: {exc}") from exc
             endpoints[role] = Endpoint(role, machines[h], spec["data_iface"], spec["data_ip"],
                                        list(spec["cpus"]["app_cpus"]), machine=h,
-                                       irq_cpus=list(spec["cpus"].get("irq_cpus", [])))
+                                       irq_cpus=list(spec["cpus"].get("irq_cpus", [])), ip6=spec.get("data_ip6"))
     # Each host keeps its own lines too (knobs/journal_file.HOST_DIR): the controller's state
     # directory is often a tmpfs, gone after a reboot.
     return Testbed(doc["name"], "servers", endpoints, machines,

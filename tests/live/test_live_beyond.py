@@ -1,5 +1,7 @@
-"""Notebook 15's mechanisms end to end on the embedded testbed (~45 s): zero-copy send and receive
-through zcflow, BIG TCP through the bigtcp knobs, each setting restored."""
+"""Notebook 15's mechanisms end to end on the embedded testbed (~60 s): zero-copy send and receive
+through zcflow, BIG TCP through the bigtcp knobs, over IPv4 and IPv6, each setting restored."""
+import dataclasses
+import json
 import os
 
 import pytest
@@ -40,33 +42,49 @@ def test_zero_copy_points_map_pages_and_report_copied_sends(state_dir, tmp_path)
 
 def test_a_segment_size_of_whole_pages_maps_at_a_nics_mtu(state_dir, tmp_path):
     """Servers: a NIC takes 9000, not 61492; zcflow's -M 4108 (4096 of payload with timestamps, as
-    tcp_mmap's -M) keeps every segment whole pages there, so the receiver still maps them."""
+    tcp_mmap's -M) keeps every segment whole pages there, so the receiver still maps them, over
+    IPv4 and IPv6 alike (the MSS excludes the IP header)."""
     spec = beyond.spec(send_modes=["zerocopy"], recv_modes=["mmap"], mtu=9000, mss=4108, repetitions=1, duration=2,
                        warmup=1)
+    spec = dataclasses.replace(spec, grid={**spec.grid, "ip_version": [4, 6]})
     with testbed.embedded(f"zm{os.getpid() % 10000}") as tb:
         out = run_sweep(tb, spec, runs_dir=tmp_path, campaign="zm", progress=False)
         assert out["failed"] == 0 and tb.journal.restore() == []
-    tidy, [m] = beyond.load(tmp_path, "zm", include_contaminated=True)
-    assert m["point"]["mss"] == 4108 and m["workload"]["mss"] == 4108
-    server = store.raw_text(tmp_path / "zm" / m["run_id"], "zcflow_server_0.txt")
-    assert " rcv_mss=4096" in server, server  # the segments the receiver saw carried whole pages
-    row = beyond.table(tidy).iloc[0]
-    assert row.mapped_pct > 50, row.to_dict()
+    tidy, manifests = beyond.load(tmp_path, "zm", include_contaminated=True)
+    assert sorted(m["workload"]["ip_version"] for m in manifests) == [4, 6]
+    for m in manifests:
+        assert m["point"]["mss"] == 4108 and m["workload"]["mss"] == 4108
+        server = store.raw_text(tmp_path / "zm" / m["run_id"], "zcflow_server_0.txt")
+        assert " rcv_mss=4096" in server, server  # the segments the receiver saw carried whole pages
+        row = beyond.table(tidy[tidy.run_id == m["run_id"]]).iloc[0]
+        assert row.mapped_pct > 50, (m["workload"]["ip_version"], row.to_dict())
 
 
 def test_big_tcp_point_raises_the_limits_and_grows_the_packets_then_restores(state_dir, tmp_path):
+    """One IPv4 and one IPv6 point (big-tcp.yaml's versions): the flows use each family's address
+    (the IPv6 one in the testbed's 2001:2::/64), and GRO builds packets above 64 KB in both."""
     spec = beyond.big_tcp_spec(sizes=[185000], repetitions=1, duration=2, warmup=1)
     name = f"bt{os.getpid() % 10000}"
     with testbed.embedded(name) as tb:
         before = (_limits(tb, "sender"), _limits(tb, "receiver"))
         out = run_sweep(tb, spec, runs_dir=tmp_path, campaign="bt", progress=False)
         assert out["failed"] == 0
-        assert _limits(tb, "sender")["gso_ipv4_max_size"] == 185000
-        assert _limits(tb, "receiver")["gro_ipv4_max_size"] == 185000
+        for attr in ("gso_max_size", "gso_ipv4_max_size"):
+            assert _limits(tb, "sender")[attr] == 185000
+        for attr in ("gro_max_size", "gro_ipv4_max_size"):
+            assert _limits(tb, "receiver")[attr] == 185000
         assert tb.journal.restore() == []
         assert (_limits(tb, "sender"), _limits(tb, "receiver")) == before
-    [run] = store.list_runs(tmp_path, "bt")
-    assert store.load_manifest(run)["probes"]["latency"]["local"]["sample_every"] == 8  # big-tcp.yaml's 1 in N
-    t = store.read_tidy(run)
-    mean = t[t.metric == "post_gro_skb_bytes_mean"].value.iloc[0]
-    assert mean > 65536  # GRO delivered packets the legacy limit would not allow
+        addresses = {6: tb.receiver.address(6), 4: tb.receiver.address(4)}
+    runs = store.list_runs(tmp_path, "bt")
+    assert len(runs) == 2
+    for run in runs:
+        m = store.load_manifest(run)
+        assert m["probes"]["latency"]["local"]["sample_every"] == 8  # big-tcp.yaml's 1 in N
+        version = m["workload"]["ip_version"]
+        assert m["point"]["ip_version"] == version
+        client = json.loads(store.raw_text(run, "iperf3_client_0.json"))
+        assert client["start"]["connected"][0]["remote_host"] == addresses[version]
+        t = store.read_tidy(run)
+        mean = t[t.metric == "post_gro_skb_bytes_mean"].value.iloc[0]
+        assert mean > 65536, (version, mean)  # GRO delivered packets the legacy limit would not allow

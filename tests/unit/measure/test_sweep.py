@@ -102,7 +102,7 @@ def ssh_sweep(tmp_path, monkeypatch):
     remote = FakeRemote()
     tb = ssh_testbed(tmp_path, monkeypatch, remote)
     monkeypatch.setattr(sweep, "preflight", lambda tb, tools, **kw: VERSIONS)
-    monkeypatch.setattr(sweep, "point_requirements", lambda tb, cfg: [])
+    monkeypatch.setattr(sweep, "point_requirements", lambda tb, cfg, ip_version=4: [])
     monkeypatch.setattr(sweep, "RECONNECT_POLL_S", 0.01)
     return tb, remote
 
@@ -463,3 +463,27 @@ def test_a_time_budget_sweep_makes_one_microbenchmark_point_and_a_batching_point
         SweepSpec(configs=["no-opts"], grid={"batch": [1]})
     with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
         SweepSpec(experiment="time-budget", configs=["no-opts"], grid={"bench": ["micro"], "flows": [2]})
+
+
+def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_not_wired():
+    """iperf3 and zcflow take an IPv6 address as given; the RPC tools, iperf2 and mixed flows are
+    driven over IPv4 only here, which a spec asking IPv6 of them is told before anything runs."""
+    from hostnet.measure.workloads import LongFlows, ZeroCopyFlows
+    spec = SweepSpec(configs=["all-opts"], grid={"big_tcp_bytes": [185000], "ip_version": [4, 6]})
+    v4, v6 = (point_workload(spec, p, "iperf3") for p in spec.points())
+    assert isinstance(v6, LongFlows) and (v4.ip_version, v6.ip_version) == (4, 6)
+    assert v6.describe()["ip_version"] == 6
+    zc = SweepSpec(configs=["all-opts"], grid={"recv_mode": ["mmap"], "ip_version": [6]})
+    w = point_workload(zc, zc.points()[0], "iperf3")
+    assert isinstance(w, ZeroCopyFlows) and w.ip_version == 6
+    assert point_workload(SweepSpec(configs=["tsogro"]), {"config": "tsogro"}, "iperf3").ip_version == 4
+    with pytest.raises(sweep.SweepError, match="RpcFlows runs over IPv4, not IPv6"):
+        SweepSpec(configs=["tsogro"], grid={"rpc_size": [4096], "ip_version": [6]})
+    with pytest.raises(sweep.SweepError, match="UdpRate runs over IPv4, not IPv6"):
+        SweepSpec(experiment="udp-loss", configs=["tsogro"], grid={"udp_rate_gbps": [1], "ip_version": [6]})
+    with pytest.raises(sweep.SweepError, match="mixed flows run over IPv4 only"):
+        SweepSpec(experiment="mixed", configs=["tsogro"], grid={"short_flows": [1], "ip_version": [6]})
+    with pytest.raises(sweep.SweepError, match=r"grid.ip_version.0: 5 is not 4 or 6"):
+        SweepSpec(configs=["tsogro"], grid={"ip_version": [5]})
+    with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
+        SweepSpec(experiment="time-budget", configs=["tsogro"], grid={"bench": ["micro"], "ip_version": [6]})

@@ -23,6 +23,11 @@ def test_ipv6_and_device_bound_addresses():
     assert listening(text) == {("*", 22), ("fd00::2", 5201), ("198.18.0.2", 5204)}
 
 
+def test_a_server_on_the_embedded_testbeds_ipv6_address():
+    sockets = listening(fixture_text("ss_Hltn_ipv6.txt"))
+    assert sockets == {("2001:2::2", 5201)} and listens(sockets, "2001:2::2", 5201)
+
+
 def test_nothing_listening_is_an_empty_set_and_a_cut_line_is_refused():
     assert listening("") == set()
     with pytest.raises(ParseError, match="not an ss socket line"):

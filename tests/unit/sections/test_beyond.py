@@ -122,3 +122,30 @@ def test_big_tcp_judges_the_per_packet_layers_once_the_packets_grew():
 def test_histogram_buckets_read_as_sizes():
     assert [beyond.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
         "32–64 KiB", "512–1024 B", "128–256 KiB", "≥ 256 KiB"]
+
+
+def test_each_ip_version_is_judged_under_its_own_finding_with_points_a_top_up_can_match():
+    """F32 on the IPv4 runs, F33 on the IPv6 ones, of one campaign; a campaign whose points named no
+    ip_version (recorded before IPv6) is IPv4, and its top-up points do not name one either."""
+    v4 = bt_tidy({65536: (43000, 28.0), 185000: (118000, 24.0)}).assign(ip_version=4)
+    v6 = bt_tidy({65536: (43000, 28.0), 185000: (43000, 24.0)})
+    v6 = v6.assign(ip_version=6, run_id="v6-" + v6.run_id)
+    v = beyond.big_tcp_verdict_table(pd.concat([v4, v6], ignore_index=True), REF).set_index("id")
+    assert v.loc["F32", "verdict"] == REPRODUCED
+    assert v.loc["F33", "verdict"] == NOT_TESTABLE
+    assert "GRO did not deliver larger packets" in v.loc["F33", "this run shows"]
+    runs = beyond.big_tcp_runs(pd.concat([v4, v6], ignore_index=True))
+    assert sorted(runs.ip_version.unique()) == [4, 6]
+    s = beyond.big_tcp_table(pd.concat([v4, v6], ignore_index=True))
+    assert s[["ip_version", "big_tcp_bytes"]].values.tolist() == [[4, 65536], [4, 185000], [6, 65536], [6, 185000]]
+    assert beyond.point_names(s).tolist() == ["IPv4 64 KiB", "IPv4 185 KB", "IPv6 64 KiB", "IPv6 185 KB"]
+    assert beyond.point_names(s[s.ip_version == 4]).tolist() == ["64 KiB", "185 KB"]  # one family: as before
+    sizes = beyond.skb_sizes(pd.concat([v4, v6], ignore_index=True))
+    assert sizes.groupby("ip_version").share.sum().tolist() == [2.0, 2.0]  # each limit's shares sum to 1
+    tight = bt_tidy({65536: (43000, 28.0), 185000: (118000, 27.9)}, reps=3).assign(ip_version=6)
+    f33 = beyond.big_tcp_verdict_table(tight, REF)  # a 0.1-point change over 3 runs: undecided
+    old = bt_tidy({65536: (43000, 28.0), 185000: (118000, 27.9)}, reps=3).assign(ip_version=0)
+    f32 = beyond.big_tcp_verdict_table(old, REF)
+    assert f33.attrs["top_up"] == {"F33": [{"big_tcp_bytes": 65536, "ip_version": 6},
+                                           {"big_tcp_bytes": 185000, "ip_version": 6}]}
+    assert f32.attrs["top_up"] == {"F32": [{"big_tcp_bytes": 65536}, {"big_tcp_bytes": 185000}]}

@@ -61,6 +61,55 @@ def test_big_tcp_is_refused_where_the_kernel_or_the_driver_lacks_it():
     assert capabilities.big_tcp_problems(tb, 185000) == []
 
 
+def test_ipv6_big_tcp_needs_the_generic_limits_a_519_kernel_reports():
+    """IPv6 takes the generic limits (Linux 5.19, the kernel that also reports tso_max_size): a
+    kernel without the IPv4 ones still runs an IPv6 point; one without tso_max_size is named."""
+    from conftest import servers_testbed
+    from hostnet.knobs import link
+    no_v4 = ("bigtcp dev=x tso_max_size=524280 gso_max_size=65536 gro_max_size=65536 gso_ipv4_max_size=unsupported "
+             "gro_ipv4_max_size=unsupported\n")
+    old = no_v4.replace("tso_max_size=524280", "tso_max_size=unsupported")
+    rx = FakeHost("rx", handlers={"/b/bigtcp": lambda argv, h: (0, no_v4, "")})
+    tb = servers_testbed(rx)
+    tx = tb.endpoints["sender"].host
+    tx.handlers["/b/bigtcp"] = lambda argv, h: (0, old, "")
+    link._BUILT[rx] = link._BUILT[tx] = "/b/bigtcp"
+    assert capabilities.big_tcp_problems(tb, 185000, ip_version=6) == [
+        "tx: enp1 has no tso_max_size (IPv6 BIG TCP needs Linux 5.19)"]
+    assert "rx: enp37s0f1 has no gro_ipv4_max_size (IPv4 BIG TCP needs Linux 6.3)" in capabilities.big_tcp_problems(
+        tb, 185000)
+
+
+def test_an_ipv6_point_needs_an_address_of_that_version_on_every_data_interface():
+    """Read from a captured `ip -j -6 addr show` (an embedded testbed's receiver just brought up):
+    the address given is there; a typo in testbed.yaml, or no data_ip6 at all, is named."""
+    from conftest import servers_testbed
+    text = fixture_text("ip_j_6_addr_veth.json")
+    assert capabilities.parse_ip_addresses(text) == {"2001:2::2"}  # the tentative link-local left out
+    rx = FakeHost("rx", handlers={"ip": lambda argv, h: (0, text, "")})
+    tb = servers_testbed(rx)
+    tx = tb.endpoints["sender"].host
+    tx.handlers["ip"] = lambda argv, h: (0, text.replace("2001:2::2", "2001:2::1"), "")
+    tb.endpoints["sender"].ip6, tb.endpoints["receiver"].ip6 = "2001:2::1", "2001:2:0::2"
+    assert capabilities.address_problems(tb, 6) == []
+    assert rx.commands[-1] == ["ip", "-j", "-6", "addr", "show", "dev", "enp37s0f1"]
+    tb.endpoints["receiver"].ip6 = "2001:2::9"
+    tb.endpoints["sender"].ip6 = None
+    missing = ["sender (tx) has no IPv6 data address (testbed.yaml: data_ip6)",
+               "rx: enp37s0f1 does not have 2001:2::9 (or it is still tentative)"]
+    assert capabilities.address_problems(tb, 6) == missing
+    tx.files["/proc/sys/net/ipv4/tcp_available_congestion_control"] = "reno cubic"
+    assert capabilities.point_requirements(tb, _config("no-opts"), 6) == missing
+    assert capabilities.point_requirements(tb, _config("no-opts")) == []  # an IPv4 point asks nothing of them
+    with pytest.raises(Exception, match="not ip's JSON address list"):
+        capabilities.parse_ip_addresses("Device \"x\" does not exist.")
+
+
+def _config(name):
+    from hostnet.measure.config import get_config
+    return get_config(name)
+
+
 def test_header_data_split_off_is_named_with_the_command_that_turns_it_on():
     """Tested on a quoted bnxt_en `ethtool -g` (veth has no rings): on passes, off is refused by
     name, n/a (the driver does not say) passes; the embedded testbed is never asked."""

@@ -1,5 +1,7 @@
 """The embedded testbed's layout (hostnet.testbed.namespaces): names unique and short enough for
-interfaces, addresses in 198.18.0.0/15, bad names refused."""
+interfaces, addresses in 198.18.0.0/15 and 2001:2::/48, bad names refused."""
+import ipaddress
+
 import pytest
 
 from hostnet.testbed import EmbeddedLayout, TestbedError
@@ -10,6 +12,11 @@ def test_layout_names_are_unique_and_short():
     assert all(len(i) <= 15 for i in lay.ifaces.values())
     assert lay.netns["sender"] != EmbeddedLayout("ab13").netns["sender"]
     assert all(ip.startswith("198.18.") for ip in lay.ips.values())
+    # IPv6 in RFC 5180's benchmarking range, numbered like the IPv4 ones (ss prints them compressed)
+    wide = EmbeddedLayout("ab12", n_senders=9, n_receivers=9)
+    bench6 = ipaddress.ip_network("2001:2::/48")
+    assert all(ipaddress.ip_address(ip) in bench6 and str(ipaddress.ip_address(ip)) == ip for ip in wide.ips6.values())
+    assert len(set(wide.ips6.values())) == 18 and wide.ips6["receiver8"] == "2001:2::12"  # 198.18.0.18
     with pytest.raises(TestbedError, match="lowercase"):
         EmbeddedLayout("Bad Name")
 

@@ -54,12 +54,20 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     assert tb.sender.host.describe()["kind"] == "SshHost" and tb.sender.iface == "ens1f0np0"
     assert tb.sender.host.tool_paths["iperf3"] == "/usr/bin/iperf3"
     assert tb.receiver.cpus == [0, 1, 2, 3, 4, 5] and not tb.sender.host.insecure
+    # flows pick an address by IP version; a host without an IPv6 one is refused by name
+    assert tb.receiver.address(4) == "198.18.100.2" and tb.receiver.address(6) == "2001:2:0:100::2"
+    doc = valid()
+    del doc["hosts"]["receiver1"]["data_ip6"]
+    with pytest.raises(servers.TestbedError, match=r"receiver \(receiver1\) has no IPv6 data address \(testbed.yaml: "
+                                                   r"data_ip6\)"):
+        servers.from_yaml(write(tmp_path, doc)).receiver.address(6)
 
 
 @pytest.mark.parametrize("mutate,msg", [
     (lambda d: d.pop("roles"), r": roles is missing"),
     (lambda d: d["hosts"]["sender1"].pop("data_ip"), r"hosts\.sender1\.data_ip is missing"),
     (lambda d: d["hosts"]["sender1"].update(data_ip="not-an-ip"), r"hosts\.sender1\.data_ip: 'not-an-ip' is not an IP"),
+    (lambda d: d["hosts"]["sender1"].update(data_ip6="198.18.0.1"), r"hosts\.sender1\.data_ip6: '198.18.0.1' is not"),
     (lambda d: d["hosts"]["sender1"].update(data_iface="eth0; reboot"), r"data_iface: .* is not an interface name"),
     (lambda d: d["hosts"]["sender1"]["cpus"].update(app_cpus=[]), r"app_cpus: \[\] is not a non-empty list"),
     (lambda d: d["hosts"]["sender1"]["cpus"].update(app_cpus=[0, -1]), r"app_cpus\.1: -1 is not a CPU number"),
