@@ -105,7 +105,8 @@ def cmd_testbed(args) -> int:
                         steering=_live(args).steering)
         print(f"testbed {tb.name} is up ({'; '.join(tb.notes)}):")
         for e in tb.endpoints.values():
-            print(f"  {e.role:<10} {e.ip:<13} {e.iface:<14} CPUs {e.cpus}  via {e.host.describe()['kind']}")
+            print(f"  {e.role:<10} {e.ip:<13} {e.ip6 or '':<11} {e.iface:<14} CPUs {e.cpus}  "
+                  f"via {e.host.describe()['kind']}")
         if args.write_yaml:
             from .testbed import as_servers
             try:

@@ -354,24 +354,29 @@ def point_names(df: pd.DataFrame) -> pd.Series:
     return names
 
 
-def _sampled_every() -> int:
-    """The eBPF probe's 1-in-N for the size histogram: big-tcp.yaml's (a run does not record it)."""
-    return declared(BIG_TCP).latency_sample_every
+def sampled_every(manifests: list[dict]) -> int:
+    """The eBPF probe's 1-in-N for the size histogram, as the runs recorded it; big-tcp.yaml's for
+    campaigns recorded before runs did (one value: a campaign samples at one rate)."""
+    rates = {p["sample_every"] for m in manifests for p in m.get("probes", {}).get("latency", {}).values()
+             if isinstance(p, dict) and "sample_every" in p}
+    return rates.pop() if len(rates) == 1 else declared(BIG_TCP).latency_sample_every
 
 
-def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> dict:
+def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str, sample_every: int | None = None) -> dict:
+    """The per-packet layers' share per point, and the packet sizes GRO delivered (sample_every:
+    the probe's 1 in N, sampled_every(manifests); None: big-tcp.yaml's)."""
     runs = summary.assign(limit=point_names(summary))
     long = pd.concat([runs.assign(side=side, pct=runs[f"{side}_per_skb_pct"],
                                   ci=runs[f"{side}_per_skb_pct_ci95"].fillna(0.0)) for side in ("sender", "receiver")],
                      ignore_index=True)
     long = long.assign(lo=long.pct - long.ci, hi=long.pct + long.ci)
-    x = alt.X("limit:N", sort=list(runs.limit), title="GSO/GRO packet limit", axis=alt.Axis(labelAngle=0))
+    x = alt.X("limit:N", sort=list(runs.limit), title="GSO/GRO packet limit", axis=alt.Axis(labelAngle=0, labelLimit=0))
     per_skb = alt.layer(
         alt.Chart(long).mark_bar().encode(x=x, xOffset="side:N", color=alt.Color("side:N", title=""),
                                           y=alt.Y("pct:Q", title=SKB_TITLE),
                                           tooltip=["limit", "side", alt.Tooltip("pct:Q", format=".1f"), "repetitions"]),
         alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=SKB_TITLE), y2="hi:Q"),
-    ).properties(width=260, height=240, title=alt.Title(
+    ).properties(width=max(260, 100 * len(runs)), height=240, title=alt.Title(
         "BIG TCP: the per-packet layers' share", subtitle=[*label.split("\n"), "all-opts, one flow; mean and 95 % CI"]))
     hist = sizes.assign(limit=point_names(sizes), bucket=sizes.category.map(bucket_name))
     order = list(dict.fromkeys(hist.sort_values("bucket_lo").bucket))
@@ -382,8 +387,8 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str) -> di
         y=alt.Y("share:Q", title="share of sampled packets", axis=alt.Axis(format="%")),
         color=alt.Color("limit:N", title="limit", sort=list(dict.fromkeys(hist.limit))),
         tooltip=["limit", "bucket", "packets", alt.Tooltip("share:Q", format=".3f")],
-    ).properties(width=320, height=240, title=alt.Title("Packet sizes after GRO (receiver)",
-                                                        subtitle=f"1 in {_sampled_every()} packets sampled"))
+    ).properties(width=320, height=240, title=alt.Title(
+        "Packet sizes after GRO (receiver)", subtitle=f"1 in {sample_every or sampled_every([])} packets sampled"))
     return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
 
 

@@ -25,7 +25,7 @@ def test_finding_summary_prefers_notebooks_that_tested_the_finding():
              _meta("02-rx-buffer.ipynb", [("F07", "inconclusive"), ("F08", "not testable here")]),
              _meta("05-x.ipynb", [("F02", "not reproduced")])]
     s = finding_summary = report.finding_summary(metas, findings).set_index("id")
-    assert list(finding_summary.index) == list(findings.id) and len(findings) == 32
+    assert list(finding_summary.index) == list(findings.id) and len(findings) == 33
     assert s.loc["F07", "overall"] == "inconclusive"
     assert s.loc["F08", "overall"] == "not testable here"
     assert s.loc["F02", "overall"] == "not reproduced / reproduced"

@@ -149,3 +149,9 @@ def test_each_ip_version_is_judged_under_its_own_finding_with_points_a_top_up_ca
     assert f33.attrs["top_up"] == {"F33": [{"big_tcp_bytes": 65536, "ip_version": 6},
                                            {"big_tcp_bytes": 185000, "ip_version": 6}]}
     assert f32.attrs["top_up"] == {"F32": [{"big_tcp_bytes": 65536}, {"big_tcp_bytes": 185000}]}
+
+
+def test_the_size_histograms_rate_is_the_one_the_runs_recorded():
+    recorded = [{"probes": {"latency": {"local": {"source": "bpftrace", "sample_every": 4}}}}]
+    assert beyond.sampled_every(recorded) == 4
+    assert beyond.sampled_every([{"probes": {"latency": {"local": {"source": "bpftrace"}}}}]) == 8  # big-tcp.yaml's
