@@ -137,7 +137,7 @@ def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
     return out
 
 
-def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp", ip_version: int = 4) -> None:
+def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp", ip_version: int | None = None) -> None:
     """Every server listens before any client starts (a client racing its server fails). One `ss`
     per receiving host and poll (over SSH a round trip each: not one per flow), polled sooner at
     first: a server usually listens within a few milliseconds of its start."""

@@ -75,6 +75,7 @@ GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
              "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
+IPV6_MIN_MTU = 1280  # RFC 8200
 MIXED_KEYS = ("short_flows", "long_flow")
 
 
@@ -201,6 +202,10 @@ class SweepSpec:
             if twice := sorted({v for v in seen if seen.count(v) > 1}):
                 raise SweepError(f"{key} lists {', '.join(twice)} more than once: each point is run once per "
                                  f"repetition (raise repetitions for more runs)")
+        if 6 in self.grid.get("ip_version", []) and any(int(m) < IPV6_MIN_MTU for m in self.grid.get("mtu", [])):
+            # the kernel removes a link's IPv6 addresses below 1280, and putting the MTU back
+            # does not bring them back: every later IPv6 point of the testbed would fail
+            raise SweepError(f"IPv6 points need an MTU of at least {IPV6_MIN_MTU}; grid.mtu goes below it")
         size = len(self.configs) * math.prod(len(v) for v in self.grid.values())
         if size > MAX_POINTS:  # counted before a single point is built
             raise SweepError(f"{size:,} points (configs x grid); a sweep takes at most {MAX_POINTS:,}: split it")
@@ -494,7 +499,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     versions = preflight(tb, tools, machine_tools=needed)
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in points
-                 for p in point_requirements(tb, point_config(pt), int(pt.get("ip_version", 4)))]
+                 for p in point_requirements(tb, point_config(pt), pt.get("ip_version"))]
     if any("udp_rate_gbps" in p for p in points):
         problems += udp_loss.requirements(tb)
     if any(p.get("recv_mode") == "mmap" for p in points):

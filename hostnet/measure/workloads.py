@@ -41,7 +41,7 @@ class PointHooks:
     """What a workload adds to a measurement point beyond starting its flows (the runner calls
     these for every workload; by default they add nothing). Pure, like the rest of this module."""
 
-    ip_version = 4  # which of an endpoint's data addresses the flows use (Endpoint.address)
+    ip_version: int | None = None  # which data address the flows use (Endpoint.address); None: data_ip
 
     def point_setup(self, tb) -> tuple[dict | None, list]:
         """(a CPU-placement note for the manifest or None, extra knob settings for this point)."""
@@ -61,7 +61,7 @@ class _Pattern(PointHooks):
     pattern: str = "single"
     n: int = 1
     base_port: int = IPERF3_PORT
-    ip_version: int = 4
+    ip_version: int | None = None  # None: each endpoint's data_ip, whichever version it is
     # the IP versions its tool is driven with here: iperf3 and zcflow take either address as given;
     # netperf, sockperf and iperf2 want flags of their own for IPv6, not wired (refused, not guessed)
     ip_versions = IP_VERSIONS
@@ -78,7 +78,7 @@ class _Pattern(PointHooks):
             raise ValueError("the single pattern has exactly one flow")
         if not 1 <= self.n <= 64:
             raise ValueError(f"flow count n must be 1..64, got {self.n}")
-        if self.ip_version not in self.ip_versions:
+        if self.ip_version is not None and self.ip_version not in self.ip_versions:
             raise ValueError(f"{type(self).__name__} runs over IPv{' or IPv'.join(map(str, self.ip_versions))}, "
                              f"not IPv{self.ip_version}")
 

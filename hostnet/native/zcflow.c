@@ -309,13 +309,13 @@ static int run_server(const char *ip, int port, const char *mode, double secs, d
 	for (;;) {
 		if (use_mmap) {
 			struct tcp_zerocopy_receive zc;
-			socklen_t len = sizeof(zc);
+			socklen_t zc_len = sizeof(zc);
 			struct pollfd p = {.fd = fd, .events = POLLIN};
 			poll(&p, 1, 10000);
 			memset(&zc, 0, sizeof(zc));
 			zc.address = (uint64_t)(uintptr_t)map;
 			zc.length = chunk;
-			if (getsockopt(fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, &zc, &len)) {
+			if (getsockopt(fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, &zc, &zc_len)) {
 				if (errno == EIO) /* the kernel's end of stream: nothing queued, peer done */
 					break;
 				die("getsockopt TCP_ZEROCOPY_RECEIVE");

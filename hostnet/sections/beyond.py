@@ -51,8 +51,13 @@ def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = Live
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
-    """The campaign's tidy rows with each run's send_mode, recv_mode and mtu as columns."""
+    """The campaign's tidy rows with each run's send_mode, recv_mode and mtu as columns. A campaign
+    whose points ran over both IP versions is refused: its table and verdicts would pool them."""
     tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
+    versions = {m.get("point", {}).get("ip_version") for m in manifests}
+    if len(versions) > 1:
+        raise ValueError(f"campaign {campaign} mixes IP versions ({', '.join(sorted(map(str, versions)))}): the "
+                         f"zero-copy table pools by mechanism only; record one campaign per version")
     for key in ("send_mode", "recv_mode", "mtu"):
         tidy = grid_view.tag(tidy, manifests, key)
     return tidy, manifests
@@ -394,7 +399,8 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str, sampl
 
 # the finding each IP version's BIG TCP is judged under, and what a receiver needs for it
 BIG_TCP_FINDINGS = {4: ("F32", "a receiver whose GRO builds packets above 64 KB (IPv4: Linux 6.3, gro_ipv4_max_size)"),
-                    6: ("F33", "a receiver whose GRO builds packets above 64 KB (IPv6: Linux 5.19, gro_max_size)")}
+                    6: ("F33", "a receiver whose GRO builds packets above 64 KB (IPv6: Linux 5.19, gro_max_size; "
+                                   "hostnet's limit knobs: 6.3)")}
 
 
 @verdicts.under_accountings

@@ -17,7 +17,7 @@ import yaml
 
 from ..hosts.sshd import proxy_command
 from .base import TestbedError, role_kind
-from .namespaces import BASTION_IP, layout_of, ssh_dir
+from .namespaces import BASTION_IP, has_ipv6, layout_of, ssh_dir
 from . import servers
 
 
@@ -57,7 +57,8 @@ def describe(name: str, ssh_config_path: Path) -> dict:
         else:  # an alias: address, user, key and the way in come from the ssh_config
             host = {"address": alias(name, role)}
         hosts[role] = {**host, "data_iface": layout.ifaces[role], "data_ip": layout.ips[role],
-                       "data_ip6": layout.ips6[role], "cpus": {"app_cpus": layout.cpus(role)}}
+                       **({"data_ip6": layout.ips6[role]} if has_ipv6() else {}),
+                       "cpus": {"app_cpus": layout.cpus(role)}}
     return {"name": yaml_name(name),
             "ssh": {"config": str(ssh_config_path), "known_hosts": str(ssh_dir(name) / "known_hosts")},
             "hosts": hosts,

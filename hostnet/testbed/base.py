@@ -41,10 +41,16 @@ class Endpoint:
     # the data interface's IPv6 address beside an IPv4 `ip` (flows with ip_version 6); None: none
     ip6: str | None = None
 
-    def address(self, ip_version: int = 4) -> str:
-        """The data address flows of this IP version use: `ip` when it is of that version, else
-        ip6 for version 6; a testbed without one is refused, naming the setting that gives it."""
-        if ipaddress.ip_address(self.ip).version == ip_version:
+    def __post_init__(self):
+        # as `ss` and `ip` print them: a listener on "2001:2:0:0::2" is found as "2001:2::2"
+        self.ip = str(ipaddress.ip_address(self.ip))
+        self.ip6 = str(ipaddress.ip_address(self.ip6)) if self.ip6 else None
+
+    def address(self, ip_version: int | None = None) -> str:
+        """The data address flows of this IP version use: `ip` when it is of that version (or no
+        version is asked), else ip6 for version 6; a testbed without one is refused, naming the
+        setting that gives it."""
+        if ip_version is None or ipaddress.ip_address(self.ip).version == ip_version:
             return self.ip
         if ip_version == 6 and self.ip6:
             return self.ip6

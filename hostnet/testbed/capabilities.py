@@ -154,10 +154,11 @@ def table(caps_by_host: dict[str, dict[str, Capability]]) -> str:
     return "\n".join(lines)
 
 
-def point_requirements(tb, cfg, ip_version: int = 4) -> list[str]:
+def point_requirements(tb, cfg, ip_version: int | None = None) -> list[str]:
     """Problems that make a config impossible on this testbed (empty: it can run); ip_version:
-    the data addresses its flows use (an IPv6 point needs one on every endpoint)."""
-    problems = address_problems(tb, ip_version) if ip_version != 4 else []
+    the data addresses its flows use, each endpoint's data_ip when None (a point that names a
+    version needs an address of it on every endpoint)."""
+    problems = address_problems(tb, ip_version) if ip_version is not None else []
     for ep in tb.senders:
         cc = ep.host.read_text("/proc/sys/net/ipv4/tcp_available_congestion_control").split()
         if cfg.congestion_control not in cc:
@@ -176,17 +177,17 @@ def point_requirements(tb, cfg, ip_version: int = 4) -> list[str]:
     return problems
 
 
-def big_tcp_problems(tb, size: int, ip_version: int = 4) -> list[str]:
+def big_tcp_problems(tb, size: int, ip_version: int | None = None) -> list[str]:
     """What keeps a sender or receiver from BIG TCP packets of `size` bytes: a kernel without the
-    limits of that IP version (IPv4: gso/gro_ipv4_max_size, Linux 6.3; IPv6: the generic ones above
-    64 KB, Linux 5.19, the kernel that reports tso_max_size), or a driver whose tso_max_size is
-    below it (bigtcp show, read only)."""
+    IPv4 limits, or a driver whose tso_max_size is below it (bigtcp show, read only). IPv6 alone
+    needs only the generic limits (Linux 5.19), but hostnet's knobs set the generic and the IPv4
+    limit as one pair (knobs/link.py: only the pair restores exactly), so both families need 6.3."""
     from ..knobs import KNOBS, KnobError
     from ..hosts import HostError
     problems = []
-    v4 = ip_version == 4
-    pairs = [*((e, "gso_ipv4_max_size" if v4 else "tso_max_size") for e in tb.senders),
-             *((e, "gro_ipv4_max_size" if v4 else "tso_max_size") for e in tb.receivers)]
+    why = ("IPv4 BIG TCP needs Linux 6.3" if ip_version != 6 else
+           "IPv6 BIG TCP came in 5.19, but hostnet sets the generic and IPv4 limits as one pair: Linux 6.3")
+    pairs = [*((e, "gso_ipv4_max_size") for e in tb.senders), *((e, "gro_ipv4_max_size") for e in tb.receivers)]
     for ep, attr in pairs:
         try:
             sizes = KNOBS["link.gso_limits"].sizes(ep.host, ep.iface)
@@ -194,8 +195,7 @@ def big_tcp_problems(tb, size: int, ip_version: int = 4) -> list[str]:
             problems.append(f"{ep.host.name}: cannot read {ep.iface}'s GSO/GRO limits for BIG TCP ({exc})")
             continue
         if sizes[attr] is None:
-            problems.append(f"{ep.host.name}: {ep.iface} has no {attr} "
-                            + ("(IPv4 BIG TCP needs Linux 6.3)" if v4 else "(IPv6 BIG TCP needs Linux 5.19)"))
+            problems.append(f"{ep.host.name}: {ep.iface} has no {attr} ({why})")
         elif sizes["tso_max_size"] is not None and size > sizes["tso_max_size"]:
             problems.append(f"{ep.host.name}: {ep.iface} takes packets up to tso_max_size {sizes['tso_max_size']}, "
                             f"not {size} (the driver's limit)")

@@ -113,6 +113,12 @@ class EmbeddedLayout:
         return self.sender_cpus if role_kind(role) == "sender" else self.receiver_cpus
 
 
+def has_ipv6() -> bool:
+    """Does this kernel run IPv6 (not built without it, nor booted with ipv6.disable=1)? Without
+    it the testbed is IPv4 only: its endpoints have no ip6, and IPv6 points are refused by name."""
+    return Path("/proc/net/if_inet6").exists()
+
+
 def _state_file(name: str) -> Path:
     return state_dir() / f"{name}.json"
 
@@ -142,7 +148,7 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
         else:
             host = NetnsHost(layout.netns[role], name=role, tag=tag)
         endpoints[role] = Endpoint(role, host, layout.ifaces[role], layout.ips[role], layout.cpus(role),
-                                   machine="local", ip6=layout.ips6[role])
+                                   machine="local", ip6=layout.ips6[role] if has_ipv6() else None)
     notes = ["network namespaces on one machine joined by " + ("a bridge (its own namespace)" if layout.bridged
              else "a veth pair") + "; receive path: " + steering.describe(layout.steering)]
     if layout.ssh:
@@ -243,8 +249,8 @@ def _create_links(local: LocalHost, layout: EmbeddedLayout) -> None:
         ns, iface = layout.netns[role], layout.ifaces[role]
         local.run(["ip", "link", "set", iface, "netns", ns])
         local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips[role]}/24", "dev", iface])
-        # nodad: usable at once (duplicate detection would hold it "tentative" for a second or more)
-        local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips6[role]}/64", "dev", iface, "nodad"])
+        if has_ipv6():  # nodad: usable at once (duplicate detection holds it "tentative" for a second or more)
+            local.run(["ip", "-n", ns, "addr", "add", f"{layout.ips6[role]}/64", "dev", iface, "nodad"])
         local.run(["ip", "-n", ns, "link", "set", iface, "up"])
     if layout.bastion:
         _create_management(local, layout)

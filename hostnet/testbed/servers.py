@@ -125,6 +125,9 @@ def load(path: str | os.PathLike) -> dict:
                                  f"server's SSH address there")
             except ValueError:
                 pass  # a host name
+            if "data_ip6" in spec and ipaddress.ip_address(spec["data_ip6"]).is_link_local:
+                found.append(f"hosts.{h}.data_ip6 {spec['data_ip6']} is link-local (fe80::/10): it needs a scope, "
+                             f"which flows are not given; use a global or unique-local address")
         for kind in ("senders", "receivers"):
             found += [f"roles.{kind} names {n!r}, which is not under hosts"
                       for n in doc["roles"][kind] if n not in doc["hosts"]]

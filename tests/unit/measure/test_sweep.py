@@ -476,7 +476,7 @@ def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_no
     zc = SweepSpec(configs=["all-opts"], grid={"recv_mode": ["mmap"], "ip_version": [6]})
     w = point_workload(zc, zc.points()[0], "iperf3")
     assert isinstance(w, ZeroCopyFlows) and w.ip_version == 6
-    assert point_workload(SweepSpec(configs=["tsogro"]), {"config": "tsogro"}, "iperf3").ip_version == 4
+    assert point_workload(SweepSpec(configs=["tsogro"]), {"config": "tsogro"}, "iperf3").ip_version is None
     with pytest.raises(sweep.SweepError, match="RpcFlows runs over IPv4, not IPv6"):
         SweepSpec(configs=["tsogro"], grid={"rpc_size": [4096], "ip_version": [6]})
     with pytest.raises(sweep.SweepError, match="UdpRate runs over IPv4, not IPv6"):
@@ -487,3 +487,7 @@ def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_no
         SweepSpec(configs=["tsogro"], grid={"ip_version": [5]})
     with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
         SweepSpec(experiment="time-budget", configs=["tsogro"], grid={"bench": ["micro"], "ip_version": [6]})
+
+    with pytest.raises(sweep.SweepError, match="IPv6 points need an MTU of at least 1280"):
+        SweepSpec(configs=["tsogro"], grid={"ip_version": [4, 6], "mtu": [1000, 1500]})
+    assert SweepSpec(configs=["tsogro"], grid={"ip_version": [4], "mtu": [1000]}).points()  # IPv4 alone may

@@ -155,3 +155,12 @@ def test_the_size_histograms_rate_is_the_one_the_runs_recorded():
     recorded = [{"probes": {"latency": {"local": {"source": "bpftrace", "sample_every": 4}}}}]
     assert beyond.sampled_every(recorded) == 4
     assert beyond.sampled_every([{"probes": {"latency": {"local": {"source": "bpftrace"}}}}]) == 8  # big-tcp.yaml's
+
+
+def test_a_zero_copy_campaign_mixing_ip_versions_is_refused(monkeypatch):
+    """Its table and verdicts group by mechanism only: IPv4 and IPv6 runs would be pooled."""
+    manifests = [{"run_id": "a", "point": {"recv_mode": "mmap", "ip_version": 4}},
+                 {"run_id": "b", "point": {"recv_mode": "mmap", "ip_version": 6}}]
+    monkeypatch.setattr(beyond.common, "load", lambda *a: (pd.DataFrame({"run_id": []}), manifests))
+    with pytest.raises(ValueError, match=r"campaign c mixes IP versions \(4, 6\)"):
+        beyond.load("runs", "c")

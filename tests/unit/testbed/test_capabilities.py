@@ -61,23 +61,25 @@ def test_big_tcp_is_refused_where_the_kernel_or_the_driver_lacks_it():
     assert capabilities.big_tcp_problems(tb, 185000) == []
 
 
-def test_ipv6_big_tcp_needs_the_generic_limits_a_519_kernel_reports():
-    """IPv6 takes the generic limits (Linux 5.19, the kernel that also reports tso_max_size): a
-    kernel without the IPv4 ones still runs an IPv6 point; one without tso_max_size is named."""
+def test_ipv6_big_tcp_is_refused_where_hostnets_pair_of_limits_cannot_be_set():
+    """IPv6 BIG TCP came in 5.19, but the knobs write the generic and the IPv4 limit as one pair,
+    so a kernel without the IPv4 ones (5.19-6.2) is refused for IPv6 points too, saying why."""
     from conftest import servers_testbed
     from hostnet.knobs import link
     no_v4 = ("bigtcp dev=x tso_max_size=524280 gso_max_size=65536 gro_max_size=65536 gso_ipv4_max_size=unsupported "
              "gro_ipv4_max_size=unsupported\n")
-    old = no_v4.replace("tso_max_size=524280", "tso_max_size=unsupported")
     rx = FakeHost("rx", handlers={"/b/bigtcp": lambda argv, h: (0, no_v4, "")})
     tb = servers_testbed(rx)
     tx = tb.endpoints["sender"].host
-    tx.handlers["/b/bigtcp"] = lambda argv, h: (0, old, "")
+    tx.handlers["/b/bigtcp"] = lambda argv, h: (0, fixture_text("bigtcp_show_veth.txt"), "")
     link._BUILT[rx] = link._BUILT[tx] = "/b/bigtcp"
     assert capabilities.big_tcp_problems(tb, 185000, ip_version=6) == [
-        "tx: enp1 has no tso_max_size (IPv6 BIG TCP needs Linux 5.19)"]
-    assert "rx: enp37s0f1 has no gro_ipv4_max_size (IPv4 BIG TCP needs Linux 6.3)" in capabilities.big_tcp_problems(
-        tb, 185000)
+        "rx: enp37s0f1 has no gro_ipv4_max_size (IPv6 BIG TCP came in 5.19, but hostnet sets the generic and "
+        "IPv4 limits as one pair: Linux 6.3)"]
+    # and the knob itself refuses such a kernel, which is why
+    from hostnet.knobs import KNOBS
+    with pytest.raises(link.KnobError, match="reports no gso_ipv4_max_size"):
+        KNOBS["link.gso_limits"].read(rx, "enp37s0f1")
 
 
 def test_an_ipv6_point_needs_an_address_of_that_version_on_every_data_interface():
@@ -100,7 +102,7 @@ def test_an_ipv6_point_needs_an_address_of_that_version_on_every_data_interface(
     assert capabilities.address_problems(tb, 6) == missing
     tx.files["/proc/sys/net/ipv4/tcp_available_congestion_control"] = "reno cubic"
     assert capabilities.point_requirements(tb, _config("no-opts"), 6) == missing
-    assert capabilities.point_requirements(tb, _config("no-opts")) == []  # an IPv4 point asks nothing of them
+    assert capabilities.point_requirements(tb, _config("no-opts")) == []  # a point naming no version: data_ip
     with pytest.raises(Exception, match="not ip's JSON address list"):
         capabilities.parse_ip_addresses("Device \"x\" does not exist.")
 

@@ -42,3 +42,16 @@ def test_stale_tells_dead_sessions_from_live_ones_by_owner_and_journal_lock(stat
     assert namespaces.stale() == ["gone", "kept"] and (state_dir / "lab-100g.journal").exists()
     with journal_held_elsewhere(state_dir / "gone.journal"), journal_held_elsewhere(state_dir / "kept.journal"):
         assert namespaces.stale() == []
+
+
+def test_a_kernel_without_ipv6_gives_an_ipv4_testbed(monkeypatch):
+    """Booted with ipv6.disable=1 (no /proc/net/if_inet6): no IPv6 address is added, endpoints have
+    no ip6, and an IPv6 point is refused by Endpoint.address naming the missing address."""
+    from hostnet.testbed import namespaces
+    monkeypatch.setattr(namespaces, "has_ipv6", lambda: False)
+    tb = namespaces.from_layout(EmbeddedLayout("ab12"))
+    assert tb.receiver.ip6 is None and tb.receiver.address() == "198.18.0.2"
+    with pytest.raises(TestbedError, match="receiver .* has no IPv6 data address"):
+        tb.receiver.address(6)
+    monkeypatch.setattr(namespaces, "has_ipv6", lambda: True)
+    assert namespaces.from_layout(EmbeddedLayout("ab12")).receiver.address(6) == "2001:2::2"

@@ -56,6 +56,14 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     assert tb.receiver.cpus == [0, 1, 2, 3, 4, 5] and not tb.sender.host.insecure
     # flows pick an address by IP version; a host without an IPv6 one is refused by name
     assert tb.receiver.address(4) == "198.18.100.2" and tb.receiver.address(6) == "2001:2:0:100::2"
+    assert tb.receiver.address() == "198.18.100.2"  # a point naming no version: data_ip, whichever it is
+    doc = valid()
+    doc["hosts"]["receiver1"].update(data_ip="2001:db8:0:0::0:2", data_ip6="2001:2:0:100:0:0:0:2")
+    v6 = servers.from_yaml(write(tmp_path, doc)).receiver
+    # written as ss and ip print them, so a listener on it is found; an IPv6 data_ip is the IPv6 address
+    assert (v6.address(), v6.address(6), v6.ip6) == ("2001:db8::2", "2001:db8::2", "2001:2:0:100::2")
+    with pytest.raises(servers.TestbedError, match=r"has no IPv4 data address \(testbed.yaml: data_ip\)"):
+        v6.address(4)
     doc = valid()
     del doc["hosts"]["receiver1"]["data_ip6"]
     with pytest.raises(servers.TestbedError, match=r"receiver \(receiver1\) has no IPv6 data address \(testbed.yaml: "
@@ -68,6 +76,7 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     (lambda d: d["hosts"]["sender1"].pop("data_ip"), r"hosts\.sender1\.data_ip is missing"),
     (lambda d: d["hosts"]["sender1"].update(data_ip="not-an-ip"), r"hosts\.sender1\.data_ip: 'not-an-ip' is not an IP"),
     (lambda d: d["hosts"]["sender1"].update(data_ip6="198.18.0.1"), r"hosts\.sender1\.data_ip6: '198.18.0.1' is not"),
+    (lambda d: d["hosts"]["sender1"].update(data_ip6="fe80::1"), r"hosts\.sender1\.data_ip6 fe80::1 is link-local"),
     (lambda d: d["hosts"]["sender1"].update(data_iface="eth0; reboot"), r"data_iface: .* is not an interface name"),
     (lambda d: d["hosts"]["sender1"]["cpus"].update(app_cpus=[]), r"app_cpus: \[\] is not a non-empty list"),
     (lambda d: d["hosts"]["sender1"]["cpus"].update(app_cpus=[0, -1]), r"app_cpus\.1: -1 is not a CPU number"),
