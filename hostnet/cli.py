@@ -702,15 +702,17 @@ def cmd_top_up(args) -> int:
     from .measure import topup
     from .sections import section
     module = section(args.notebook).load_module()
-    if not hasattr(module, "judge"):
-        _die(f"{args.notebook}: its verdicts do not name the points they need (no judge); nothing to top up")
     if not (Path(args.runs_dir) / args.campaign / "sweep.json").exists():  # e.g. 13's before 2026-11-27
         _die(f"{args.campaign} is not a sweep (no sweep.json): its notebook tops it up when it runs live")
-    _require_live()
     manifest = store.load_manifests(args.runs_dir, args.campaign)[0]
+    # a notebook of two campaigns (15: zero-copy and BIG TCP) names a judge per stored experiment
+    judge = getattr(module, "JUDGES", {}).get(manifest.get("experiment"), getattr(module, "judge", None))
+    if judge is None:
+        _die(f"{args.notebook}: its verdicts do not name the points they need (no judge); nothing to top up")
+    _require_live()
     shape = {} if args.testbed else topup.embedded_shape(manifest)
     with testbed.using(args.testbed, prefix="tu", **shape) as tb:
-        log = topup.decide(tb, module.judge, runs_dir=args.runs_dir, campaign=args.campaign,
+        log = topup.decide(tb, judge, runs_dir=args.runs_dir, campaign=args.campaign,
                            reference_dir=project.reference_dir(args.reference_dir), budget_runs=args.budget_runs,
                            budget_minutes=args.budget_minutes)
     for i, r in enumerate(log.per_round, 1):

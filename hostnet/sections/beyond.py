@@ -443,3 +443,7 @@ def _judge_limits(runs: pd.DataFrame, needs: str) -> verdicts.Judgement:
 
 def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
     return big_tcp_verdict_table(load_big_tcp(runs_dir, campaign)[0], reference_dir)
+
+
+# the judge of each campaign notebook 15 records, by the experiment its runs are stored as (hostnet top-up)
+JUDGES = {EXPERIMENT: judge, BIG_TCP: judge_big_tcp}

@@ -131,6 +131,28 @@ def test_top_up_refuses_a_campaign_that_is_not_a_sweep_before_touching_the_host(
     assert "is not a sweep (no sweep.json)" in capsys.readouterr().err
 
 
+def test_top_up_judges_each_of_a_notebooks_campaigns_with_its_own_judge(monkeypatch, capsys):
+    """Notebook 15 records two campaigns: the BIG TCP one is judged by F32/F33's judge, not zero-copy's
+    (which found nothing to judge in it). The live part is replaced: only the judge chosen is checked."""
+    import contextlib
+    from hostnet import cli, testbed
+    from hostnet.analysis.verdicts import TopUpLog
+    from hostnet.measure import topup
+    from hostnet.sections import beyond
+    chosen = []
+
+    def decide(tb, judge, **kw):
+        chosen.append(judge)
+        return TopUpLog()
+    monkeypatch.setattr(topup, "decide", decide)
+    monkeypatch.setattr(cli, "_require_live", lambda *a: None)
+    monkeypatch.setattr(testbed, "using", lambda *a, **k: contextlib.nullcontext(None))
+    runs = str(REPO / "data" / "runs")
+    for campaign in ("20261127-133917-big-tcp-embedded", "20261126-225452-zero-copy-embedded"):
+        assert cli.main(["top-up", "15-beyond-2021", campaign, "--runs-dir", runs]) == 0
+    assert chosen == [beyond.judge_big_tcp, beyond.judge]
+
+
 RX_RUN = REPO / "data" / "runs" / "20261124-030018-rx-buffer-embedded" / "285a6d52e340-r0"
 
 
