@@ -7,7 +7,6 @@ Detection only reads (commands and files); it never changes the host.
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -202,31 +201,21 @@ def big_tcp_problems(tb, size: int, ip_version: int | None = None) -> list[str]:
     return problems
 
 
-def parse_ip_addresses(text: str, source: str = "ip -j addr show") -> set[str]:
-    """`ip -j addr show dev IFACE` -> the interface's addresses, compressed (as ipaddress writes
-    them), tentative ones (duplicate detection still running: not usable yet) left out."""
-    try:
-        links = json.loads(text or "[]")
-        return {str(ipaddress.ip_address(a["local"])) for link in links for a in link.get("addr_info", [])
-                if "local" in a and not a.get("tentative")}
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise HostError(f"{source}: not ip's JSON address list ({exc})") from None
-
-
 def address_problems(tb, ip_version: int) -> list[str]:
     """Endpoints without a usable data address of this IP version: none given (testbed.yaml's
     data_ip6), or the one given is not on the data interface (a typo sends flows nowhere)."""
+    from ..parsers.ip_addr import addresses
     from .base import TestbedError
     problems = []
     for ep in tb.endpoints.values():
         try:
-            want = str(ipaddress.ip_address(ep.address(ip_version)))
+            want = str(ipaddress.ip_address(ep.address(ip_version)))  # the short form ip prints
         except TestbedError as exc:
             problems.append(str(exc))
             continue
         family = f"-{ip_version}"
         res = ep.host.run(["ip", "-j", family, "addr", "show", "dev", ep.iface], check=False)
-        if want not in parse_ip_addresses(res.stdout, f"{ep.host.name}: ip -j {family} addr show dev {ep.iface}"):
+        if want not in addresses(res.stdout, f"{ep.host.name}: ip -j {family} addr show dev {ep.iface}"):
             problems.append(f"{ep.host.name}: {ep.iface} does not have {want} (or it is still tentative)")
     return problems
 

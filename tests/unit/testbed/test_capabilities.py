@@ -86,8 +86,9 @@ def test_an_ipv6_point_needs_an_address_of_that_version_on_every_data_interface(
     """Read from a captured `ip -j -6 addr show` (an embedded testbed's receiver just brought up):
     the address given is there; a typo in testbed.yaml, or no data_ip6 at all, is named."""
     from conftest import servers_testbed
+    from hostnet.parsers.ip_addr import addresses
     text = fixture_text("ip_j_6_addr_veth.json")
-    assert capabilities.parse_ip_addresses(text) == {"2001:2::2"}  # the tentative link-local left out
+    assert addresses(text) == {"2001:2::2"}  # the tentative link-local left out
     rx = FakeHost("rx", handlers={"ip": lambda argv, h: (0, text, "")})
     tb = servers_testbed(rx)
     tx = tb.endpoints["sender"].host
@@ -104,7 +105,7 @@ def test_an_ipv6_point_needs_an_address_of_that_version_on_every_data_interface(
     assert capabilities.point_requirements(tb, _config("no-opts"), 6) == missing
     assert capabilities.point_requirements(tb, _config("no-opts")) == []  # a point naming no version: data_ip
     with pytest.raises(Exception, match="not ip's JSON address list"):
-        capabilities.parse_ip_addresses("Device \"x\" does not exist.")
+        addresses("Device \"x\" does not exist.")
 
 
 def _config(name):
