@@ -136,7 +136,7 @@ def _print_summary(runs: list[Path]) -> None:
     for run in runs:
         m = store.load_manifest(run)
         print(f"\n{m['config_label']} (repetition {m['repetition']}): status {m['status']}"
-              + ("  [CONTAMINATED: foreign load]" if m.get("contaminated") else ""))
+              + (f"  [FLAGGED: {store.flagged(m)}]" if m["status"] == "ok" and store.flagged(m) else ""))
         if m["status"] != "ok":
             print(f"  error: {m.get('error')}")
             print(f"  run directory: {run}")
@@ -164,6 +164,8 @@ def _print_summary(runs: list[Path]) -> None:
             top = metrics.top_categories(t, m["config"]["name"], side, 3)
             print(f"  top {side:<9}    " + ", ".join(f"{c} {p:.1f}%" for c, p in top))
         print(f"  foreign load      {m['load'][next(iter(m['load']))]['foreign_cpu_pct']:7.1f} % of a core")
+        if "steal_pct" in m:  # the hypervisor's: neither the stack's CPU nor idle
+            print("  steal             " + ", ".join(f"{s} {p:.1f} %" for s, p in m["steal_pct"].items()))
         print(f"  run directory: {run}")
     print("\nnote: without a hardware PMU perf samples on cpu-clock; the top categories attribute samples taken "
           "where interrupts come back on through their call chains (docs/measurement.md).")
@@ -646,8 +648,9 @@ def _study_commands(sub) -> None:
     p_.add_argument("--runs-dir", default="data/runs")
     p_.set_defaults(func=cmd_receive_path)
 
-    d = sub.add_parser("rederive", help="re-derive stored runs' breakdowns from their raw perf files under the "
-                                        "current taxonomy and attribution rule (the manifest keeps the old versions)")
+    d = sub.add_parser("rederive", help="re-derive stored runs' CPU rows and breakdowns from their raw files under "
+                                        "the current CPU rule, taxonomy and attribution rule (the manifest keeps the "
+                                        "old versions)")
     d.add_argument("campaigns", nargs="+")
     d.add_argument("--runs-dir", default="data/runs")
     d.add_argument("--force", action="store_true", help="also runs already derived under the current rules: "
@@ -722,17 +725,17 @@ def cmd_top_up(args) -> int:
 
 
 def cmd_rederive(args) -> int:
-    from .measure.tidy import rederive_breakdowns
+    from .measure.tidy import rederive
     changed = total = differ = 0
     stored = ("tidy.csv", "manifest.json")
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
             before = [(run / f).read_bytes() if (run / f).exists() else None for f in stored] if args.force else []
-            if rederive_breakdowns(run, force=args.force):
+            if rederive(run, force=args.force):
                 changed += 1
                 differ += args.force and before != [(run / f).read_bytes() for f in stored]
-    print(f"{changed} of {total} runs re-derived under the current taxonomy and attribution rule"
+    print(f"{changed} of {total} runs re-derived under the current CPU rule, taxonomy and attribution rule"
           + (f"; {differ} of them changed (tidy.csv or manifest.json)" if args.force else ""))
     return 0
 

@@ -22,6 +22,10 @@ BREAKDOWN_ORDER = list(CATEGORIES) + [TESTBED, USER, UNCLASSIFIED]
 KERNEL_THREAD_COMM = re.compile(r"^(swapper|ksoftirqd|kworker|napi/|migration|rcu|cpuhp|idle_inject)")
 PROFILER_COMMS = frozenset({"perf", "bpftrace"})  # the instrument's own processes: testbed, not foreign
 FOREIGN_LOAD_LIMIT_PCT = 10.0
+# Hypervisor steal above this share of a side's cores over the window flags the run (host
+# contention): the 95th percentile of every recorded side (909 runs, docs/measurement.md), and
+# where throughput within a point has already fallen ~7 % below steal-free runs.
+STEAL_LIMIT_PCT = 5.0
 # perf samples per busy CPU-second below this share of the sampling rate: the side's breakdown
 # is flagged (a halted vCPU takes no cpu-clock samples; the VM also loses some while busy)
 COVERAGE_MIN = 0.8

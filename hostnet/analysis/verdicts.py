@@ -1,8 +1,8 @@
 """One rule for every verdict: 'paper says / this run shows', judged the same way in every section.
 
-The vocabulary is VOCABULARY. A comparison is decided by the 95 % confidence interval of the
-difference of two sets of clean runs (Welch's t, or a paired t where both values come from the
-same runs), never by medians alone:
+The vocabulary is VOCABULARY. A comparison is decided by the confidence interval (at LEVEL, the
+sequential design's per-look level: see CONFIDENCE) of the difference of two sets of clean runs
+(Welch's t, or a paired t where both values come from the same runs), never by medians alone:
 
 - a claimed direction (b above a) is *reproduced* when the interval lies above zero, *not
   reproduced* when it lies below, and *inconclusive* while it straddles zero;
@@ -22,7 +22,8 @@ leaving it out, alone turns the NIC-equivalent verdict, the table says so.
 
 An undecided judgement says what would decide it (the clean runs per point the interval's
 half-width suggests) and which points need them, so a live campaign can be topped up
-(top_up_until_decided) until the verdict is decided or a stated budget is spent.
+(top_up_until_decided) until the verdict is decided, the design's looks are taken or a stated
+budget is spent.
 """
 from __future__ import annotations
 
@@ -47,8 +48,19 @@ INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
 DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide opposite ways
 VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS)
-CONFIDENCE = 0.95
-METHOD = "95 % CI of the difference (Welch t; paired t for shares of the same runs), clean runs only"
+# The sequential design, fixed before any campaign's first run: a campaign's verdicts are looked at
+# no more than LOOKS times (its planned repetitions, then at most LOOKS - 1 decisive top-up rounds,
+# each adding as many repetitions as were planned), and every look is judged at Pocock's constant
+# nominal level for LOOKS equally spaced looks, so the chance that any look decides a true null
+# stays at 5 % overall (Pocock 1977; two-sided nominal levels by number of looks). Judging each
+# look at 95 % instead let 6 looks decide 12 % of null differences (tests/unit/analysis/
+# test_sequential.py simulates both).
+LOOKS = 4
+POCOCK_NOMINAL = {1: 0.05, 2: 0.0294, 3: 0.0221, 4: 0.0182, 5: 0.0158, 6: 0.0142}
+CONFIDENCE = 1 - POCOCK_NOMINAL[LOOKS]
+LEVEL = f"{100 * CONFIDENCE:.1f} %"  # how the verdicts name it: "98.2 %"
+METHOD = (f"{LEVEL} CI of the difference (Welch t; paired t for shares of the same runs), clean runs only: "
+          f"Pocock's level for up to {LOOKS} looks (the planned runs and {LOOKS - 1} top-up rounds), 5 % overall")
 # No arm decides with fewer clean runs than this: a spread from two runs is too uncertain to trust.
 MIN_RUNS = 3
 # The most clean runs per point a rule will ask for: beyond it the difference is too small to matter here.
@@ -148,7 +160,7 @@ class Difference:
     def text(self, fmt: str = ".1f", unit: str = "") -> str:
         u = f" {unit}" if unit else ""
         n = self.n if len(self.a) == 1 else f"{len(self.a)}/{len(self.b)}"  # against a level: its runs only
-        return (f"{self.mean_a:{fmt}} → {self.mean_b:{fmt}}{u} (difference {self.diff:+{fmt}}, 95 % CI "
+        return (f"{self.mean_a:{fmt}} → {self.mean_b:{fmt}}{u} (difference {self.diff:+{fmt}}, {LEVEL} CI "
                 f"{self.lo:+{fmt}} … {self.hi:+{fmt}}; n = {n})")
 
 
@@ -157,7 +169,7 @@ def _values(xs) -> tuple[float, ...]:
 
 
 def difference(a, b, paired: bool = False) -> Difference:
-    """b − a with its 95 % CI: Welch's t for independent runs, a paired t when a[i] and b[i] come
+    """b − a with its CI at CONFIDENCE: Welch's t for independent runs, a paired t when a[i] and b[i] come
     from the same run. Fewer than MIN_RUNS runs on a side give an unbounded interval (undecided)."""
     a, b = _values(a), _values(b)
     if paired and len(a) != len(b):
@@ -236,7 +248,7 @@ def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "
     diffs = [difference(a[1], b[1]) for a, b in zip(steps, steps[1:], strict=False)]
     shows = f"{steps[0][0]} {np.mean(steps[0][1]):{fmt}}" + "".join(
         f" {d.sign if d.sign != '?' else '≈'} {s[0]} {d.mean_b:{fmt}}" for d, s in zip(diffs, steps[1:], strict=True))
-    shows += f"{' ' + unit if unit else ''} (means; ≈: the 95 % CI of the step's difference contains 0); steps: "
+    shows += f"{' ' + unit if unit else ''} (means; ≈: the {LEVEL} CI of the step's difference contains 0); steps: "
     shows += "; ".join(f"{s[0]}: {d.diff:+{fmt}} [{d.lo:+{fmt}}, {d.hi:+{fmt}}]"
                        for d, s in zip(diffs, steps[1:], strict=True))
     failing = [d for d in diffs if d.sign == ">"]
@@ -249,7 +261,7 @@ def ordered(steps: Sequence[tuple[str, Sequence[float], dict]], *, unit: str = "
         points = [p for d, (a, b) in zip(diffs, zip(steps, steps[1:], strict=False), strict=True) if d in failing
                   for p in (a[2], b[2])]
         need, pts = _more_runs(failing, points)
-        return Judgement(INCONCLUSIVE, shows + f"; a step falls at 95 % but not at the familywise level"
+        return Judgement(INCONCLUSIVE, shows + f"; a step falls at {LEVEL} but not at the familywise level"
                          f"{_holm_note(len(diffs))}", need, pts)
     if all(d.sign == "<" for d in diffs):
         return Judgement(REPRODUCED, shows)
@@ -282,7 +294,7 @@ def sized(d: Difference, *, paper_pct: float, what: str, points: Sequence[dict] 
     relative change reproduces it; a decided change of the same sign but another size reproduces
     it in direction."""
     lo, hi = d.rel(d.lo), d.rel(d.hi)
-    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % ({LEVEL} CI {lo:+.0f} … {hi:+.0f} %), "
              f"paper {paper_pct:+.0f} %")
     want = "<" if paper_pct > 0 else ">"
     if d.sign == "?":
@@ -299,7 +311,7 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
     """The claim 'a and b differ little': the CI of the relative change wholly inside ± margin_pct
     reproduces it, wholly outside does not."""
     lo, hi = d.rel(d.lo), d.rel(d.hi)
-    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % (95 % CI {lo:+.0f} … {hi:+.0f} %), "
+    shows = (f"{what}: {d.text(fmt, unit)}; change {d.rel(d.diff):+.0f} % ({LEVEL} CI {lo:+.0f} … {hi:+.0f} %), "
              f"'little' taken as within ±{margin_pct:.0f} %")
     if -margin_pct <= lo and hi <= margin_pct:
         return Judgement(REPRODUCED, shows)
@@ -332,7 +344,7 @@ def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points:
     shows = f"{what}: " + ", ".join(f"{c} {means[c]:.0f} %" for c in [c for c in order if c in shown][:3])
     if top != want:
         d = difference(shares[want], shares[top], paired=True)  # > 0: top above want
-        shows += f" ({top} − {want}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+        shows += f" ({top} − {want}: {d.diff:+.0f} points, {LEVEL} CI {d.lo:+.0f} … {d.hi:+.0f})"
         if d.sign == "<":
             return _against(shows, [d], points)
         return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
@@ -340,7 +352,7 @@ def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points:
     if rival is None:
         return Judgement(REPRODUCED, shows)
     d = difference(shares[rival], shares[want], paired=True)
-    shows += f" ({want} − {rival}: {d.diff:+.0f} points, 95 % CI {d.lo:+.0f} … {d.hi:+.0f})"
+    shows += f" ({want} − {rival}: {d.diff:+.0f} points, {LEVEL} CI {d.lo:+.0f} … {d.hi:+.0f})"
     if d.sign == "<":
         return Judgement(REPRODUCED, shows)
     return Judgement(INCONCLUSIVE, shows, *_more_runs([d], points))
@@ -353,19 +365,19 @@ def familywise_level(k: int, confidence: float = CONFIDENCE) -> float:
 
 
 def _holm_note(k: int) -> str:
-    return f" (familywise over {k} claims: Holm, α = {1 - CONFIDENCE:.2f}/{k})" if k > 1 else ""
+    return f" (familywise over {k} claims: Holm, α = {1 - CONFIDENCE:.4f}/{k})" if k > 1 else ""
 
 
 def combine(parts: Sequence[Judgement], joiner: str = "; ") -> Judgement:
     """A finding made of several claims (every side, every point): not reproduced if one is not at
-    the familywise level (Holm over the parts: a part decided against at 95 % that does not hold at
-    1 − 0.05/k is undecided); reproduced if all are (an intersection-union test needs no correction);
+    the familywise level (Holm over the parts: a part decided against at CONFIDENCE that does not hold at
+    Holm's stricter level is undecided); reproduced if all are (an intersection-union test needs no correction);
     in direction if all are at least that; else inconclusive."""
     k = len(parts)
     failing = [p for p in parts if p.verdict == NOT_REPRODUCED]
     held = [p for p in failing if p.holds is None or p.holds(familywise_level(k))]
-    if failing and not held:  # each fails at 95 % only: undecided under the familywise correction
-        note = f"decided against at 95 % but not at the familywise level{_holm_note(k)}"
+    if failing and not held:  # each fails at CONFIDENCE only: undecided under the familywise correction
+        note = f"decided against at {LEVEL} but not at the familywise level{_holm_note(k)}"
         parts = [Judgement(INCONCLUSIVE, p.shows, f"more clean runs ({note})", p.points)
                  if p.verdict == NOT_REPRODUCED else p for p in parts]
     verdicts = [p.verdict for p in parts]
@@ -544,10 +556,13 @@ class TopUpLog:
 
 
 def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[list[dict]], int], *,
-                         budget_runs: int, budget_minutes: float, clock=time.monotonic) -> TopUpLog:
-    """Judge, then run one more clean repetition of every point an inconclusive verdict needs
-    (run_more(points) runs them and returns how many runs it made), until no verdict asks for
-    more or the budget (runs, or minutes of wall time) is spent. Returns what it did and why it stopped."""
+                         budget_runs: int, budget_minutes: float, rounds_taken: int = 0, step: int = 1,
+                         clock=time.monotonic) -> TopUpLog:
+    """Judge, then run `step` more clean repetitions of every point an inconclusive verdict needs
+    (run_more(points) runs one of each and returns how many runs it made), until no verdict asks
+    for more, the sequential design's LOOKS looks are taken (rounds_taken: the campaign's decisive
+    rounds before this call; each round is one more look), or the budget (runs, or minutes of wall
+    time) is spent. Returns what it did and why it stopped."""
     log, start = TopUpLog(), clock()
     while True:
         wanted = judge().attrs.get("top_up", {})
@@ -555,13 +570,19 @@ def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[
         if not points:
             log.stopped = f"no verdict asks for more runs (each is decided, or would need over {MAX_RUNS} per point)"
             break
+        if rounds_taken + log.rounds >= LOOKS - 1:
+            log.stopped = (f"the design's {LOOKS} looks are taken (the planned runs and {LOOKS - 1} top-up rounds): "
+                           "a verdict still undecided stays inconclusive")
+            break
         if log.runs + len(points) > budget_runs:
             log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"
             break
         if (clock() - start) / 60 >= budget_minutes:
             log.stopped = f"budget: {budget_minutes:g} minutes spent"
             break
-        made = run_more(points)
+        made = 0
+        for _ in range(max(1, min(step, (budget_runs - log.runs) // len(points)))):  # as many as the budget allows
+            made += run_more(points)
         log.rounds += 1
         log.runs += made
         log.per_round.append({"findings": sorted(wanted), "points": points, "runs": made})

@@ -79,12 +79,8 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, out
     note_foreign_load(out, manifest, raw, our_pids)
     cv = [r["value"] for r in out.rows if r["metric"] == "flow_throughput_cv_pct"]
     out.notes["unsteady"] = bool(cv) and max(cv) > metrics.STEADY_CV_LIMIT_PCT
-    side, tpc = metrics.throughput_per_core(total, busy)
-    out.notes["bottleneck"] = side
     out.notes["taxonomy"] = tax.version
-    out.add("both", "tpc_gbps", tpc)
-    for s, pct in busy.items():  # each side's own; analysis picks one side per point (with_side_tpc)
-        out.add(s, "tpc_gbps", total / (pct / 100.0) if pct > 0 else float("nan"))
+    tpc_rows(out, total, busy)
     ledger_rows(out, manifest, total, busy, ledgers)
     counter = Rows(manifest, cfg.name)
     counter_rows(counter, manifest, cpus, raw, ep_raw)
@@ -121,30 +117,34 @@ def flow_rows(out: Rows, workload, flows: list[Flow], outputs: dict[int, FlowOut
     return total
 
 
+# The /proc/stat fields each side gets a row of (steal: not in busy, its own column).
+CPU_FIELDS = ("user", "system", "softirq", "irq", "steal")
+# The CPU rule the rows were derived under: busy is wall minus idle, iowait and steal
+# (procstat.cpu_utilization); a run recorded under an earlier rule is re-derived (rederive).
+CPU_RULE = "steal-apart/1"
+# The metrics the CPU rule decides: what re-deriving under a new CPU rule replaces.
+CPU_METRICS = ("cpu_util_pct", "cores_count", "tpc_gbps", *(f"cpu_{f}_pct" for f in CPU_FIELDS))
+
+
+def note_contention(out: Rows, side: str, steal_pct: float, cores: int) -> None:
+    """The side's steal in the manifest, and the host-contention flag (store.flagged reads it) when
+    the hypervisor took more than STEAL_LIMIT_PCT of the side's cores on average."""
+    out.notes["cpu_rule"] = CPU_RULE
+    out.notes.setdefault("steal_pct", {})[side] = round(steal_pct, 2)
+    if cores and steal_pct / cores > metrics.STEAL_LIMIT_PCT:
+        out.notes.setdefault("host_contention", {})[side] = round(steal_pct / cores, 2)
+
+
 def cpu_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], raw: dict, tax, workload,
              ledgers: dict | None = None) -> float:
     """One side's CPU utilisation and, where it was profiled, its breakdowns; returns busy %.
     ledgers: where the side's attribution goes, for the testbed ledger (breakdown_rows)."""
-    util: dict[str, float] = defaultdict(float)
-    records = []
-    for machine, cpu_set in machines.items():
-        files = raw[machine]
-        before = parse_proc_stat(files["proc_stat_before.txt"], "proc_stat_before.txt")
-        after = parse_proc_stat(files["proc_stat_after.txt"], "proc_stat_after.txt")
-        # wall minus idle where the snapshots' times were kept (runs before that: ticks)
-        interval, clk = proc_stat_interval(files)
-        out.notes.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
-        for k, v in metrics.side_utilization(before, after, cpu_set, interval, clk).items():
-            util[k] += v
-        if "perf_report.txt" in files:  # absent: not profiled (present but empty raises)
-            records += [(r, cpu_set) for r in parse_perf_report(files["perf_report.txt"], f"{machine}.perf_report.txt")]
-    out.add(side, "cpu_util_pct", util["busy_pct"])
-    out.add(side, "cores_count", sum(len(c) for c in machines.values()))
-    for f in ("user", "system", "softirq", "irq"):
-        out.add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
+    busy = side_cpu_rows(out, side, machines, raw)
     if all("perf_report.txt" in raw[machine] for machine in machines):  # else not profiled: no breakdown
+        records = [(r, cpu_set) for machine, cpu_set in machines.items()
+                   for r in parse_perf_report(raw[machine]["perf_report.txt"], f"{machine}.perf_report.txt")]
         breakdown_rows(out, m, side, machines, records, raw, tax, workload_comms(workload), ledgers)
-    return util["busy_pct"]
+    return busy
 
 
 def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]], records: list, raw: dict, tax,
@@ -247,10 +247,11 @@ BREAKDOWN_METRICS = ("breakdown_pct", "breakdown_attributed_pct", "perf_reattrib
                      "ledger_pct", "breakdown_nic_pct", "cpu_util_nic_pct", "tpc_nic_gbps")
 
 
-def rederive_breakdowns(run, kernel_series: str | None = None, force: bool = False) -> bool:
-    """Re-derive a stored run's breakdown rows from its own raw perf files under the current
-    taxonomy and attribution rule, when it was recorded under others; the manifest keeps what it
-    had (`rederived`). Returns whether anything changed. Everything else in the run stays.
+def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool:
+    """Re-derive a stored run's rows from its own raw files where it was recorded under an earlier
+    rule: its CPU rows (utilisation, steal, tpc) under the current CPU rule, and its breakdown rows
+    under the current taxonomy, attribution rule and ledger; the manifest keeps what it had
+    (`rederived`). Returns whether anything changed. Everything else in the run stays.
     force: re-derive under the same rules too (the stored rows checked against their raw files:
     rewritten, and no `rederived` entry added, as nothing changed)."""
     from pathlib import Path
@@ -258,44 +259,99 @@ def rederive_breakdowns(run, kernel_series: str | None = None, force: bool = Fal
     from .. import store
     run = Path(run)
     m = store.load_manifest(run)
-    if m.get("status") != "ok" or "attribution_rule" not in m:  # unprofiled, or no stacks kept
+    if m.get("status") != "ok" or "side_cpus" not in m:  # failed, or no CPU measured (the benches)
         return False
-    kernel = next(iter(m["versions"].values()))["kernel"]
-    tax = taxonomy.load(kernel_series or taxonomy.series_for(kernel))
+    profiled = "attribution_rule" in m  # else unprofiled, or no stacks kept: no breakdown to redo
+    tax = taxonomy.load(kernel_series or taxonomy.series_for(next(iter(m["versions"].values()))["kernel"]))
     embedded = m["testbed"]["kind"] == "embedded"
-    current = (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
-               and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE))
-    if current and not force:
+    cpu_current = m.get("cpu_rule") == CPU_RULE
+    bd_current = not profiled or (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
+                                  and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE))
+    if cpu_current and bd_current and not force:
         return False
-    before = {"attribution_rule": m["attribution_rule"], "taxonomy": m.get("taxonomy"),
-              "ledger_rule": m.get("ledger_rule")}
-    names = ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
+    before = {"cpu_rule": m.get("cpu_rule"), **(_breakdown_rules(m, m.get("taxonomy")) if profiled else {})}
     machines = {mm for side in m["side_cpus"].values() for mm in side}
+    names = (*CPU_FILES, *(PERF_FILES if profiled else ()))
     files = store.raw_texts(run, [f"{mm}.{name}" for mm in machines for name in names])  # raw/ or its archive
     raw = {mm: {name: files[f"{mm}.{name}"] for name in names if f"{mm}.{name}" in files} for mm in machines}
-    comms = workload_comms(from_description(m["workload"]))
     old = store.read_tidy(run)
     out = Rows(m, old.config.iloc[0])
-    out.rows = old[~old.metric.isin(BREAKDOWN_METRICS)].to_dict("records")
-    m.pop("undersampled", None)
-    m.pop("bottleneck_nic", None)
-    ledgers: dict[str, dict] = {}
+    replaced = CPU_METRICS + (BREAKDOWN_METRICS if profiled else ()) + UDP_CPU_METRICS
+    out.rows = old[~old.metric.isin(replaced)].to_dict("records")
+    for key in ("undersampled", "bottleneck_nic", "steal_pct", "host_contention"):
+        m.pop(key, None)
+    total = float(old.set_index(["side", "metric"]).value[("both", "throughput_gbps")])
+    busy = {}
     for side, per_machine in m["side_cpus"].items():
-        machines = {mm: set(c) for mm, c in per_machine.items()}
-        records = [(r, cpus) for mm, cpus in machines.items()
-                   for r in parse_perf_report(raw[mm]["perf_report.txt"], f"{mm}.perf_report.txt")]
-        breakdown_rows(out, m, side, machines, records, raw, tax, comms, ledgers)
-    kept = old.set_index(["side", "metric"]).value
-    busy = {side: float(kept[(side, "cpu_util_pct")]) for side in m["side_cpus"]}
-    ledger_rows(out, m, float(kept[("both", "throughput_gbps")]), busy, ledgers)
+        busy[side] = side_cpu_rows(out, side, {mm: set(c) for mm, c in per_machine.items()}, raw)
+    tpc_rows(out, total, busy)
+    if "placement" in m:  # the end-host loss study's CPU rows per role
+        for machine, files_of in raw.items():
+            out.rows += [r for r in udp_loss_cpu_rows(m, machine, files_of)]
+    ledgers: dict[str, dict] = {}
+    if profiled:
+        comms = workload_comms(from_description(m["workload"]))
+        for side, per_machine in m["side_cpus"].items():
+            cpu_sets = {mm: set(c) for mm, c in per_machine.items()}
+            records = [(r, cpus) for mm, cpus in cpu_sets.items()
+                       for r in parse_perf_report(raw[mm]["perf_report.txt"], f"{mm}.perf_report.txt")]
+            breakdown_rows(out, m, side, cpu_sets, records, raw, tax, comms, ledgers)
+        ledger_rows(out, m, total, busy, ledgers)
+        m["taxonomy"] = tax.version
     m.update(out.notes)
-    m["taxonomy"] = tax.version
-    if not current:
-        m.setdefault("rederived", []).append({**before, "to": {"attribution_rule": m["attribution_rule"],
-                                                               "taxonomy": tax.version,
-                                                               "ledger_rule": m.get("ledger_rule")}})
+    if not (cpu_current and bd_current):
+        now = {"cpu_rule": CPU_RULE, **(_breakdown_rules(m, tax.version) if profiled else {})}
+        m.setdefault("rederived", []).append({**before, "to": now})
     store.rewrite_run(run, m, pd.DataFrame(out.rows))
     return True
+
+
+def _breakdown_rules(m: dict, taxonomy_version) -> dict:
+    return {"attribution_rule": m["attribution_rule"], "taxonomy": taxonomy_version,
+            "ledger_rule": m.get("ledger_rule")}
+
+
+# The raw files each re-derivation reads, per machine.
+CPU_FILES = ("proc_stat_before.txt", "proc_stat_after.txt", "proc_stat_monotonic_s.txt", "clk_tck.txt")
+PERF_FILES = ("perf_report.txt", "perf_folded.txt", "perf_header.txt", "perf_enabled_s.txt")
+UDP_CPU_METRICS = ("cpu_busy_pct", "cpu_softirq_pct")  # udp_loss.window_rows' CPU rows, per role
+
+
+def side_cpu_rows(out: Rows, side: str, machines: dict[str, set[int]], raw: dict) -> float:
+    """One side's CPU rows from its machines' /proc/stat snapshots (cpu_rows without the breakdown);
+    returns busy %."""
+    util: dict[str, float] = defaultdict(float)
+    for machine, cpu_set in machines.items():
+        files = raw[machine]
+        before = parse_proc_stat(files["proc_stat_before.txt"], f"{machine}.proc_stat_before.txt")
+        after = parse_proc_stat(files["proc_stat_after.txt"], f"{machine}.proc_stat_after.txt")
+        interval, clk = proc_stat_interval(files)  # wall minus idle where the snapshot times were kept
+        out.notes.setdefault("cpu_util_method", {})[machine] = "wall-minus-idle" if interval else "busy-ticks"
+        for k, v in metrics.side_utilization(before, after, cpu_set, interval, clk).items():
+            util[k] += v
+    cores = sum(len(c) for c in machines.values())
+    out.add(side, "cpu_util_pct", util["busy_pct"])
+    out.add(side, "cores_count", cores)
+    for f in CPU_FIELDS:
+        out.add(side, f"cpu_{f}_pct", util[f"{f}_pct"])
+    note_contention(out, side, util["steal_pct"], cores)
+    return util["busy_pct"]
+
+
+def tpc_rows(out: Rows, total_gbps: float, busy: dict[str, float]) -> None:
+    """Throughput per core: the busier side's ("both", the bottleneck note) and each side's own
+    (analysis picks one side per point: metrics.with_side_tpc)."""
+    side, tpc = metrics.throughput_per_core(total_gbps, busy)
+    out.notes["bottleneck"] = side
+    out.add("both", "tpc_gbps", tpc)
+    for s, pct in busy.items():
+        out.add(s, "tpc_gbps", total_gbps / (pct / 100.0) if pct > 0 else float("nan"))
+
+
+def udp_loss_cpu_rows(m: dict, machine: str, files: dict) -> list[dict]:
+    from .udp_loss import cpu_rows as role_rows
+    return role_rows(m, machine, files) if machine == m["testbed"]["endpoints"][m["flows"][0]["receiver"]]["machine"] \
+        else []
 
 
 def receive_latency_rows(out: Rows, raw: dict) -> None:

@@ -3,7 +3,9 @@ sweep) under two policies, for every experiment the sweep runs (the time budget'
 
 fill(): until every point has a few runs free of foreign load (a bounded number of rounds).
 decide(): until the verdicts are decided: more clean repetitions of exactly the points an
-inconclusive verdict depends on (verdicts.top_up_until_decided), within a budget.
+inconclusive verdict depends on (verdicts.top_up_until_decided), each round as many as the campaign
+planned, within a budget and within the sequential design's looks (verdicts.LOOKS, counted over
+every decisive round the campaign has had).
 
 Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
 names the points. Points whose every run was flagged (foreign load: a busy machine) are topped up
@@ -104,11 +106,14 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
         if flagged:  # a point whose every run was flagged (foreign load) is judged on none: run it again
             table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
         return table
+    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    # each earlier decisive round was a look at the verdicts: the design's looks are per campaign
+    taken = sum(r.get("rounds", 0) for r in json.loads(sweep_json.read_text()).get("decisive_top_ups", []))
     log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
-                               budget_runs=budget_runs, budget_minutes=budget_minutes)
+                               budget_runs=budget_runs, budget_minutes=budget_minutes, rounds_taken=taken,
+                               step=spec.repetitions)
     if unjudged:
         log.stopped = f"nothing to judge: {unjudged[-1]}; {log.stopped}"
-    sweep_json = Path(runs_dir) / campaign / "sweep.json"
     plan = json.loads(sweep_json.read_text())
     plan.setdefault("decisive_top_ups", []).append(
         {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,

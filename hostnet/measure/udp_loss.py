@@ -106,7 +106,6 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     machine = m["testbed"]["endpoints"][rcv_role]["machine"]
     seconds = float(m["window"]["seconds"])
     payload = int(m["workload"]["payload_bytes"])
-    p = m["placement"]
     out = Rows(m)
     add = out.add
 
@@ -150,11 +149,17 @@ def window_rows(m: dict, raw: dict, ep_raw: dict) -> list[dict]:
     add("both", "unaccounted_datagrams_count", sent - arrived)
     add("receiver", "time_squeeze_count", softnet["time_squeeze"])
     add("both", "target_gbps", float(m["workload"]["rate_gbps"]))
+    return out.rows + cpu_rows(m, machine, files)
+
+
+def cpu_rows(m: dict, machine: str, files: dict) -> list[dict]:
+    """The receiving machine's busy and softirq CPU on each placement role's CPU (rx, app, sender)."""
+    out = Rows(m)
     ps_before = parse_proc_stat(files["proc_stat_before.txt"])
     ps_after = parse_proc_stat(files["proc_stat_after.txt"])
     interval, clk = proc_stat_interval(files)
     for role in ("rx_cpu", "app_cpu", "sender_cpu"):
-        u = cpu_utilization(ps_before, ps_after, [p[role]], interval, clk)
-        add("machine:" + machine, "cpu_busy_pct", u["busy_pct"], role)
-        add("machine:" + machine, "cpu_softirq_pct", u["softirq_pct"], role)
+        u = cpu_utilization(ps_before, ps_after, [m["placement"][role]], interval, clk)
+        out.add("machine:" + machine, "cpu_busy_pct", u["busy_pct"], role)
+        out.add("machine:" + machine, "cpu_softirq_pct", u["softirq_pct"], role)
     return out.rows

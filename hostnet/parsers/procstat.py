@@ -7,8 +7,11 @@ from . import ParseError, is_count, require_complete
 
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
 IDLE_FIELDS = ("idle", "iowait")
+# Time the hypervisor ran something else while this vCPU wanted to run: neither the guest's idle
+# nor its work. Left out of busy, reported on its own (a host-contention flag reads it).
+STOLEN_FIELDS = ("steal",)
 # guest time is already included in user (and guest_nice in nice): do not count it twice.
-BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
+BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq")
 
 
 def parse_proc_stat(text: str, source: str = "/proc/stat") -> dict[int, dict[str, int]]:
@@ -54,13 +57,15 @@ def cpu_utilization(before: dict, after: dict, cpus, interval_s: float | None = 
                     clk_tck: int | None = None) -> dict[str, float]:
     """Utilisation of a CPU set between two snapshots, in % of ONE core (summed over the set).
 
-    Returns busy_pct plus each field's share, e.g. {"busy_pct": 87.5, "softirq_pct": 30.1, ...}.
-    With the wall-clock interval between the snapshots (and CLK_TCK), busy is wall time minus
-    idle + iowait time: NOHZ kernels measure idle exactly, while tick-based accounting samples the
-    busy fields a tick at a time and misses bursts between idle periods (it read a CPU that a flow
-    kept 20 % busy as 2-3 % busy on the embedded testbed's VM). The busy fields then split that
+    Returns busy_pct plus each field's share, e.g. {"busy_pct": 87.5, "softirq_pct": 30.1,
+    "steal_pct": 2.0, ...}. With the wall-clock interval between the snapshots (and CLK_TCK), busy
+    is wall time minus idle, iowait and steal: NOHZ kernels measure idle exactly, while tick-based
+    accounting samples the busy fields a tick at a time and misses bursts between idle periods (it
+    read a CPU that a flow kept 20 % busy as 2-3 % busy on the embedded testbed's VM). Steal comes
+    from the hypervisor's steal clock (measured, not ticked): the vCPU wanted to run and another
+    guest or the host ran instead, so it is not the stack's CPU. The busy fields then split the
     busy time in their tick-sampled proportions. Without the interval: the busy fields' share of
-    all accounted time, as before.
+    all accounted time (steal apart), as before.
     """
     _same_snapshot_shape(before, after)
     out = {f"{f}_pct": 0.0 for f in FIELDS}
@@ -69,16 +74,17 @@ def cpu_utilization(before: dict, after: dict, cpus, interval_s: float | None = 
         if cpu not in after:
             raise ParseError("/proc/stat", f"CPU {cpu} missing from the snapshots")
         delta = _delta(before[cpu], after[cpu], cpu)
-        total = sum(delta[f] for f in BUSY_FIELDS + IDLE_FIELDS)
+        total = sum(delta[f] for f in BUSY_FIELDS + IDLE_FIELDS + STOLEN_FIELDS)
         if total <= 0:
             raise ParseError("/proc/stat", f"no time elapsed on CPU {cpu} between snapshots")
         ticked = sum(delta[f] for f in BUSY_FIELDS)
         if interval_s and clk_tck:
-            idle_s = sum(delta[f] for f in IDLE_FIELDS) / clk_tck
-            cpu_busy = min(100.0, max(0.0, 100.0 * (1 - idle_s / interval_s)))
-            for f in FIELDS:  # busy fields share cpu_busy as the ticks saw it; idle fields as measured
+            measured = IDLE_FIELDS + STOLEN_FIELDS  # exact clocks, not tick samples
+            away_s = sum(delta[f] for f in measured) / clk_tck
+            cpu_busy = min(100.0, max(0.0, 100.0 * (1 - away_s / interval_s)))
+            for f in FIELDS:  # busy fields share cpu_busy as the ticks saw it; the others as measured
                 out[f"{f}_pct"] += (cpu_busy * delta[f] / ticked if f in BUSY_FIELDS and ticked
-                                    else 100.0 * delta[f] / clk_tck / interval_s if f in IDLE_FIELDS else 0.0)
+                                    else 100.0 * delta[f] / clk_tck / interval_s if f in measured else 0.0)
         else:
             cpu_busy = 100.0 * ticked / total
             for f in FIELDS:

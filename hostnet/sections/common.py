@@ -85,6 +85,9 @@ def flag_report(manifests: list[dict]) -> str:
                  + (f"{min(loads):.0f}-{max(loads):.0f} % of a core" if loads else "more than the limit")
                  + f" during the window (limit {metrics.FOREIGN_LOAD_LIMIT_PCT:.0f} %)"
                  + (f"; busiest: {busiest}" if busiest else ""))
+    if steal := [max(m["host_contention"].values()) for m in flagged if store.flagged(m) == "host contention"]:
+        text += (f"; {len(steal)} for host contention: the hypervisor stole {min(steal):.0f}-{max(steal):.0f} % "
+                 f"of a side's cores (limit {metrics.STEAL_LIMIT_PCT:.0f} %)")
     if short:
         text += f"; {short} for a measurement window too short to use"
     if moved := sum(1 for m in flagged if store.flagged(m) == "setting moved"):
@@ -147,13 +150,14 @@ def run_quality(manifests: list[dict]) -> dict:
     return {"runs": len(manifests) + unreadable, "ok": len(ok), "failed": len(manifests) + unreadable - len(ok),
             "damaged": damaged,
             "contaminated": sum(1 for m in ok if m.get("contaminated")),
+            "host_contention": sum(1 for m in ok if store.flagged(m) == "host contention"),
             "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
             "settings_moved": sum(1 for m in ok if store.flagged(m) == "setting moved"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),
             # how long each point measured (its workload's duration; a campaign's own, not a profile's)
             "point_seconds": sorted({m["workload"]["duration_s"] for m in ok
                                      if isinstance(m.get("workload"), dict) and "duration_s" in m["workload"]}),
-            "foreign_load_limit_pct": metrics.FOREIGN_LOAD_LIMIT_PCT}
+            "foreign_load_limit_pct": metrics.FOREIGN_LOAD_LIMIT_PCT, "steal_limit_pct": metrics.STEAL_LIMIT_PCT}
 
 
 def save_figures(chart_map: dict, figures_dir) -> list[Path]:

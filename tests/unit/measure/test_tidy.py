@@ -90,7 +90,7 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     from conftest import REPO
     from hostnet import store
     from hostnet.analysis.attribution import ATTRIBUTION_RULE
-    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive_breakdowns
+    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive
     src = sorted((REPO / "data/runs/20261123-single-flow-embedded").glob("*-r0"))[0]
     run = tmp_path / src.name
     shutil.copytree(src, run)
@@ -98,7 +98,7 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     m.update(attribution_rule="irqs-off-callchain/2", taxonomy="linux-6/3")
     (run / "manifest.json").write_text(json.dumps(m))
     before_t, before_m = store.read_tidy(run), store.load_manifest(run)
-    assert rederive_breakdowns(run)
+    assert rederive(run)
     after_t, after_m = store.read_tidy(run), store.load_manifest(run)
     assert after_m["attribution_rule"] == ATTRIBUTION_RULE
     assert after_m["rederived"][-1]["attribution_rule"] == before_m["attribution_rule"]
@@ -107,7 +107,7 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
         after_t[~after_t.metric.isin(BREAKDOWN_METRICS)].reset_index(drop=True))
     att = after_t[(after_t.metric == "breakdown_attributed_pct") & (after_t.side == "receiver")]
     assert att.set_index("category").value["testbed"] > 0 and att.value.sum() == pytest.approx(100.0)
-    assert not rederive_breakdowns(run)  # already current: nothing to do
+    assert not rederive(run)  # already current: nothing to do
 
 
 def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_run_gives(tmp_path):
@@ -118,7 +118,7 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
 
     from conftest import REPO
     from hostnet import store
-    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive_breakdowns
+    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive
     src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
     runs = {}
     for form in ("unpacked", "packed"):
@@ -132,7 +132,7 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
         store.rewrite_run(run, m, t[~t.metric.isin(BREAKDOWN_METRICS)])
     assert store.pack_raw(runs["packed"]) and not (runs["packed"] / "raw").exists()
     stripped = {f: (runs["packed"] / f).read_bytes() for f in ("tidy.csv", "manifest.json")}
-    assert rederive_breakdowns(runs["unpacked"]) and rederive_breakdowns(runs["packed"])
+    assert rederive(runs["unpacked"]) and rederive(runs["packed"])
     for f in ("tidy.csv", "manifest.json"):
         assert (runs["packed"] / f).read_bytes() == (runs["unpacked"] / f).read_bytes() != stripped[f], f
     # every row back: the stored table's values (its bytes are what the pandas/numpy that wrote it print;
@@ -140,7 +140,7 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
     pd.testing.assert_frame_equal(store.read_tidy(runs["packed"]), store.read_tidy(src), check_exact=False, rtol=1e-12)
     # forced under the rules it now has: every breakdown row rebuilt from the archive, the same bytes
     now = {f: (runs["packed"] / f).read_bytes() for f in ("tidy.csv", "manifest.json")}
-    assert not rederive_breakdowns(runs["packed"]) and rederive_breakdowns(runs["packed"], force=True)
+    assert not rederive(runs["packed"]) and rederive(runs["packed"], force=True)
     assert {f: (runs["packed"] / f).read_bytes() for f in now} == now  # no `rederived` entry: no rule changed
 
 
@@ -163,14 +163,14 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
     from conftest import REPO
     from hostnet.analysis import ledger
     from hostnet import store
-    from hostnet.measure.tidy import rederive_breakdowns
+    from hostnet.measure.tidy import rederive
     run = tmp_path / "039e829122eb-r0"
     shutil.copytree(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0", run)
     m = store.load_manifest(run)
     m["attribution_rule"] = "irqs-off-callchain/7"
     store.rewrite_run(run, m, store.read_tidy(run))
     raw_before = store.read_tidy(run).query("metric == 'cpu_util_pct'").set_index("side").value
-    assert rederive_breakdowns(run)
+    assert rederive(run)
     t, m = store.read_tidy(run), store.load_manifest(run)
     assert m["ledger_rule"] == ledger.LEDGER_RULE and m["bottleneck_nic"] in ("sender", "receiver")
     led = t[t.metric == "ledger_pct"].set_index(["side", "category"]).value
@@ -184,7 +184,7 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
     for side in ("sender", "receiver"):
         nic = t[(t.metric == "breakdown_nic_pct") & (t.side == side)]
         assert nic.value.sum() == pytest.approx(100.0)
-    assert not rederive_breakdowns(run)
+    assert not rederive(run)
 
 
 def test_a_zero_copy_flow_adds_both_ends_reports_each_sum_on_its_side():
