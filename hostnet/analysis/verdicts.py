@@ -410,21 +410,29 @@ def row(fid: str, claim: str, j: Judgement) -> dict:
 EXTENSION = " (extension)"  # an id's suffix: judged where the paper does not state it, kept out of counts
 
 
+# an id's suffix: the same experiment as another notebook's (patterns on one core pair), shown, counted once
+SAME_EXPERIMENT = " (same experiment)"
+
+
 def is_extension(fid: str) -> bool:
-    return fid.endswith(EXTENSION)
+    """Shown but not counted: an extension, or a repeat of an experiment counted elsewhere."""
+    return fid.endswith((EXTENSION, SAME_EXPERIMENT))
 
 
-def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None
-          ) -> pd.DataFrame:
+def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None,
+          repeats: dict[str, str] | None = None) -> pd.DataFrame:
     """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
     inconclusive verdict needs more clean runs of, per finding. extensions: findings judged beyond
     where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
-    says so, so no overall count or summary takes them for the paper's."""
+    says so, so no overall count or summary takes them for the paper's. repeats: findings whose
+    experiment here is another notebook's (fid -> which): their ids end in SAME_EXPERIMENT, counted there."""
     claims = findings.set_index("id").claim.to_dict()
-    for fid, where in (extensions or {}).items():
-        if fid in judged:
-            claims[fid + EXTENSION] = f"Extension (the paper states it {where}): {claims[fid]}"
-            judged = {(k + EXTENSION if k == fid else k): v for k, v in judged.items()}
+    for suffix, named, text in ((EXTENSION, extensions, "Extension (the paper states it {})"),
+                                (SAME_EXPERIMENT, repeats, "The same experiment as {} here, counted there")):
+        for fid, where in (named or {}).items():
+            if fid in judged:
+                claims[fid + suffix] = f"{text.format(where)}: {claims[fid]}"
+                judged = {(k + suffix if k == fid else k): v for k, v in judged.items()}
     out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
     out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
     return out

@@ -99,7 +99,9 @@ def build(figures_dir, reference_dir=None) -> Path:
         findings = [{"id": r.id, "section": r.section, "claim": r.claim, "overall": r.overall,
                      "css": verdict_class(r.overall) if " / " not in r.overall else "inconclusive",
                      "by_notebook": [(_anchor(nb), v) for nb, v in r[5]]} for r in summary.itertuples()]
-        tally = ", ".join(f"{n} {v}" for v, n in summary.overall.value_counts().items())
+        summary["source"] = [SOURCES.get(src, src) for src in pd.read_csv(findings_csv).source]
+        tally = "; ".join(f"{name} ({len(g)} findings): " + _count(list(g.overall))
+                          for name, g in summary.groupby("source", sort=False))
     text = _templates().get_template("report.html.j2").render(
         css=(project.packaged("templates") / "report.css").read_text(), recorded=recorded(metas),
         version=__version__, metas=[_section(m) for m in metas], findings=findings, tally=tally)
@@ -130,18 +132,39 @@ def md_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def _verdict_counts(metas: list[dict]) -> str:
+# Who states a finding (findings.csv's source), in the order the tallies count them: the SIGCOMM
+# paper's own claims apart from the companion studies' and from what kernel documentation expects.
+SOURCES = {"paper": "the SIGCOMM 2021 paper", "brouer": "companion studies", "marian": "companion studies",
+           "kernel": "kernel documentation"}
+
+
+def source_of(reference_dir=None) -> dict[str, str]:
+    """Finding id -> who states it (SOURCES' names), from findings.csv."""
+    findings = pd.read_csv(Path(reference_dir or project.reference_dir()) / "findings.csv")
+    return {f.id: SOURCES.get(f.source, f.source) for f in findings.itertuples()}
+
+
+def _count(verdicts: list[str]) -> str:
     counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v] = counts.get(v, 0) + 1
+    kinds = [k for k in VERDICT_ORDER if k in counts] + sorted(set(counts) - set(VERDICT_ORDER))
+    return ", ".join(f"{counts[k]} {k}" for k in kinds) or "none"
+
+
+def _verdict_counts(metas: list[dict], sources: dict[str, str]) -> str:
+    """The verdicts counted per source (each in SOURCES' order), extensions left out."""
+    by_source: dict[str, list[str]] = {name: [] for name in dict.fromkeys(SOURCES.values())}
     extensions = 0
     for m in metas:
         for v in m.get("verdicts", []):
             if is_extension(v["id"]):  # judged beyond where the paper states it: not the paper's count
                 extensions += 1
                 continue
-            counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
-    kinds = [k for k in VERDICT_ORDER if k in counts] + sorted(set(counts) - set(VERDICT_ORDER))
-    text = ", ".join(f"{counts[k]} {k}" for k in kinds) or "none"
-    return text + (f" (and {extensions} extension{'s' if extensions > 1 else ''}, not counted)" if extensions else "")
+            by_source.setdefault(sources.get(v["id"], "other"), []).append(v["verdict"])
+    text = "; ".join(f"{name} ({len(vs)} verdicts): {_count(vs)}" for name, vs in by_source.items() if vs) or "none"
+    return text + (f" (and {extensions} not counted: extensions beyond the paper's claim, or the same "
+                   "experiment judged again)" if extensions else "")
 
 
 def _results_section(m: dict) -> dict:
@@ -156,7 +179,7 @@ def _results_section(m: dict) -> dict:
             "summary_columns": columns, "summary_rows": [[row.get(c) for c in columns] for row in summary]}
 
 
-def results_markdown(figures_dir, figures_href: str = "../figures") -> str:
+def results_markdown(figures_dir, figures_href: str = "../figures", reference_dir=None) -> str:
     """docs/results.md from figures_dir/*.meta.json: a pure function of those files.
 
     Per notebook (sorted by notebook file name): title, campaign, testbed, run quality, the verdict
@@ -171,7 +194,8 @@ def results_markdown(figures_dir, figures_href: str = "../figures") -> str:
                     if v.get("raw") and v.get("NIC-equivalent") not in (None, v["raw"], "(no ledger: raw)") else "")
             by_finding.setdefault(v["id"], []).append(f"{Path(m['notebook']).stem[:2]}: {v['verdict']}{both}")
     return _templates().get_template("results.md.j2").render(
-        href=figures_href, metas=[_results_section(m) for m in metas], counts=_verdict_counts(metas),
+        href=figures_href, metas=[_results_section(m) for m in metas],
+        counts=_verdict_counts(metas, source_of(reference_dir)),
         n_verdicts=sum(not is_extension(v["id"]) for m in metas for v in m.get("verdicts", [])),
         findings=[[f, "; ".join(by_finding[f])] for f in sorted(by_finding)])
 

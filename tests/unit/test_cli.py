@@ -423,14 +423,15 @@ def test_rederive_force_rebuilds_current_runs_from_their_archive_and_says_none_c
     (run / store.RAW_ARCHIVE).unlink(missing_ok=True)
     store.pack_raw(run)
     assert cli.main(["rederive", "c", "--runs-dir", str(tmp_path / "runs")]) == 0
-    assert capsys.readouterr().out == "0 of 1 runs re-derived under the current CPU rule, taxonomy and attribution rule\n"
+    assert capsys.readouterr().out == ("0 of 1 runs re-derived under the current CPU rule, taxonomy and "
+                                       "attribution rule\n")
     # once to write the table as this environment's pandas prints it (the dependency floors print a last
     # digit of some floats otherwise than the versions that wrote the stored run), then again: no change
     assert cli.main(["rederive", "c", "--force", "--runs-dir", str(tmp_path / "runs")]) == 0
     capsys.readouterr()
     assert cli.main(["rederive", "c", "--force", "--runs-dir", str(tmp_path / "runs")]) == 0
-    assert capsys.readouterr().out == ("1 of 1 runs re-derived under the current CPU rule, taxonomy and attribution rule; "
-                                       "0 of them changed (tidy.csv or manifest.json)\n")
+    assert capsys.readouterr().out == ("1 of 1 runs re-derived under the current CPU rule, taxonomy and "
+                                       "attribution rule; 0 of them changed (tidy.csv or manifest.json)\n")
     pd.testing.assert_frame_equal(store.read_tidy(run), store.read_tidy(src), check_exact=False, rtol=1e-12)
 
 

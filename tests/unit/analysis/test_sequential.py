@@ -20,14 +20,14 @@ def _false_positive_rate(confidence: float, looks: int, *, first: int, step: int
     for _ in range(trials):
         runs = {"a": list(rng.normal(10, 1, first)), "b": list(rng.normal(10, 1, first))}
 
-        def judge():
+        def judge(runs=runs):
             lo, hi = _welch(runs["a"], runs["b"], confidence)
             table = pd.DataFrame({"verdict": ["decided" if lo > 0 or hi < 0 else "open"]})
             if lo <= 0 <= hi:
                 table.attrs["top_up"] = {"F": [POINT]}
             return table
 
-        def run_more(points):
+        def run_more(points, runs=runs):
             for side in runs:
                 runs[side].append(rng.normal(10, 1))
             return len(points)

@@ -15,7 +15,7 @@ NOISY = [10.0, 13.0, 8.0, 12.5, 7.5]
 
 def test_difference_is_welch_t_ci_of_b_minus_a():
     d = verdicts.difference(UP, HIGHER)
-    ref = stats.ttest_ind(HIGHER, UP, equal_var=False).confidence_interval(0.95)
+    ref = stats.ttest_ind(HIGHER, UP, equal_var=False).confidence_interval(verdicts.CONFIDENCE)
     assert d.diff == pytest.approx(sum(HIGHER) / 5 - sum(UP) / 5)
     assert (d.lo, d.hi) == pytest.approx((ref.low, ref.high))
     assert d.sign == "<" and verdicts.difference(HIGHER, UP).sign == ">"
@@ -109,7 +109,7 @@ def test_largest_is_a_paired_lead_over_the_runner_up():
 
 def test_against_a_level_uses_the_one_sample_interval():
     d = verdicts.against_level([5.0, 6.0, 5.5, 5.2], 1.0)
-    ref = stats.ttest_1samp([5.0, 6.0, 5.5, 5.2], 1.0).confidence_interval(0.95)
+    ref = stats.ttest_1samp([5.0, 6.0, 5.5, 5.2], 1.0).confidence_interval(verdicts.CONFIDENCE)
     assert (d.lo, d.hi) == pytest.approx((ref.low - 1.0, ref.high - 1.0)) and d.sign == "<" and d.n == 4
 
 
@@ -188,15 +188,15 @@ def test_top_up_stops_when_no_run_can_be_made():
 
 
 def test_the_runs_asked_for_are_projected_with_the_t_quantile_they_would_have():
-    """Two sides of 3 runs, sd 5 each, 6 apart: Welch's interval is ±11.3 (t(4) = 2.78). With m runs
-    a side it is t(2m - 2) x 5 x sqrt(2/m): 6.43 at m = 6, 5.82 at m = 7, so 7 decide it. Keeping
-    today's t(4) would have asked for 11; a paired difference of 3 runs keeps t(2) = 4.30."""
+    """Two sides of 3 runs, sd 5 each, 6 apart: Welch's interval at the design's 98.2 % is ±15.7
+    (t(4) = 3.86). With m runs a side it is t(2m - 2) x 5 x sqrt(2/m), below 6 first at m = 10.
+    Keeping today's t(4) would have asked for more; a paired difference of 3 runs keeps t(2)."""
     d = verdicts.difference([30, 25, 35], [24, 19, 29])
-    assert d.df == pytest.approx(4.0) and (d.hi - d.lo) / 2 == pytest.approx(11.33, abs=0.01)
-    assert d.runs_to_decide() == 7
+    assert d.df == pytest.approx(4.0) and (d.hi - d.lo) / 2 == pytest.approx(15.74, abs=0.01)
+    assert d.runs_to_decide() == 10
     paired = verdicts.difference([10, 12, 14], [13, 13, 19], paired=True)  # differences 3, 1, 5
-    # mean 3, sd 2: t(3) x 2 / sqrt(4) = 3.18 > 3 at 4 runs, t(4) x 2 / sqrt(5) = 2.48 < 3 at 5
-    assert paired.df == 2 and paired.runs_to_decide() == 5
+    # mean 3, sd 2: t(df) x 2 / sqrt(m) at 98.2 % falls below 3 first at 6 runs
+    assert paired.df == 2 and paired.runs_to_decide() == 6
     level = verdicts.against_level([1.5, 2.5, 2.0], 1.0)  # one-sample: df = n - 1
     assert level.df == 2 and level.runs_to_decide() is not None
     assert verdicts.difference([1, 1, 1], [2, 2, 2]).runs_to_decide() == 4  # exact: no spread, any n decides
@@ -245,15 +245,15 @@ def test_a_section_judged_without_a_ledger_says_both_accountings_are_the_raw_one
 
 
 def test_combine_keeps_a_failing_part_only_at_the_familywise_level():
-    """Eight claims, one decided against at 95 % but not at 1 − 0.05/8: undecided, not 'not
-    reproduced'; one that holds at the stricter level decides; a single claim needs no correction."""
+    """Eight claims, one decided against at the design's level but not at Holm's 1 − α/8: undecided,
+    not 'not reproduced'; one that holds at the stricter level decides; a single claim needs no correction."""
     ok = verdicts.direction(verdicts.difference([1, 1.1, 0.9, 1.05], [5, 5.2, 4.9, 5.1]), want="<", what="ok")
     a = [10.0, 10.4, 9.7, 10.2]
-    b = [x - 0.6 for x in (10.0, 10.3, 9.6, 10.3)]  # b below a: decided at 95 % (p ≈ 0.03), not at 0.05/8
+    b = [x - 0.8 for x in (10.0, 10.3, 9.6, 10.3)]  # b below a: decided at 98.2 %, not at 0.0182/8
     weak = verdicts.difference(a, b)
     assert weak.sign == ">" and weak.decided_at(verdicts.familywise_level(8)) == "?"
     fail = verdicts.direction(weak, want="<", what="weak", points=[{"config": "x"}])
-    assert fail.verdict == verdicts.NOT_REPRODUCED  # alone: the 95 % rule
+    assert fail.verdict == verdicts.NOT_REPRODUCED  # alone: the design's level
     many = verdicts.combine([ok] * 7 + [fail])
     assert many.verdict == verdicts.INCONCLUSIVE and "familywise" in many.decide and many.points == ({"config": "x"},)
     strong = verdicts.direction(verdicts.difference([10, 10.1, 9.9, 10.05], [1, 1.1, 0.9, 1.0]), want="<", what="s")

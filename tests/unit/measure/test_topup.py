@@ -99,10 +99,11 @@ def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake
         return t
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
-    assert log.runs == 2 and log.rounds == 2 and log.stopped.startswith("no verdict asks for more runs")
+    # one round of as many runs as the campaign planned (2) decides it: one look more, not two
+    assert log.runs == 2 and log.rounds == 1 and log.stopped.startswith("no verdict asks for more runs")
     record = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"][0]
     assert record["runs"] == 2 and record["budget"] == {"runs": 10, "minutes": BUDGET_MINUTES}
-    assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 1}
+    assert record["per_round"][0] == {"findings": ["F09"], "points": [{"flows": 4}], "runs": 2}
 
 
 def test_embedded_shape_follows_the_campaigns_testbed():
@@ -156,7 +157,7 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
     assert log.per_round == [{"findings": [topup.NO_CLEAN_RUN], "points": [{"config": "all-opts", "flows": 4}],
-                              "runs": 1}]
+                              "runs": 2}]
     assert log.stopped.startswith("no verdict asks for more runs")
 
 
@@ -170,7 +171,7 @@ def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_w
     campaign(tmp_path)
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=7,
                        budget_minutes=BUDGET_MINUTES)
-    assert log.runs == 6 and log.rounds == 2  # 3 points a round; a third round would exceed 7 runs
+    assert log.runs == 6 and log.rounds == 1  # 3 points, 2 runs each; a second round would exceed 7 runs
     assert log.stopped == ("nothing to judge: campaign c has no clean one-to-one run: 6 of 6 flagged; "
                            "budget: 7 runs would be exceeded (6 made, 3 more asked)")
     manifests = [json.loads(p.read_text()) for p in sorted((tmp_path / "c").glob("*/manifest.json"))]

@@ -75,7 +75,7 @@ def test_one_section_per_notebook_with_every_finding():
             assert f"(../figures/{stem}.svg)" in body
     assert len(sections) == len(metas) + 1  # plus the findings overview
     n = sum(not verdicts.is_extension(v["id"]) for m in metas for v in m["verdicts"])  # extensions apart
-    assert f"{len(metas)} notebooks, {n} verdicts: " in text
+    assert f"{len(metas)} notebooks, {n} verdicts, counted by who states the finding: " in text
 
 
 def test_a_pipe_in_a_cell_is_escaped(tmp_path):
@@ -109,7 +109,8 @@ def test_deterministic_and_independent_of_file_order(tmp_path):
 
 def test_no_notebooks_yet(tmp_path):
     text = report.results_markdown(tmp_path)
-    assert text.startswith("# Results on the embedded testbed") and "0 notebooks, 0 verdicts: none." in text
+    assert text.startswith("# Results on the embedded testbed")
+    assert "0 notebooks, 0 verdicts, counted by who states the finding: none." in text
 
 
 def test_a_rebuild_is_byte_for_byte_the_same_and_dated_by_the_data(tmp_path, monkeypatch):
@@ -134,6 +135,8 @@ def test_extensions_are_shown_and_counted_apart_and_both_accountings_named(tmp_p
             {"id": "F05" + verdicts.EXTENSION, "paper says": "a", "this run shows": "b", "verdict": "reproduced"}]
     (tmp_path / "99-x.meta.json").write_text(json.dumps({**base, "notebook": "99-x.ipynb", "verdicts": rows}))
     text = report.results_markdown(tmp_path)
-    assert "1 notebooks, 1 verdicts: 1 depends on the testbed (and 1 extension, not counted)" in text
+    assert ("1 notebooks, 1 verdicts, counted by who states the finding: the SIGCOMM 2021 paper (1 verdicts): "
+            "1 depends on the testbed (and 1 not counted: extensions beyond the paper's claim, or the same "
+            "experiment judged again)") in text
     assert "| F04 | 99: depends on the testbed (raw: not reproduced; NIC-equivalent: reproduced) |" in text
     assert "| verdict | raw | NIC-equivalent | sensitivity | unsteady runs | steady runs only |" in text

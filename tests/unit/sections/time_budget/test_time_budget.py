@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from hostnet.sections import time_budget
 from hostnet.sections.time_budget import budget
-from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED
+from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 RUNS, REF = REPO / "data" / "runs", REPO / "data" / "reference"
 CAMPAIGN = "20261123-time-budget-embedded"
@@ -38,15 +38,16 @@ def test_recorded_campaign_verdicts(recorded):
     mhz, _ = time_budget.clock_mhz(micro)
     in_situ = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded")
     v = time_budget.verdict_table(time_budget.cost_table(micro), time_budget.batch_table(batch), mhz, REF,
-                                  batch=batch, in_situ=in_situ)
+                                  batch=batch, in_situ=in_situ, micro=micro)
     assert v.id.tolist() == ["F18", "F19", "F20"]
     v = v.set_index("id")
-    # as docs/time-budget.md reports them
-    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": REPRODUCED}
+    # F20 judged on the skb-like alloc+free: this campaign's stand-in is decidedly below 67.2 ns
+    assert v.verdict.to_dict() == {"F18": REPRODUCED, "F19": INCONCLUSIVE, "F20": NOT_REPRODUCED}
     assert "123.04 ns" in v.loc["F18", "this run shows"]
     assert "to decide" in v.loc["F19", "this run shows"]
-    assert "in situ, no-opts single flow" in v.loc["F20", "this run shows"]
-    assert "32 ns" in v.loc["F20", "this run shows"]
+    f20 = v.loc["F20", "this run shows"]
+    assert "skb-like alloc+free (user-space stand-in" in f20 and "against the 67.2 ns budget" in f20
+    assert "in situ, not judged (no-opts single flow" in f20
 
 
 def test_f20_in_situ_sums_both_sides_per_received_segment():
@@ -147,11 +148,14 @@ def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
     assert row.verdict == REPRODUCED and "system-call cost comes from runs flagged" in row["this run shows"]
 
 
-def test_f20_without_an_in_situ_campaign_is_not_testable_and_keeps_the_stand_in_as_context():
-    costs = pd.DataFrame([{"cost": "skballoc", "median_ns": 20.0, "min_ns": 19.0, "max_ns": 21.0}])
+def test_f20_is_judged_on_the_skb_alloc_free_and_without_it_is_not_testable():
+    costs = pd.DataFrame([{"cost": "malloc", "median_ns": 20.0, "min_ns": 19.0, "max_ns": 21.0}])
     row = time_budget.verdict_table(costs, pd.DataFrame(), 2600.0, REF).set_index("id").loc["F20"]
-    assert row.verdict == NOT_TESTABLE and "user-space stand-in" in row["this run shows"]
-    assert "20 ns" in row["this run shows"] and "no single-flow campaign" in row["this run shows"]
+    assert row.verdict == NOT_TESTABLE and "no skb-like alloc+free timed" in row["this run shows"]
+    assert "256 B same object 20 ns" in row["this run shows"]
+    micro = pd.DataFrame({"metric": "cost_ns", "category": "skballoc", "value": [80.0, 82.0, 81.0, 79.0]})
+    row = time_budget.verdict_table(costs, pd.DataFrame(), 2600.0, REF, micro=micro).set_index("id").loc["F20"]
+    assert row.verdict == REPRODUCED and "67 → 80 ns" in row["this run shows"]
 
 
 def test_all_flagged_experiment_is_shown_and_named(tmp_path):
