@@ -332,7 +332,9 @@ class FakeMachine(FakeHost):
 
     def write_text(self, path, text):
         if path.startswith("/proc/sys/"):  # the kernel prints multi-value sysctls tab-separated
-            text = "\t".join(text.split()) + "\n"
+            # (numbers: tcp_rmem, ip_local_port_range), lists of names space-separated
+            sep = " " if path.endswith("congestion_control") else "\t"
+            text = sep.join(text.split()) + "\n"
         super().write_text(path, text)
         if path.endswith("/threaded"):
             iface = path.split("/")[4]

@@ -334,14 +334,21 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
 
 def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points: Sequence[dict] = ()) -> Judgement:
     """The claim 'category `want` is the largest': shares maps category → per-run shares (%) of the
-    same runs, in the same order; `want` must lead every other category by a paired CI above 0."""
+    same runs, in the same order; `want` must lead every other category by a paired CI above 0.
+    Runs under the sample floor (shares_by_run) are named; with none left there is no verdict, and no
+    top-up either: more runs at the same sampling would be as thin."""
+    floor = shares.note() if isinstance(shares, Shares) else ""
     means = {c: float(np.mean(v)) for c, v in shares.items() if len(v)}
+    if not means and floor:
+        return Judgement(INCONCLUSIVE, f"{what}: no run with enough samples{floor}",
+                         f"runs with at least {MIN_BUSY_SAMPLES:,} busy samples per side: a higher perf "
+                         "frequency or a longer window")
     shown = [c for c in means if means[c] > 0 or c == want]  # a layer without samples is no rival to name
     if want not in means:
         return Judgement(INCONCLUSIVE, f"{what}: no {want} samples", "a profile of this point")
     top = max(means, key=means.get)
     order = sorted(means, key=means.get, reverse=True)
-    shows = f"{what}: " + ", ".join(f"{c} {means[c]:.0f} %" for c in [c for c in order if c in shown][:3])
+    shows = f"{what}: " + ", ".join(f"{c} {means[c]:.0f} %" for c in [c for c in order if c in shown][:3]) + floor
     if top != want:
         d = difference(shares[want], shares[top], paired=True)  # > 0: top above want
         shows += f" ({top} − {want}: {d.diff:+.0f} points, {LEVEL} CI {d.lo:+.0f} … {d.hi:+.0f})"
@@ -540,16 +547,54 @@ def clean_values(tidy: pd.DataFrame, metric: str, side: str, category: str = "",
     return rows.sort_values("run_id").value.astype(float).tolist()
 
 
-def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **point) -> dict[str, list[float]]:
+# A run's share of a layer is a count of its side's busy perf samples: below this many, its
+# sampling error alone (a binomial half-width of up to ±3.1 points at 1,000 samples) is as large as
+# the differences the share findings turn on, so the run takes no part in a verdict on shares.
+MIN_BUSY_SAMPLES = 1000
+
+
+class Shares(dict):
+    """shares_by_run's result: category -> per-run shares, and the runs left out for too few busy
+    samples (`undersampled`: their sample counts). True while any run was found, kept or not, so a
+    caller judges it and the verdict says why it has nothing to go on."""
+
+    def __init__(self, items=(), undersampled: dict[str, float] | None = None):
+        super().__init__(items)
+        self.undersampled = dict(undersampled or {})
+
+    def __bool__(self) -> bool:
+        return bool(len(self)) or bool(self.undersampled)
+
+    def __missing__(self, category: str) -> list[float]:
+        return []  # every run left out: no shares of any category
+
+    def note(self) -> str:
+        """What was left out, for a verdict's text ("" when nothing was)."""
+        if not self.undersampled:
+            return ""
+        counts = sorted(self.undersampled.values())
+        return (f" ({len(counts)} run{'s' if len(counts) > 1 else ''} under the {MIN_BUSY_SAMPLES:,}-sample floor "
+                f"left out: {counts[0]:.0f}-{counts[-1]:.0f} busy samples)")
+
+
+def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **point) -> Shares:
     """Per category, the side's share in every run of the point (0 where a run had no such sample):
-    the same runs in the same order for every category, as largest() pairs them."""
+    the same runs in the same order for every category, as largest() pairs them. Runs whose side
+    has fewer than MIN_BUSY_SAMPLES busy perf samples are left out (`Shares.undersampled`)."""
     rows = tidy[(tidy.metric == metric) & (tidy.side == side)]
+    counts = tidy[(tidy.metric == "perf_busy_samples_count") & (tidy.side == side)]
     for key, value in point.items():
         rows = rows[rows[key] == value]
+        counts = counts[counts[key] == value]
     if rows.empty:
-        return {}
+        return Shares()
+    per_run = counts.groupby("run_id").value.sum()
+    few = {r: float(n) for r, n in per_run.items() if n < MIN_BUSY_SAMPLES}
+    rows = rows[~rows.run_id.isin(few)]
+    if rows.empty:
+        return Shares(undersampled=few)
     wide = rows.pivot_table(index="run_id", columns="category", values="value", aggfunc="sum").sort_index()
-    return {c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}
+    return Shares({c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}, few)
 
 
 # --- top-up until decided ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from .platform import DdioWays, Iommu
 from .qdisc import RootQdisc
 from .steering import RpsCpus, RpsFlowCnt, cpu_mask
 from .irq_xps import IrqAffinity, Irqbalance, XpsCpus, queue_irqs
-from .sysctl import CongestionControl, Sysctl
+from .sysctl import AllowedCongestionControl, CongestionControl, Sysctl
 from .xdp import XdpProgram
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
@@ -20,12 +20,13 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     *(LinkLimits(k) for k in LIMITS),
     RingSize("rx"), RingSize("tx"), Channels("rx"), Channels("tx"), Channels("combined"),
     RpsCpus(), RpsFlowCnt(), XpsCpus(), NtupleRule(), IrqAffinity(), Irqbalance(),
-    Sysctl(), CongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
+    Sysctl(), CongestionControl(), AllowedCongestionControl(), NftLoss(), DdioWays(), Iommu(), Mount(),
     NapiThreaded(), NapiAffinity(), XdpProgram(), RootQdisc(),
 )}
 
 __all__ = ["Knob", "KnobError", "Offload", "Mtu", "GroMaxSize", "LinkLimits", "RingSize", "Channels", "RpsCpus",
-           "RpsFlowCnt", "XpsCpus", "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl", "NftLoss",
+           "RpsFlowCnt", "XpsCpus", "NtupleRule", "IrqAffinity", "Irqbalance", "Sysctl", "CongestionControl",
+           "AllowedCongestionControl", "NftLoss",
            "DdioWays", "Iommu", "Mount", "NapiThreaded", "NapiAffinity", "XdpProgram", "RootQdisc",
            "Journal", "JournalBusy", "restore_copies", "restore_journal", "KNOBS", "cpu_mask", "parse_features",
            "queue_irqs"]

@@ -82,7 +82,7 @@ class CongestionControl(Sysctl):
     """The namespace's default TCP congestion control, loading its module when one exists.
 
     A child namespace may only pick an algorithm in the global tcp_allowed_congestion_control
-    list; journal that list on the root namespace first (config.apply does).
+    list (EPERM otherwise): config.settings adds it there first (AllowedCongestionControl).
     """
 
     name = "congestion_control"
@@ -103,3 +103,28 @@ class CongestionControl(Sysctl):
                 raise KnobError(f"{host.name}: congestion control {value} is unsupported by this kernel "
                                 f"(available: {' '.join(self.available_algorithms(host))})")
         super().write_unverified(host, key, value)
+
+
+class AllowedCongestionControl(Sysctl):
+    """The root namespace's tcp_allowed_congestion_control, which a child namespace's default must be
+    in. A value "+NAME ..." adds the algorithms to the list as it is (what a point asks: the point
+    cannot know the host's list); any other value is the whole list (what the journal writes back,
+    so a restore is exact). The namespace defaults set after it are restored before it, while their
+    prior algorithms are still allowed."""
+
+    name = "congestion_allowed"
+    KEY = "net.ipv4.tcp_allowed_congestion_control"
+    _NAMES = re.compile(r"^\+?[a-z0-9_]{1,16}( [a-z0-9_]{1,16})*\Z")
+
+    def validate(self, key: str, value: str) -> None:
+        if key != self.KEY:
+            raise KnobError(f"congestion_allowed: key must be {self.KEY}, not {key!r}")
+        if not self._NAMES.fullmatch(one_space(value)):
+            raise KnobError(f"congestion_allowed: {value!r} is not a list of algorithm names")
+
+    def write(self, host: Host, key: str, value: str) -> None:
+        self.validate(key, value)
+        if one_space(value).startswith("+"):
+            now = self.read(host, key).split()
+            value = " ".join(now + [a for a in one_space(value)[1:].split() if a not in now])
+        super().write(host, key, value)

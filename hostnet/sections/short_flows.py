@@ -101,9 +101,9 @@ def _f11(tidy: pd.DataFrame, metric: str, size: int) -> verdicts.Judgement:
             parts.append(verdicts.Judgement(verdicts.INCONCLUSIVE, f"no 4 KB {side} profile",
                                             f"a profiled 4 KB {side}", ({KEY: size},)))
             continue
-        proto = [a + b for a, b in zip(shares.pop("tcp/ip"), shares.pop("sched"), strict=True)]
-        parts.append(verdicts.largest({"tcp/ip+sched": proto, **shares}, "tcp/ip+sched", what=f"4 KB {side}",
-                                      points=[{KEY: size}]))
+        proto = [a + b for a, b in zip(shares.pop("tcp/ip", []), shares.pop("sched", []), strict=True)]
+        summed = verdicts.Shares({"tcp/ip+sched": proto, **shares} if proto else {}, shares.undersampled)
+        parts.append(verdicts.largest(summed, "tcp/ip+sched", what=f"4 KB {side}", points=[{KEY: size}]))
     if not parts:
         return verdicts.Judgement(verdicts.INCONCLUSIVE, "no 4 KB profile", "a profiled 4 KB point")
     return verdicts.combine(parts)

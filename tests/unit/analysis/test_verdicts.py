@@ -279,3 +279,33 @@ def test_unsteady_runs_are_counted_and_the_verdict_without_them_shown_where_it_c
     assert out.loc["F1", "steady runs only"] == ""  # three steady runs decide the same
     assert out.loc["F2", "steady runs only"].startswith("not judged")
     assert verdicts.unsteady_runs(t) == {"p-r3", "p-r4"}
+
+
+def _profiled(samples: list[int], copy: list[float]) -> pd.DataFrame:
+    """Runs of one point: each side's data copy share (the rest tcp/ip) and its busy sample count."""
+    rows = []
+    for i, (n, c) in enumerate(zip(samples, copy, strict=True)):
+        run = f"r{i}"
+        rows += [{"run_id": run, "side": "receiver", "metric": "breakdown_attributed_pct", "category": "data_copy",
+                  "value": c},
+                 {"run_id": run, "side": "receiver", "metric": "breakdown_attributed_pct", "category": "tcp/ip",
+                  "value": 100 - c},
+                 {"run_id": run, "side": "receiver", "metric": "perf_busy_samples_count", "category": "", "value": n}]
+    return pd.DataFrame(rows)
+
+
+def test_runs_under_the_sample_floor_take_no_part_in_a_verdict_on_shares():
+    """Short flows at 99 Hz gave ~235 busy samples a run: a share's binomial error alone is then
+    ±6 points. Such runs are left out and named; with none left there is no verdict and no top-up."""
+    floor = verdicts.MIN_BUSY_SAMPLES
+    t = _profiled([floor + 500, floor * 3, 235, floor + 1], [60.0, 61.0, 20.0, 59.0])
+    shares = verdicts.shares_by_run(t, "breakdown_attributed_pct", "receiver", ["data_copy", "tcp/ip"])
+    assert shares["data_copy"] == [60.0, 61.0, 59.0] and shares.undersampled == {"r2": 235.0}
+    j = verdicts.largest(shares, "data_copy", what="x", points=[{"config": "a"}])
+    assert j.verdict == verdicts.REPRODUCED and "1 run under the 1,000-sample floor left out: 235-235" in j.shows
+    thin = verdicts.shares_by_run(_profiled([235, 212, 12], [60.0, 61.0, 59.0]), "breakdown_attributed_pct",
+                                  "receiver", ["data_copy", "tcp/ip"])
+    assert thin and not len(thin) and thin["data_copy"] == []
+    j = verdicts.largest(thin, "data_copy", what="x", points=[{"config": "a"}])
+    assert j.verdict == verdicts.INCONCLUSIVE and j.points == () and "a higher perf frequency" in j.decide
+    assert "3 runs under the 1,000-sample floor left out: 12-235" in j.shows

@@ -191,6 +191,7 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
                     sysctl_path("net.ipv4.ip_local_port_range"): "32768\t60999\n",
                     sysctl_path("net.core.rps_sock_flow_entries"): "0\n",
                     sysctl_path("net.ipv4.tcp_congestion_control"): "cubic\n",
+                    sysctl_path("net.ipv4.tcp_allowed_congestion_control"): "reno cubic\n",
                     sysctl_path("net.ipv4.tcp_available_congestion_control"): "reno cubic bbr\n"})
     plan = [(f"offload.{f}", "eth1", "on") for f in ("tso", "gso", "gro", "lro", "rx", "tx", "sg", "ntuple")] + [
         ("mtu", "eth1", "9000"), ("ring.rx", "eth1", "4096"), ("ring.tx", "eth1", "1024"),
@@ -201,6 +202,7 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
         ("irq_affinity", "30", "1"), ("irqbalance", "service", "stopped"),
         ("sysctl", RMEM, "4096 131072 1048576"), ("sysctl", "net.ipv4.ip_local_port_range", "20000 30000"),
         ("sysctl", "net.core.rps_sock_flow_entries", "32768"),
+        ("congestion_allowed", "net.ipv4.tcp_allowed_congestion_control", "+bbr"),
         ("congestion_control", "net.ipv4.tcp_congestion_control", "bbr"), ("loss", "eth1", "0.01"),
         ("ddio_ways", "llc_ways", "0x600"), ("mount", "/sys/kernel/tracing", "mounted"),
         ("napi_threaded", "eth1", "1"), ("napi_affinity", "eth1", "1"), ("xdp", "eth1", "pass"),
@@ -220,6 +222,7 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
     assert priors[("ntuple_rule", "eth1/5")] == "flow-type tcp4 src-ip 10.0.0.1 action 0"  # the rule, not "present"
     assert priors[("sysctl", "net.ipv4.ip_local_port_range")] == "32768 60999"  # no tab the validator refuses
     assert priors[("ddio_ways", "llc_ways")] == "0x0" and priors[("mount", "/sys/kernel/tracing")] == "unmounted"
+    assert priors[("congestion_allowed", "net.ipv4.tcp_allowed_congestion_control")] == "reno cubic"  # whole
     text = path.read_text()
     assert restored_on(m, path) == [] and m.snapshot() == before and not path.exists()
     path.write_text(text)  # the same journal again: everything is already back

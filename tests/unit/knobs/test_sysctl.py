@@ -3,7 +3,7 @@ unsupported algorithm named with the available ones."""
 import pytest
 
 from conftest import FakeHost
-from hostnet.knobs import KNOBS, CongestionControl, KnobError, Sysctl
+from hostnet.knobs import KNOBS, AllowedCongestionControl, CongestionControl, KnobError, Sysctl
 from hostnet.knobs.sysctl import sysctl_path
 
 
@@ -23,6 +23,27 @@ def test_congestion_control_unsupported_names_available_ones():
         CongestionControl().write(host, "net.ipv4.tcp_congestion_control", "dctcp")
     CongestionControl().write(host, "net.ipv4.tcp_congestion_control", "cubic")
     assert host.files["/proc/sys/net/ipv4/tcp_congestion_control"] == "cubic\n"
+
+
+def test_an_algorithm_is_added_to_the_allowed_list_and_the_prior_list_written_back_whole():
+    """A child namespace may default only to an allowed algorithm (EPERM here for cubic: allowed is
+    "reno bbr"). The point adds its algorithm; the journal's restore writes the prior list exactly."""
+    key = "net.ipv4.tcp_allowed_congestion_control"
+    path = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+    host = FakeHost(files={path: "reno bbr\n"})
+    knob = AllowedCongestionControl()
+    assert knob.scope_of(key) == "global"
+    knob.write(host, key, "+cubic")
+    assert host.files[path] == "reno bbr cubic\n"
+    knob.write(host, key, "+bbr")  # allowed already: left alone
+    assert host.files[path] == "reno bbr cubic\n"
+    knob.write(host, key, "reno bbr")  # the restore: the whole prior list
+    assert host.files[path] == "reno bbr\n"
+    for bad in ("+cubic; rm", "cubic\nbbr", ""):
+        with pytest.raises(KnobError):
+            knob.validate(key, bad)
+    with pytest.raises(KnobError, match="key must be"):
+        knob.validate("net.ipv4.tcp_congestion_control", "+cubic")
 
 
 def test_sysctl_value_shapes():

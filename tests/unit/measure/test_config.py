@@ -46,6 +46,21 @@ def test_settings_apply_every_knob_for_every_point(state_dir):
     assert n[("machine:local", "sysctl", "net.core.rps_sock_flow_entries")] is None  # back to prior
 
 
+def test_every_endpoint_defaults_to_the_point_s_congestion_control_before_any_socket_connects(state_dir):
+    """iperf3 sets TCP_CONGESTION after connect(): the socket connected under the namespace's default
+    (bbr here), whose init marks it for pacing, and "cubic" flows stayed paced. The default is the
+    point's, set with the rest of its config before the flows start."""
+    tb = from_layout(EmbeddedLayout("unit", steering="napi-thread"))
+    for cc in ("cubic", "bbr"):
+        cfg = sc.get_config("all-opts", congestion_control=cc)
+        got = {(s.place.label, s.key): s.value for s in sc.settings(tb, cfg) if s.knob.name == "congestion_control"}
+        assert got == {(side, "net.ipv4.tcp_congestion_control"): cc for side in ("sender", "receiver")}
+        order = [s.knob.name for s in sc.settings(tb, cfg)]
+        allowed = [s.value for s in sc.settings(tb, cfg) if s.knob.name == "congestion_allowed"]
+        assert allowed == [f"+{cc}"]  # on the machine, before the namespaces' defaults need it
+        assert order.index("congestion_allowed") < order.index("congestion_control")
+
+
 def _settings(tb, name):
     return {(s.place.label, s.knob.name, s.key): s.value for s in sc.settings(tb, sc.get_config(name))}
 
