@@ -51,6 +51,12 @@ class Knob:
     def validate(self, key: str, value: str) -> None:
         """Raise KnobError before anything is written when value is not acceptable."""
 
+    def resolve(self, host: Host, key: str, value: str) -> str:
+        """The value to write for what a point asks (the same, unless the knob reads the host to
+        know it: AllowedCongestionControl's "+NAME"), so the journal, the ledger and the manifest
+        hold the value the setting will read back as."""
+        return value
+
     def write(self, host: Host, key: str, value: str) -> None:
         """Set key to value and verify it by reading back. A setting that already reads as value is
         left alone: one read instead of a write and a read (a sweep writes the same config point

@@ -122,9 +122,12 @@ class AllowedCongestionControl(Sysctl):
         if not self._NAMES.fullmatch(one_space(value)):
             raise KnobError(f"congestion_allowed: {value!r} is not a list of algorithm names")
 
+    def resolve(self, host: Host, key: str, value: str) -> str:
+        if not one_space(value).startswith("+"):
+            return value
+        now = self.read(host, key).split()
+        return " ".join(now + [a for a in one_space(value)[1:].split() if a not in now])
+
     def write(self, host: Host, key: str, value: str) -> None:
         self.validate(key, value)
-        if one_space(value).startswith("+"):
-            now = self.read(host, key).split()
-            value = " ".join(now + [a for a in one_space(value)[1:].split() if a not in now])
-        super().write(host, key, value)
+        super().write(host, key, self.resolve(host, key, value))

@@ -223,7 +223,7 @@ def apply_settings(tb: Testbed, planned: list[Setting]) -> dict:
     # In the planned order, one after another: settings of two hosts are not independent (on the
     # embedded testbed a receiver's XDP program takes TSO from its veth peer, the sender).
     for host, s in plan:
-        value = priors[s.label] if s.value is None else s.value
+        value = priors[s.label] if s.value is None else s.knob.resolve(host, s.key, s.value)
         tb.journal.set(host, s.knob, s.key, value)
         applied[s.label] = value
     return applied

@@ -33,6 +33,7 @@ def test_an_algorithm_is_added_to_the_allowed_list_and_the_prior_list_written_ba
     host = FakeHost(files={path: "reno bbr\n"})
     knob = AllowedCongestionControl()
     assert knob.scope_of(key) == "global"
+    assert knob.resolve(host, key, "+cubic") == "reno bbr cubic"  # what the journal and the manifest hold
     knob.write(host, key, "+cubic")
     assert host.files[path] == "reno bbr cubic\n"
     knob.write(host, key, "+bbr")  # allowed already: left alone
