@@ -494,7 +494,7 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
 
 
 # Why a flagged run is left out, and the manifest key that says more (foreign load: its "load" notes).
-FLAGS = {"host contention": "host_contention", "setting moved": "settings_moved", "short window": "short_window"}
+FLAGS = {"setting moved": "settings_moved", "short window": "short_window", "host contention": "host_contention"}
 
 
 def flagged(manifest: dict) -> str:

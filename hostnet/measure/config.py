@@ -147,17 +147,24 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None) -> list
         out += [Setting(SWITCH_PLACE, KNOBS["mtu"], port, str(cfg.mtu)) for port in tb.switch_ports]
     if tb.kind == "embedded":
         out += steering.settings(tb, RFS_ENTRIES if cfg.arfs else None)
-    # The point's congestion control as each endpoint's default, so every socket starts with it.
-    # Tools that choose it per socket do so after connect() (iperf3 3.12): the socket then connected
-    # under the host's default (bbr here), whose init asks for pacing, and a cubic flow stayed paced
-    # (one pacing-timer arm and LAPIC reprogramming per burst: docs/embedded-testbed.md).
-    # A child namespace may only default to an allowed algorithm: added to the machine's list first.
-    endpoints = (*tb.senders, *tb.receivers)
-    out += [Setting(Place.of_machine(m), KNOBS["congestion_allowed"], "net.ipv4.tcp_allowed_congestion_control",
-                    f"+{cfg.congestion_control}") for m in dict.fromkeys(e.machine for e in endpoints)]
-    out += [Setting(Place.of_role(e.role), KNOBS["congestion_control"], "net.ipv4.tcp_congestion_control",
-                    cfg.congestion_control) for e in endpoints]
+    if tb.kind == "embedded":
+        out += congestion_settings(tb, cfg)
     return out
+
+
+def congestion_settings(tb: Testbed, cfg: StackConfig) -> list[Setting]:
+    """The point's congestion control as each endpoint namespace's default, so every socket starts
+    with it. Tools that choose it per socket do so after connect() (iperf3 3.12): the socket then
+    connected under the namespace's default (bbr here), whose init asks for pacing, and a cubic flow
+    stayed paced (a pacing-timer arm and a LAPIC reprogramming per burst: docs/embedded-testbed.md).
+    A child namespace may only default to an allowed algorithm: added to the machine's list first.
+    Embedded testbeds only: a server's own default is the machine's network configuration, and a
+    namespace rehearsing a server cannot write the machine's list (docs/knobs.md)."""
+    endpoints = (*tb.senders, *tb.receivers)
+    return ([Setting(Place.of_machine(m), KNOBS["congestion_allowed"], "net.ipv4.tcp_allowed_congestion_control",
+                     f"+{cfg.congestion_control}") for m in dict.fromkeys(e.machine for e in endpoints)]
+            + [Setting(Place.of_role(e.role), KNOBS["congestion_control"], "net.ipv4.tcp_congestion_control",
+                       cfg.congestion_control) for e in endpoints])
 
 
 class IrqPlan(NamedTuple):

@@ -35,6 +35,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     local = LocalHost()
     rfs = KNOBS["sysctl"]
     prior = rfs.read(local, "net.core.rps_sock_flow_entries")
+    allowed = KNOBS["congestion_allowed"].read(local, "net.ipv4.tcp_allowed_congestion_control")
     with testbed.embedded(_name("pt")) as tb:
         path = runner.run_point(tb, runner.RunRequest(sc.get_config("all-opts"), LongFlow(5, 1), tmp_path, "live"))
         # all-opts turned RFS on: a global sysctl, journaled in the root namespace
@@ -46,6 +47,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
         assert KNOBS["offload.tso"].read(tb.sender.host, tb.sender.iface) == "off"
         sc.apply(tb, sc.get_config("all-opts"))
     assert rfs.read(local, "net.core.rps_sock_flow_entries") == prior  # restored at teardown
+    assert KNOBS["congestion_allowed"].read(local, "net.ipv4.tcp_allowed_congestion_control") == allowed
     m = store.load_manifest(path)
     assert m["status"] == "ok", m.get("error")
     # The window lies inside the measured run and is long enough to keep (runner.check_window).
@@ -68,6 +70,17 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
         assert part.value.sum() == pytest.approx(100.0)
         assert part.set_index("category").value["unclassified"] < 10.0
     assert "iperf3_client_0.json" in m["files"] and "local.perf_report.txt" in m["files"]
+    # the hypervisor's steal: its own column per side, never in busy (one cannot steal from this VM on
+    # purpose; the flag's threshold is unit-tested on a captured /proc/stat with steal)
+    steal = t[t.metric == "cpu_steal_pct"].set_index("side").value
+    assert set(steal.index) == {"sender", "receiver"} and (steal >= 0).all()
+    assert (util + steal <= 101).all() and m["cpu_rule"] == "steal-apart/1"
+    assert set(m["steal_pct"]) == {"sender", "receiver"}
+    assert bool(m.get("host_contention")) == (store.flagged(m) == "host contention") or m.get("contaminated")
+    # the point's congestion control is each endpoint's default, allowed on the machine first
+    applied = m["applied"]
+    assert applied["sender/congestion_control/net.ipv4.tcp_congestion_control"] == "cubic"
+    assert "cubic" in applied["machine:local/congestion_allowed/net.ipv4.tcp_allowed_congestion_control"].split()
 
 
 def test_rps_puts_receive_processing_on_the_receiver_cpu(state_dir, tmp_path):
@@ -127,7 +140,7 @@ def test_two_testbeds_at_once_share_host_wide_settings_and_a_moved_one_flags_the
             sc.apply(b, sc.get_config("all-opts"))
         assert rfs.read(local, key) == str(sc.RFS_ENTRIES)  # a is gone, b holds it
         clean = runner.run_point(b, runner.RunRequest(sc.get_config("all-opts"), LongFlow(3, 1), tmp_path, "live"))
-        assert not store.flagged(store.load_manifest(clean))
+        assert store.flagged(store.load_manifest(clean)) in ("", "host contention")  # the VM's neighbours may steal
         # Behind hostnet's back (not through a journal), in the middle of the next window:
         timer = threading.Timer(2.0, lambda: rfs.write(local, key, "4096"))
         timer.start()

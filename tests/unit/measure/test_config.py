@@ -59,6 +59,11 @@ def test_every_endpoint_defaults_to_the_point_s_congestion_control_before_any_so
         allowed = [s.value for s in sc.settings(tb, cfg) if s.knob.name == "congestion_allowed"]
         assert allowed == [f"+{cc}"]  # on the machine, before the namespaces' defaults need it
         assert order.index("congestion_allowed") < order.index("congestion_control")
+    # servers: the host's default is its own network configuration (and a rehearsal's namespace
+    # cannot write the machine's list): the per-socket choice only
+    from conftest import FakeHost, servers_testbed
+    names = {s.knob.name for s in sc.settings(servers_testbed(FakeHost("rx")), sc.get_config("all-opts"))}
+    assert not names & {"congestion_allowed", "congestion_control"}
 
 
 def _settings(tb, name):
