@@ -26,6 +26,7 @@ from ..parsers.procpids import parse_snapshot
 from ..parsers.procstat import parse_proc_stat, proc_stat_interval
 from ..parsers.rx_prof import parse_rx_prof
 from ..probes.rx_prof import rows as rx_prof_rows
+from . import udp_loss
 from .workloads import Flow, flow_class, flow_part, from_description, workload_comms
 
 # The counters worth a row in the tidy table (everything stays in raw/).
@@ -285,9 +286,9 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
     for side, per_machine in m["side_cpus"].items():
         busy[side] = side_cpu_rows(out, side, {mm: set(c) for mm, c in per_machine.items()}, raw)
     tpc_rows(out, total, busy)
-    if "placement" in m:  # the end-host loss study's CPU rows per role
-        for machine, files_of in raw.items():
-            out.rows += [r for r in udp_loss_cpu_rows(m, machine, files_of)]
+    if "placement" in m:  # the end-host loss study's CPU rows per role, on the receiving machine
+        machine = m["testbed"]["endpoints"][m["flows"][0]["receiver"]]["machine"]
+        out.rows += udp_loss.cpu_rows(m, machine, raw[machine])
     ledgers: dict[str, dict] = {}
     if profiled:
         comms = workload_comms(from_description(m["workload"]))
@@ -346,12 +347,6 @@ def tpc_rows(out: Rows, total_gbps: float, busy: dict[str, float]) -> None:
     out.add("both", "tpc_gbps", tpc)
     for s, pct in busy.items():
         out.add(s, "tpc_gbps", total_gbps / (pct / 100.0) if pct > 0 else float("nan"))
-
-
-def udp_loss_cpu_rows(m: dict, machine: str, files: dict) -> list[dict]:
-    from .udp_loss import cpu_rows as role_rows
-    return role_rows(m, machine, files) if machine == m["testbed"]["endpoints"][m["flows"][0]["receiver"]]["machine"] \
-        else []
 
 
 def receive_latency_rows(out: Rows, raw: dict) -> None:
