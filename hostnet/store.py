@@ -515,10 +515,12 @@ class Manifests(list):
     paths): those have no manifest to list, but the run quality line counts them as failed."""
 
     unreadable: list[str]
+    perf_cost: dict  # sections.common.load's summary of perf's cost (metrics.perf_cost_summary)
 
     def __init__(self, items=(), unreadable=()):
         super().__init__(items)
         self.unreadable = list(unreadable)
+        self.perf_cost = {}
 
     def __iadd__(self, other):
         """Another experiment's or campaign's manifests added: its unreadable runs too, once each."""

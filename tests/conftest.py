@@ -98,7 +98,7 @@ def fake_host():
 class FakeRemote:
     """One server behind SshHost without a network: fabric.Connection replaced by a fake whose
     commands this object answers (files for `cat` and `printf >`, "ack" to perf's control
-    commands, counter snapshots from its files, a PID for every background start (and a start
+    commands, its clock to `date`, counter snapshots from its files, a PID for every background start (and a start
     time for start_many's), running for lifetime_s or until killed, a listening socket for `ss`).
     drop_after(seconds, when=pred): `seconds` after the first command matching pred the link
     drops: the command then running fails as paramiko's does (SSHException), open connections
@@ -215,6 +215,8 @@ class FakeRemote:
             out = self.files.get(argv[1], "")
         elif argv[0] == "ss":
             out = "LISTEN 0 5 *:5201 *:*\n"
+        elif argv == ["date", "+%s.%N"]:  # perf's window on the server's clock (probes.perf.clock_offset_s)
+            out = f"{time.time():.9f}\n"
         return SimpleNamespace(exited=rc, stdout=out, stderr="")
 
 

@@ -32,10 +32,36 @@ COVERAGE_MIN = 0.8
 # A flow whose per-second throughput varies more than this (coefficient of variation) was not
 # in steady state; veth runs on an idle VM stay within a few percent once past warm-up.
 STEADY_CV_LIMIT_PCT = 15.0
+# Which of a flow's reported seconds the steadiness counts (steadiness_cv): whole ones (iperf3
+# 3.12 reports a ~60 us stub at the end of its warm-up, a rate of a few segments that flagged 292
+# of 744 runs alone), most of each inside the measurement window.
+STEADY_MIN_INTERVAL_S = 0.5
+STEADY_MIN_IN_WINDOW = 0.75
+# The rule the stored flags were derived under; an earlier one is re-derived (tidy.rederive).
+STEADY_RULE = "whole-seconds-in-window/1"
 # two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 beyond
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
         2.045, 2.042)
+
+
+def steadiness_cv(intervals, window: tuple[float, float] | None = None) -> float | None:
+    """Coefficient of variation (%) of a flow's per-second rates over the seconds it counts: each
+    (start, end, rate) interval at least STEADY_MIN_INTERVAL_S long and, given the measurement
+    window on the same clock, with STEADY_MIN_IN_WINDOW of it inside. None under two seconds."""
+    rates = []
+    for start, end, rate in intervals:
+        length = end - start
+        if length < STEADY_MIN_INTERVAL_S:
+            continue
+        if window is not None and min(end, window[1]) - max(start, window[0]) < STEADY_MIN_IN_WINDOW * length:
+            continue
+        rates.append(rate)
+    if len(rates) < 2:
+        return None
+    mean = sum(rates) / len(rates)
+    sd = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
+    return 100 * sd / mean if mean else 0.0
 
 
 def confidence(values) -> tuple[float, float]:
@@ -72,20 +98,68 @@ def profiler_metric(metric: str) -> bool:
     return metric.startswith(("breakdown", "perf_")) or metric == "cache_events_count"
 
 
+# A point's throughput and CPU come from its runs without perf once it has this many of them (the
+# fewest a verdict's interval is drawn from, verdicts.MIN_RUNS); with fewer, its profiled runs give
+# them and the unprofiled ones only measure perf's cost (perf_cost).
+UNPROFILED_MIN_RUNS = 3
+
+
+def _unprofiled(manifests: list[dict]) -> set[str]:
+    return {m["run_id"] for m in manifests if m.get("probes", {}).get("perf") == "off"}
+
+
 def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
-    """Where a sweep point has runs without the profiler (SweepSpec.unprofiled_repetitions), its
-    throughput, CPU and every other measured number come from those, and only the profiler's own
-    metrics (breakdowns) from its profiled runs: profiling may cost a few % of throughput, and
-    the two kinds of run of the same campaign are then not mixed in one number."""
-    unprofiled = {m["run_id"] for m in manifests if m.get("probes", {}).get("perf") == "off"}
-    points_with = {m["point"].get("id") for m in manifests if m["run_id"] in unprofiled and m.get("point")}
-    points_with.discard(None)
-    if tidy.empty or not points_with:
+    """Where a sweep point has UNPROFILED_MIN_RUNS runs without the profiler
+    (SweepSpec.unprofiled_repetitions), its throughput, CPU and every other measured number come
+    from those, and only the profiler's own metrics (breakdowns) from its profiled runs: profiling
+    may cost a few % of throughput, and the two kinds of run are then not mixed in one number.
+    A point with fewer unprofiled runs keeps its profiled runs' numbers, and its unprofiled runs
+    are left out of them (they give perf_cost)."""
+    unprofiled = _unprofiled(manifests)
+    if tidy.empty or not unprofiled:
         return tidy
-    shadowed = {m["run_id"] for m in manifests if m["run_id"] not in unprofiled
-                and m.get("point", {}).get("id") in points_with}
-    keep = ~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)
+    present = set(tidy.run_id)
+    count: dict = {}
+    for m in manifests:
+        if m["run_id"] in unprofiled and m["run_id"] in present and m.get("point", {}).get("id") is not None:
+            count[m["point"]["id"]] = count.get(m["point"]["id"], 0) + 1
+    switched = {p for p, n in count.items() if n >= UNPROFILED_MIN_RUNS}
+    shadowed = {m["run_id"] for m in manifests if m.get("point", {}).get("id") in switched
+                and m["run_id"] not in unprofiled}
+    left_out = unprofiled - {m["run_id"] for m in manifests if m.get("point", {}).get("id") in switched}
+    keep = (~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)) & ~tidy.run_id.isin(left_out)
     return tidy[keep]
+
+
+def perf_cost(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+    """Per point with runs both with and without perf: their mean throughputs and perf's cost,
+    100 x (1 - profiled / unprofiled) % (positive: perf slowed the flows); empty without such points.
+    tidy: every usable run's rows (before prefer_unprofiled)."""
+    cols = ["point", "profiled_gbps", "unprofiled_gbps", "profiled_runs", "unprofiled_runs", "cost_pct"]
+    unprofiled = _unprofiled(manifests)
+    if tidy.empty or not unprofiled:
+        return pd.DataFrame(columns=cols)
+    point = {m["run_id"]: m.get("point", {}).get("id") for m in manifests}
+    tp = tidy[(tidy.metric == "throughput_gbps") & (tidy.side == "both")]
+    tp = tp.assign(point=tp.run_id.map(point), profiled=~tp.run_id.isin(unprofiled)).dropna(subset=["point"])
+    rows = []
+    for pid, g in tp.groupby("point", sort=True):
+        prof, unprof = g[g.profiled].value, g[~g.profiled].value
+        if len(prof) and len(unprof):
+            rows.append({"point": pid, "profiled_gbps": prof.mean(), "unprofiled_gbps": unprof.mean(),
+                         "profiled_runs": len(prof), "unprofiled_runs": len(unprof),
+                         "cost_pct": 100.0 * (1.0 - prof.mean() / unprof.mean()) if unprof.mean() > 0
+                         else float("nan")})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def perf_cost_summary(costs: pd.DataFrame) -> dict:
+    """The campaign's quality line: over its points, perf's median cost and range (%)."""
+    if costs.empty:
+        return {}
+    c = costs.cost_pct.dropna()
+    return {"points": int(len(c)), "median_pct": round(float(c.median()), 1),
+            "min_pct": round(float(c.min()), 1), "max_pct": round(float(c.max()), 1)} if len(c) else {}
 
 
 def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:

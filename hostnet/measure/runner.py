@@ -20,7 +20,7 @@ from ..testbed import capabilities
 from ..hosts import HostError, HostUnreachable
 from ..parsers import ParseError, ss
 from ..probes import LoadProbe, PerfProbe, ProcStatProbe
-from ..probes.perf import PerfOptions
+from ..probes.perf import LEAD_S, PerfOptions
 from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
 from ..probes.latency import LatencyProbe
 from ..probes.rx_prof import RxProfProbe, latency_probe_for
@@ -606,7 +606,13 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
     first (close()); perf's slow finish (its report) is PendingRun.finish()'s."""
     if before_window is not None:
         before_window()
-    time.sleep(max(0.0, starts.last_returned + workload.warmup_s - time.time()))
+    opens = starts.last_returned + workload.warmup_s
+    time.sleep(max(0.0, opens - min(LEAD_S, workload.warmup_s) - time.time()))
+    for m, ps in probes.items():  # perf record samples from LEAD_S ahead, cut to the window later
+        for p in ps:
+            if hasattr(p, "lead"):
+                p.lead(tb.machines[m])
+    time.sleep(max(0.0, opens - time.time()))
     opened = time.time()
     for m, ps in probes.items():
         for p in ps:
@@ -615,6 +621,10 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
     start = time.time()
     time.sleep(max(0.0, starts.first_sent + workload.total_s() - edge_s(tb, start - opened) - time.time()))
     end = time.time()
+    for ps in probes.values():
+        for p in ps:
+            if hasattr(p, "bound"):
+                p.bound(start, end)
     finishers = {m: [p for p in reversed(ps) if hasattr(p, "close")] for m, ps in probes.items()}
     for m, ps in finishers.items():
         for p in ps:

@@ -72,7 +72,7 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, out
     tpc, counters, and the workload's own rows (UDP loss by location)."""
     out = Rows(manifest, cfg.name)
     tax = taxonomy.load(taxonomy.series_for(kernel))
-    total = flow_rows(out, workload, flows, outputs)
+    total = flow_rows(out, workload, flows, outputs, manifest)
     ledgers: dict[str, dict] = {}
     busy = {side: cpu_rows(out, manifest, side, machines, raw, tax, workload, ledgers)
             for side, machines in cpus.items()}
@@ -80,6 +80,7 @@ def point_rows(cfg, workload, manifest: dict, flows: list[Flow], cpus: dict, out
     note_foreign_load(out, manifest, raw, our_pids)
     cv = [r["value"] for r in out.rows if r["metric"] == "flow_throughput_cv_pct"]
     out.notes["unsteady"] = bool(cv) and max(cv) > metrics.STEADY_CV_LIMIT_PCT
+    out.notes["steady_rule"] = metrics.STEADY_RULE
     out.notes["taxonomy"] = tax.version
     tpc_rows(out, total, busy)
     ledger_rows(out, manifest, total, busy, ledgers)
@@ -99,12 +100,15 @@ def sum_side(metric: str) -> str:
     return "receiver" if metric.startswith("receiver_") else "both"
 
 
-def flow_rows(out: Rows, workload, flows: list[Flow], outputs: dict[int, FlowOutput]) -> float:
-    """Per-flow rows and their sums; returns the total throughput (Gbit/s)."""
+def flow_rows(out: Rows, workload, flows: list[Flow], outputs: dict[int, FlowOutput], manifest: dict | None = None
+              ) -> float:
+    """Per-flow rows and their sums; returns the total throughput (Gbit/s). manifest: the run's, whose
+    window the flows' steadiness is judged over (flow_window)."""
     sums: dict[str, float] = defaultdict(float)
     for f in flows:
         part = flow_part(workload, f)
-        metrics = list(part.parse_client(outputs[f.index].client, client_file(workload, f)).items())
+        extra = {"window": flow_window(manifest, f, part.warmup_s)} if getattr(part, "steadiness", False) else {}
+        metrics = list(part.parse_client(outputs[f.index].client, client_file(workload, f), **extra).items())
         if hasattr(part, "parse_server"):  # the workload's server reports its own side (zcflow)
             metrics += part.parse_server(outputs[f.index].server, server_file(workload, f)).items()
         for metric, value in metrics:
@@ -116,6 +120,18 @@ def flow_rows(out: Rows, workload, flows: list[Flow], outputs: dict[int, FlowOut
         out.add(sum_side(metric), metric, value)
     out.add("both", "flow_count", len(flows))
     return total
+
+
+def flow_window(manifest: dict | None, flow: Flow, warmup_s: float) -> tuple[float, float] | None:
+    """The measurement window on the flow tool's interval clock: seconds from the end of the flow's
+    warm-up, which starts when its client's start returned (iperf3 connects a few ms later). None
+    where the manifest kept no start for the flow."""
+    window = (manifest or {}).get("window", {})
+    started = window.get("flow_starts", {}).get(str(flow.index))
+    if not started or "start" not in window:
+        return None
+    origin = started["returned"] + warmup_s
+    return window["start"] - origin, window["end"] - origin
 
 
 # The /proc/stat fields each side gets a row of (steal: not in busy, its own column).
@@ -268,19 +284,24 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
     cpu_current = m.get("cpu_rule") == CPU_RULE
     bd_current = not profiled or (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
                                   and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE))
-    if cpu_current and bd_current and not force:
+    steady_current = m.get("steady_rule") == metrics.STEADY_RULE
+    if cpu_current and bd_current and steady_current and not force:
         return False
-    before = {"cpu_rule": m.get("cpu_rule"), **(_breakdown_rules(m, m.get("taxonomy")) if profiled else {})}
+    before = {"cpu_rule": m.get("cpu_rule"), "steady_rule": m.get("steady_rule"),
+              **(_breakdown_rules(m, m.get("taxonomy")) if profiled else {})}
     machines = {mm for side in m["side_cpus"].values() for mm in side}
     names = (*CPU_FILES, *(PERF_FILES if profiled else ()))
     files = store.raw_texts(run, [f"{mm}.{name}" for mm in machines for name in names])  # raw/ or its archive
     raw = {mm: {name: files[f"{mm}.{name}"] for name in names if f"{mm}.{name}" in files} for mm in machines}
     old = store.read_tidy(run)
     out = Rows(m, old.config.iloc[0])
-    replaced = CPU_METRICS + (BREAKDOWN_METRICS if profiled else ()) + UDP_CPU_METRICS
+    replaced = (CPU_METRICS + (BREAKDOWN_METRICS if profiled else ()) + UDP_CPU_METRICS
+                + (() if steady_current else ("flow_throughput_cv_pct",)))
     out.rows = old[~old.metric.isin(replaced)].to_dict("records")
     for key in ("undersampled", "bottleneck_nic", "steal_pct", "host_contention"):
         m.pop(key, None)
+    if not steady_current:
+        steadiness_rows(out, run, m)
     total = float(old.set_index(["side", "metric"]).value[("both", "throughput_gbps")])
     busy = {}
     for side, per_machine in m["side_cpus"].items():
@@ -300,11 +321,35 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
         ledger_rows(out, m, total, busy, ledgers)
         m["taxonomy"] = tax.version
     m.update(out.notes)
-    if not (cpu_current and bd_current):
-        now = {"cpu_rule": CPU_RULE, **(_breakdown_rules(m, tax.version) if profiled else {})}
+    if not (cpu_current and bd_current and steady_current):
+        now = {"cpu_rule": CPU_RULE, "steady_rule": metrics.STEADY_RULE,
+               **(_breakdown_rules(m, tax.version) if profiled else {})}
         m.setdefault("rederived", []).append({**before, "to": now})
     store.rewrite_run(run, m, pd.DataFrame(out.rows))
     return True
+
+
+def steadiness_rows(out: Rows, run, m: dict) -> None:
+    """A stored run's per-flow steadiness again from its clients' own reports, under the current
+    rule (metrics.steadiness_cv over the run's window), and its unsteady flag."""
+    from .. import store
+    workload = from_description(m["workload"])
+    flows = [Flow(**f) for f in m.get("flows", [])]
+    parts = {f.index: flow_part(workload, f) for f in flows}
+    steady = [f for f in flows if getattr(parts[f.index], "steadiness", False)]
+    texts = store.raw_texts(run, [client_file(workload, f) for f in steady])
+    cv = []
+    for f in steady:
+        name = client_file(workload, f)
+        if name not in texts:
+            continue
+        value = parts[f.index].parse_client(texts[name], name, window=flow_window(m, f, parts[f.index].warmup_s)
+                                            ).get("throughput_cv_pct")
+        if value is not None:
+            out.add("flow", "flow_throughput_cv_pct", value, flow_class(workload, f), flow=str(f.index))
+            cv.append(value)
+    m["unsteady"] = bool(cv) and max(cv) > metrics.STEADY_CV_LIMIT_PCT
+    m["steady_rule"] = metrics.STEADY_RULE
 
 
 def _breakdown_rules(m: dict, taxonomy_version) -> dict:

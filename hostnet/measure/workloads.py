@@ -103,6 +103,7 @@ class LongFlows(_Pattern):
 
     congestion_control: str = "cubic"
     tool = "iperf3"
+    steadiness = True  # its client reports per-second rates (parse_client's window)
     client_comm = "iperf3"  # the process that copies received data (the server side of iperf3 too)
     server_exits = True  # iperf3 -s -1 serves one test and exits
     client_suffix = "json"
@@ -118,14 +119,16 @@ class LongFlows(_Pattern):
         return ["iperf3", "-c", server_ip, "-p", str(flow.port), "-t", str(int(self.duration_s)),
                 "-O", str(int(self.warmup_s)), "-A", str(flow.sender_cpu), "-C", self.congestion_control, "-J"]
 
-    def parse_client(self, text: str, source: str) -> dict[str, float]:
+    def parse_client(self, text: str, source: str, window: tuple[float, float] | None = None) -> dict[str, float]:
+        """window: the measurement window in seconds from the end of this flow's warm-up (iperf3's
+        interval clock), for the steadiness (metrics.steadiness_cv); None: every whole second."""
+        from ..analysis.metrics import steadiness_cv
         from ..parsers.iperf3 import parse_iperf3
         r = parse_iperf3(text, source)
         out = {"throughput_gbps": r.received_bps / 1e9, "retransmits_count": float(r.retransmits or 0)}
-        if len(r.interval_bps) >= 2:  # steadiness over the flow's per-second rates
-            mean = sum(r.interval_bps) / len(r.interval_bps)
-            var = sum((x - mean) ** 2 for x in r.interval_bps) / (len(r.interval_bps) - 1)
-            out["throughput_cv_pct"] = 100 * var ** 0.5 / mean if mean else 0.0
+        cv = steadiness_cv(r.intervals, window)
+        if cv is not None:
+            out["throughput_cv_pct"] = cv
         return out
 
 

@@ -18,7 +18,13 @@ class Iperf3Result:
     receiver_cpu_pct: float
     congestion_control: str | None
     start_epoch: float
-    interval_bps: tuple[float, ...] = ()  # per-interval sender rate, warm-up (omitted) intervals left out
+    # (start s, end s, bit/s) per reported interval after the warm-up (omitted intervals left out);
+    # times from the end of the warm-up, as iperf3 counts them
+    intervals: tuple[tuple[float, float, float], ...] = ()
+
+    @property
+    def interval_bps(self) -> tuple[float, ...]:
+        return tuple(bps for _, _, bps in self.intervals)
 
 
 def parse_iperf3(text: str, source: str = "iperf3.json") -> Iperf3Result:
@@ -47,11 +53,11 @@ def parse_iperf3(text: str, source: str = "iperf3.json") -> Iperf3Result:
         receiver_cpu_pct=j.pct(cpu, "remote_total"),
         congestion_control=j.text(end, "sender_tcp_congestion"),
         start_epoch=j.positive(j.obj(j.obj(doc, "start"), "timestamp", "start."), "timesecs", "start.timestamp."),
-        interval_bps=_interval_rates(doc, j),
+        intervals=_intervals(doc, j),
     )
 
 
-def _interval_rates(doc: dict, j: _Json) -> tuple[float, ...]:
+def _intervals(doc: dict, j: _Json) -> tuple[tuple[float, float, float], ...]:
     intervals = doc.get("intervals", [])
     if not isinstance(intervals, list):
         raise ParseError(j.source, "intervals is not a list")
@@ -61,7 +67,8 @@ def _interval_rates(doc: dict, j: _Json) -> tuple[float, ...]:
             j.fail(f"intervals[{i}]", f"expected an object, got {interval!r:.40}")
         s = j.obj(interval, "sum", f"intervals[{i}].")
         if s.get("omitted") is not True:  # warm-up intervals (-O) are left out
-            rates.append(j.number(s, "bits_per_second", f"intervals[{i}].sum."))
+            p = f"intervals[{i}].sum."
+            rates.append((j.number(s, "start", p), j.number(s, "end", p), j.number(s, "bits_per_second", p)))
     return tuple(rates)
 
 

@@ -1,7 +1,9 @@
 """perf record -a -g over the window, reported per CPU, command and symbol.
 
-perf runs from before the clients start, its events switched on and off at the window's edges
-through its control FIFO (perf record --control, -D -1).
+perf runs from before the clients start, its events switched on through its control FIFO (perf
+record --control, -D -1) LEAD_S before the window opens and off after it closes; its samples are
+cut to the window by their time stamps (-k CLOCK_REALTIME, then --time), so the window's first
+second is not the one perf started sampling in.
 
 Without a hardware PMU (as in most VMs) perf samples on cpu-clock, a timer; the
 sampling event is recorded so analysis can state that caveat.
@@ -19,6 +21,12 @@ from ..parsers import ParseError
 from ..parsers.perf_script import fold, fold_chunks, fold_text_lines, parse_perf_script, write_folded
 
 DEFAULT_FREQ_HZ = 999
+# How long before the window opens perf record's events go on (at most the warm-up): its first
+# samples (ring buffers filling, the reader waking) fall before the window, not in its first second.
+LEAD_S = 1.0
+# The clock perf stamps samples with: the wall clock, so the window's edges (time.time() here, the
+# host's clock offset added for a remote host) select its samples with perf report/script --time.
+SAMPLE_CLOCK = "CLOCK_REALTIME"
 # A perf control command's round trip waits at most this long for perf's "ack" (perf that died
 # leaves its control FIFO without a reader, and the write would block for ever).
 CONTROL_TIMEOUT_S = 10.0
@@ -75,7 +83,24 @@ def controlled_record_argv(output: str, ctl: str, ack: str, freq_hz: int = DEFAU
             raise ValueError("perf cpus=experiment needs the experiment's CPUs")
         argv.remove("-a")
         argv += ["-C", ",".join(str(c) for c in sorted(cpus))]
-    return [*argv, "-D", "-1", "--control", f"fifo:{ctl},{ack}", *([] if build_ids else ["-B"])]
+    return [*argv, "-k", SAMPLE_CLOCK, "-D", "-1", "--control", f"fifo:{ctl},{ack}", *([] if build_ids else ["-B"])]
+
+
+def clock_offset_s(host: Host) -> float:
+    """The host's wall clock minus this machine's, read once (date +%s.%N), to within half a round
+    trip: the window's edges on the host's clock."""
+    before = time.time()
+    text = host.run(["date", "+%s.%N"], timeout=10).stdout.strip()
+    after = time.time()
+    try:
+        return float(text) - (before + after) / 2
+    except ValueError:
+        raise HostError(f"{host.name}: date +%s.%N printed {text[:60]!r}, not the time") from None
+
+
+def time_range_arg(time_range: tuple[float, float]) -> list[str]:
+    """perf report/script --time for samples stamped on SAMPLE_CLOCK between the two times."""
+    return ["--time", f"{time_range[0]:.6f},{time_range[1]:.6f}"]
 
 
 class ControlledPerf:
@@ -174,9 +199,37 @@ class PerfProbe(ControlledPerf):
         return controlled_record_argv(self._data, ctl, ack, self.freq_hz, self.event, build_ids=self.keep_data,
                                       options=self.options, cpus=self.cpus)
 
+    def arm(self, host: Host) -> None:
+        super().arm(host)
+        self._led, self._window, self._offset = None, None, clock_offset_s(host)
+
+    def lead(self, host: Host) -> None:
+        """Events on ahead of the window (LEAD_S before it opens): start() then only marks the window."""
+        self._enabled = (self._control(host, "enable"), float("nan"))
+        self._led = self._enabled[0]
+
+    def start(self, host: Host) -> None:
+        if self._proc is not None and self._led is not None:
+            return
+        super().start(host)
+
+    def bound(self, start: float, end: float) -> None:
+        """The measurement window (this machine's clock): the samples the report and stacks keep."""
+        self._window = (start, end)
+
     def finish(self, host: Host) -> dict[str, str]:
-        files = {**report_files(host, self._data), "perf_record.stderr.txt": self._proc.stderr(),
-                 "perf_enabled_s.txt": f"{self.enabled_s():.6f}\n"}
+        if self._window is None:  # driven without a window (start/stop alone): every sample kept
+            return self._files(host, None, self.enabled_s(), "")
+        start, end = self._window
+        cut = (start + self._offset, end + self._offset)
+        lead = f"{start - self._led:.6f}" if self._led is not None else "0"
+        window = (f"lead_s {lead}\nclock_offset_s {self._offset:.6f}\nclock {SAMPLE_CLOCK}\n"
+                  f"time {cut[0]:.6f},{cut[1]:.6f}\n")
+        return self._files(host, cut, end - start, window)
+
+    def _files(self, host: Host, cut, span_s: float, window: str) -> dict[str, str]:
+        files = {**report_files(host, self._data, cut), "perf_record.stderr.txt": self._proc.stderr(),
+                 "perf_enabled_s.txt": f"{span_s:.6f}\n", **({"perf_window.txt": window} if window else {})}
         if self.keep_data:
             files["perf.data.path"] = self._data
         return files
@@ -185,18 +238,20 @@ class PerfProbe(ControlledPerf):
 SCRIPT_ARGS = ["script", "-F", "comm,tid,cpu,event,ip,sym"]
 
 
-def report_files(host: Host, data: str) -> dict[str, str]:
-    """perf.data -> the report and folded stacks a run keeps (bench/ times this same path).
+def report_files(host: Host, data: str, time_range: tuple[float, float] | None = None) -> dict[str, str]:
+    """perf.data -> the report and folded stacks a run keeps (bench/ times this same path);
+    time_range: only the samples stamped inside it (time_range_arg).
 
     perf report runs in the background (its output goes to a file) while perf script's output
     streams through the folding: on two cores the three overlap, and no stage holds perf script's
     output (~530 bytes per sample) in memory. The files are the same as those of
     `report_files_sequential`, the earlier path, which tests compare against."""
-    report = host.start(["perf", *PERF_REPORT_ARGS, "-i", data])
+    cut = time_range_arg(time_range) if time_range else []
+    report = host.start(["perf", *PERF_REPORT_ARGS, *cut, "-i", data])
     try:
         # folded stacks: a few hundred KB instead of the script's megabytes, enough to
         # re-classify, re-attribute or draw a flame graph later
-        script = ["perf", *SCRIPT_ARGS, "-i", data]
+        script = ["perf", *SCRIPT_ARGS, *cut, "-i", data]
         try:
             folded = {"perf_folded.txt": write_folded(host.stream(script, fold_chunks, check=False, timeout=300)[1])}
         except ParseError:  # the leaf breakdown stands without the stacks; say why, naming the line

@@ -32,7 +32,8 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
 
     Runs flagged for foreign load (another workload used the machine during the window)
     are left out of the tidy data unless include_contaminated; run_quality() counts them. Points
-    with unprofiled runs take their throughput and CPU from those (metrics.prefer_unprofiled).
+    with enough unprofiled runs take their throughput and CPU from those (metrics.prefer_unprofiled);
+    perf's cost where points have both kinds is kept for run_quality (metrics.perf_cost).
     Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """
     tidy = store.load_tidy(runs_dir, campaign, experiment)
@@ -45,6 +46,8 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
         tidy = tidy[~tidy.run_id.isin(dirty)]
     if tidy.empty:
         raise FileNotFoundError(f"campaign {campaign} under {runs_dir} has no usable {experiment} run")
+    if isinstance(manifests, store.Manifests):  # what run_quality reports of perf's own cost
+        manifests.perf_cost = metrics.perf_cost_summary(metrics.perf_cost(tidy, manifests))
     return metrics.with_side_tpc(metrics.prefer_unprofiled(tidy, manifests), manifests), manifests
 
 
@@ -157,7 +160,9 @@ def run_quality(manifests: list[dict]) -> dict:
             # how long each point measured (its workload's duration; a campaign's own, not a profile's)
             "point_seconds": sorted({m["workload"]["duration_s"] for m in ok
                                      if isinstance(m.get("workload"), dict) and "duration_s" in m["workload"]}),
-            "foreign_load_limit_pct": metrics.FOREIGN_LOAD_LIMIT_PCT, "steal_limit_pct": metrics.STEAL_LIMIT_PCT}
+            "foreign_load_limit_pct": metrics.FOREIGN_LOAD_LIMIT_PCT, "steal_limit_pct": metrics.STEAL_LIMIT_PCT,
+            # perf's cost to throughput over the points with unprofiled runs (load() measured it)
+            "perf_cost": getattr(manifests, "perf_cost", {})}
 
 
 def save_figures(chart_map: dict, figures_dir) -> list[Path]:

@@ -48,3 +48,31 @@ def test_perf_samples_only_between_enable_and_disable():
     samples = sum(n for _, n in parse_folded(files["perf_folded.txt"]))
     assert 0.5 <= enabled < 0.7
     assert 0.3 * enabled * 999 <= samples <= 1.2 * enabled * 999 * os.cpu_count()
+
+
+@pytest.mark.skipif(not shutil.which("perf") or subprocess.run(["id", "-u"], capture_output=True, text=True)
+                    .stdout.strip() != "0", reason="needs perf and root")
+def test_perf_led_ahead_of_the_window_keeps_only_the_window_samples():
+    """PerfProbe switched on 1 s ahead (lead), the window then 0.5 s (bound): perf sampled 1.5 s,
+    the report and stacks keep the half second, and perf_window.txt says how far ahead it started.
+    Sampling the whole 1.5 s would give three times the window's samples (over the upper bound)."""
+    import os
+    import time
+
+    from hostnet.parsers.perf_script import parse_folded
+    from hostnet.probes.perf import PerfProbe
+    host, probe = LocalHost(), PerfProbe(999)
+    probe.arm(host)
+    probe.lead(host)
+    time.sleep(1.0)
+    start = time.time()
+    probe.start(host)  # led: marks nothing, sends nothing
+    time.sleep(0.5)
+    end = time.time()
+    probe.bound(start, end)
+    files = probe.stop(host)
+    window = dict(line.split(" ", 1) for line in files["perf_window.txt"].splitlines())
+    assert 0.95 <= float(window["lead_s"]) < 1.3 and abs(float(window["clock_offset_s"])) < 0.05
+    assert float(files["perf_enabled_s.txt"]) == pytest.approx(end - start, abs=1e-5)
+    samples = sum(n for _, n in parse_folded(files["perf_folded.txt"]))
+    assert 0.3 * 0.5 * 999 <= samples <= 1.2 * 0.5 * 999 * os.cpu_count()

@@ -125,19 +125,34 @@ def test_side_tpc_leaves_data_without_cpu_rows_alone():
     assert metrics.with_side_tpc(part, ms).equals(part)
 
 
-def test_unprofiled_runs_give_a_points_throughput_and_cpu_and_profiled_ones_its_breakdown():
+def test_a_point_with_three_unprofiled_runs_takes_its_throughput_from_them_and_one_with_fewer_does_not():
+    """p has three runs without perf: its throughput and CPU come from those, its breakdown from the
+    profiled run. q has one: its profiled run's numbers stand, and the unprofiled run is left out of
+    them (it only measures perf's cost: a mean over one unprofiled run has no interval)."""
     import pandas as pd
-    from hostnet.analysis.metrics import prefer_unprofiled
-    manifests = [{"run_id": "p-r0", "point": {"id": "p"}, "probes": {"perf": {"freq_hz": 999}}},
-                 {"run_id": "p-u0", "point": {"id": "p"}, "probes": {"perf": "off"}},
-                 {"run_id": "q-r0", "point": {"id": "q"}, "probes": {"perf": {"freq_hz": 999}}}]
+    from hostnet.analysis.metrics import UNPROFILED_MIN_RUNS, perf_cost, perf_cost_summary, prefer_unprofiled
+    assert UNPROFILED_MIN_RUNS == 3
+    prof, off = {"perf": {"freq_hz": 999}}, {"perf": "off"}
+    manifests = [{"run_id": "p-r0", "point": {"id": "p"}, "probes": prof},
+                 *({"run_id": f"p-u{k}", "point": {"id": "p"}, "probes": off} for k in range(3)),
+                 {"run_id": "q-r0", "point": {"id": "q"}, "probes": prof},
+                 {"run_id": "q-u0", "point": {"id": "q"}, "probes": off}]
     rows = [("p-r0", "throughput_gbps", 24.0), ("p-r0", "cpu_util_pct", 99.0), ("p-r0", "breakdown_pct", 30.0),
-            ("p-r0", "perf_busy_samples_count", 9000.0), ("p-u0", "throughput_gbps", 26.0),
-            ("p-u0", "cpu_util_pct", 97.0), ("q-r0", "throughput_gbps", 20.0), ("q-r0", "breakdown_pct", 31.0)]
-    tidy = pd.DataFrame(rows, columns=["run_id", "metric", "value"])
+            ("p-r0", "perf_busy_samples_count", 9000.0),
+            *((f"p-u{k}", m, v) for k in range(3) for m, v in (("throughput_gbps", 26.0), ("cpu_util_pct", 97.0))),
+            ("q-r0", "throughput_gbps", 20.0), ("q-r0", "breakdown_pct", 31.0), ("q-u0", "throughput_gbps", 25.0)]
+    tidy = pd.DataFrame(rows, columns=["run_id", "metric", "value"]).assign(side="both")
     kept = set(map(tuple, prefer_unprofiled(tidy, manifests)[["run_id", "metric"]].values))
-    assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"), ("p-u0", "throughput_gbps"),
-                    ("p-u0", "cpu_util_pct"), ("q-r0", "throughput_gbps"), ("q-r0", "breakdown_pct")}
+    assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"),
+                    *((f"p-u{k}", m) for k in range(3) for m in ("throughput_gbps", "cpu_util_pct")),
+                    ("q-r0", "throughput_gbps"), ("q-r0", "breakdown_pct")}
     # a campaign without unprofiled runs is left as it is
-    assert prefer_unprofiled(tidy[tidy.run_id != "p-u0"], manifests[:1] + manifests[2:]).equals(
-        tidy[tidy.run_id != "p-u0"])
+    plain = tidy[~tidy.run_id.str.contains("-u")]
+    assert prefer_unprofiled(plain, [m for m in manifests if "-u" not in m["run_id"]]).equals(plain)
+    # perf's cost per point: 1 - 24/26 and 1 - 20/25
+    cost = perf_cost(tidy, manifests).set_index("point")
+    assert cost.cost_pct.to_dict() == pytest.approx({"p": 100 * (1 - 24 / 26), "q": 20.0})
+    assert cost.unprofiled_runs.to_dict() == {"p": 3, "q": 1}
+    assert perf_cost_summary(cost.reset_index()) == {"points": 2, "median_pct": pytest.approx(13.8),
+                                                      "min_pct": 7.7, "max_pct": 20.0}
+    assert perf_cost(plain, manifests).empty and perf_cost_summary(perf_cost(plain, manifests)) == {}

@@ -64,3 +64,26 @@ def test_report_files_keep_the_error_file_for_bad_script_output(tmp_path):
     host = ReplayHost(tmp_path, CAPTURES[1][1], b"garbage header\n")
     new, old = report_files(host, "perf.data"), report_files_sequential(host, "perf.data")
     assert new == old and new["perf_folded.error.txt"].startswith("perf script:1: not a sample header")
+
+
+def test_samples_are_cut_to_the_window_by_their_time_stamps(tmp_path):
+    """Given the window, perf report and perf script keep only samples stamped inside it (--time on
+    perf's wall-clock stamps, -k CLOCK_REALTIME); the header (its whole span) is read as before."""
+    from hostnet.probes.perf import SAMPLE_CLOCK, controlled_record_argv
+    seen = []
+
+    class Recording(ReplayHost):
+        def full_argv(self, argv):
+            seen.append(list(argv))
+            return super().full_argv(argv)
+
+    host = Recording(tmp_path, CAPTURES[1][1], captured(CAPTURES[1][0]))
+    report_files(host, "perf.data", (1795831640.25, 1795831644.75))
+    perf = [a for a in seen if a[0] == "perf"]
+    cut = ["--time", "1795831640.250000,1795831644.750000"]
+    for argv in perf:
+        has_cut = any(argv[i:i + 2] == cut for i in range(len(argv)))
+        assert has_cut == ("--header-only" not in argv), argv
+    assert {a[1] for a in perf} == {"report", "script"}
+    record = controlled_record_argv("/t/perf.data", "/t/ctl", "/t/ack")
+    assert record[record.index("-k") + 1] == SAMPLE_CLOCK == "CLOCK_REALTIME"
