@@ -223,7 +223,9 @@ def cmd_sweep(args) -> int:
     if not testbed.session.is_file(where):
         _require_live()
     with testbed.using(where, prefix="s", steering=_live(args).steering, **_fresh_shape(args, where)) as tb:
-        campaign = args.campaign or store.new_campaign_id(spec.experiment, tb.kind)
+        # named after the declaration asked for (short-flows, zero-copy), else what the spec stores as
+        declared_name = not Path(args.spec).suffix and "/" not in args.spec
+        campaign = args.campaign or store.new_campaign_id(args.spec if declared_name else spec.stored_as, tb.kind)
         out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
           f"runs in {out['campaign_dir']}")

@@ -154,12 +154,18 @@ def perf_cost(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
 
 
 def perf_cost_summary(costs: pd.DataFrame) -> dict:
-    """The campaign's quality line: over its points, perf's median cost and range (%)."""
+    """The campaign's quality line: over its points, perf's mean cost with its 95 % interval (the
+    points as samples: one unprofiled run per point carries the run-to-run spread, which the
+    interval shows), the median and the range (%)."""
     if costs.empty:
         return {}
     c = costs.cost_pct.dropna()
-    return {"points": int(len(c)), "median_pct": round(float(c.median()), 1),
-            "min_pct": round(float(c.min()), 1), "max_pct": round(float(c.max()), 1)} if len(c) else {}
+    if not len(c):
+        return {}
+    mean, half = confidence(c)
+    return {"points": int(len(c)), "mean_pct": round(float(mean), 1),
+            "ci_pct": round(float(half), 1) if half == half else None, "median_pct": round(float(c.median()), 1),
+            "min_pct": round(float(c.min()), 1), "max_pct": round(float(c.max()), 1)}
 
 
 def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:

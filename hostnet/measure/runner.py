@@ -230,6 +230,7 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
     run = PendingRun(tb, req, rd, flows, cpus, versions)
     with run.failing():
         _apply(tb, req.config, workload, rd)
+        rd.manifest["congestion_default"] = congestion_defaults(tb)
         _start_servers(tb, workload, flows, run.procs)
         run.early = _prepare_latency(tb, workload, flows, rd, probing.latency_sample_every)
         run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, probing)
@@ -454,6 +455,22 @@ def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:
         rd.manifest["placement"] = placement
     if settings:
         rd.manifest["applied"].update(stackconfig.apply_settings(tb, settings))
+
+
+# Where each endpoint's sockets start: the algorithm a socket connects under (iperf3 picks its own
+# only after connect(), and bbr's init leaves a socket paced: docs/embedded-testbed.md).
+DEFAULT_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
+
+
+def congestion_defaults(tb: Testbed) -> dict[str, str | None]:
+    """Each endpoint's default congestion control as the point runs (the point's own on the embedded
+    testbed, config.congestion_settings; a server's own configuration elsewhere); None where it
+    could not be read."""
+    out = {}
+    for role, ep in tb.endpoints.items():
+        res = ep.host.run(["cat", DEFAULT_CC], check=False, timeout=10)
+        out[role] = (res.stdout.strip() or None) if res.ok else None
+    return out
 
 
 def _start_servers(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> None:

@@ -21,7 +21,7 @@ from conftest import REPO
 
 RX = "20261124-030018-rx-buffer-embedded"  # notebook 02's campaign
 RX_OLD = "20261123-rx-buffer-embedded"  # compared with it
-SINGLE = "20261127-232153-single-flow-embedded"  # notebook 01's campaign
+SINGLE = "20261128-023507-single-flow-embedded"  # notebook 01's campaign
 
 
 def _run(argv, cwd, env, timeout=300):

@@ -82,8 +82,9 @@ def test_off_the_embedded_testbed_nothing_is_a_ledger_item():
     assert att["ledger"] == {} and sum(att["stack"].values()) == att["busy_samples"]
     emb = breakdown_from_stacks(stacks, {1}, TAX, ["iperf3"], embedded=True)
     assert sum(emb["stack"].values()) + sum(emb["ledger"].values()) == emb["busy_samples"]
+    # (the TSQ handler arming the pacing timer on the receiver's CPU: vm_timer)
     assert {it for it, _ in emb["ledger"]} == {ledger.XDP_COPY, ledger.PEER_TRANSMIT, ledger.NIC_WAKEUP,
-                                              ledger.NAPI_SCHEDULING}
+                                              ledger.VM_TIMER, ledger.NAPI_SCHEDULING}
 
 
 def _side(busy_pct, stack, items):
@@ -240,3 +241,19 @@ def test_zero_copy_and_sendfile_work_has_its_layers():
     for leaf, want in (("gup_fast_fallback", "mm"), ("unmap_page_range", "mm"), ("zerocopy_fill_skb_from_iter", "skb"),
                        ("filemap_get_entry", "mm"), ("splice_to_socket", "etc")):
         assert cats.get(leaf) == want, (leaf, cats.get(leaf))
+
+
+def test_arming_the_pacing_timer_from_tcp_write_xmit_is_the_vms_timer_exit():
+    """The landing that decided F05 (docs/embedded-testbed.md): from the sender's write and from the
+    TSQ handler alike, an item of its own; an unlock under anything else stays in the stack."""
+    found = samples(lambda s: tuple(s.frames[:2]) == ("_raw_spin_unlock_irqrestore", "tcp_write_xmit"))
+    assert {s.comm for s in found} >= {"iperf3"} and len(found) >= 2
+    for s in found:
+        it, cat = item_of(s)
+        assert it == ledger.VM_TIMER and cat == "tcp/ip"
+    assert ledger.item(["_raw_spin_unlock_irqrestore", "sock_def_readable", "tcp_data_queue"], "tcp/ip",
+                       instrument=False, gso_for_tso=False) is None
+    nic = ledger.nic_equivalent({"sender": {"busy_pct": 100.0, "busy_samples": 100, "stack": {"tcp/ip": 88},
+                                            "ledger": {(ledger.VM_TIMER, "tcp/ip"): 12}}}, {"sender": None})
+    assert nic["sender"]["cpu_util_pct"] == pytest.approx(88.0)
+    assert nic["sender"]["ledger_pct"][ledger.VM_TIMER] == pytest.approx(12.0)

@@ -153,6 +153,6 @@ def test_a_point_with_three_unprofiled_runs_takes_its_throughput_from_them_and_o
     cost = perf_cost(tidy, manifests).set_index("point")
     assert cost.cost_pct.to_dict() == pytest.approx({"p": 100 * (1 - 24 / 26), "q": 20.0})
     assert cost.unprofiled_runs.to_dict() == {"p": 3, "q": 1}
-    assert perf_cost_summary(cost.reset_index()) == {"points": 2, "median_pct": pytest.approx(13.8),
-                                                      "min_pct": 7.7, "max_pct": 20.0}
+    assert perf_cost_summary(cost.reset_index()) == {"points": 2, "mean_pct": 13.8, "ci_pct": 78.2,
+                                                      "median_pct": 13.8, "min_pct": 7.7, "max_pct": 20.0}
     assert perf_cost(plain, manifests).empty and perf_cost_summary(perf_cost(plain, manifests)) == {}

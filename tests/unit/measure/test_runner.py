@@ -50,7 +50,7 @@ VERSIONS = {"lab": {"kernel": "6.12.0", "perf": "perf 6.12"}}
 
 
 def test_a_link_that_drops_during_the_window_fails_the_point_with_the_reason(tmp_path, monkeypatch):
-    remote = FakeRemote()
+    remote = FakeRemote({"/proc/sys/net/ipv4/tcp_congestion_control": "bbr\n"})
     tb = ssh_testbed(tmp_path, monkeypatch, remote)
     # /proc/stat is read as the window opens; the link drops 0.1 s into the 0.5 s window
     remote.drop_after(0.1, when=lambda argv: argv == ["cat", "/proc/stat"])
@@ -64,6 +64,8 @@ def test_a_link_that_drops_during_the_window_fails_the_point_with_the_reason(tmp
     m = json.loads((cdir / "p-r0" / "manifest.json").read_text())
     assert m["status"] == "failed" and m["error"].startswith("HostUnreachable: lab: SSH link lost during sh")
     assert m["unreachable"] == ["lab: unreachable (No route to host)"]
+    # the server's own default, which its sockets connect under, is recorded (not changed off the embedded testbed)
+    assert m["congestion_default"] == {"sender": "bbr", "receiver": "bbr"}
     out = store.raw_text(cdir / "p-r0", "server0.output.txt")
     assert out.startswith("iperf3 -s") and "not stopped, output not read: lab: unreachable" in out
     # once the link is known dead no process is tried again: one reconnect, not one per process

@@ -326,10 +326,10 @@ def test_a_replay_of_a_missing_runs_dir_or_campaign_fails_before_any_kernel_star
 
     runs = tmp_path / "runs"
     runs.mkdir()
-    (runs / "20261126-115144-incast-embedded").mkdir()  # one recorded campaign of the fourteen
+    (runs / "20261128-024305-incast-embedded").mkdir()  # one recorded campaign of the fourteen
     declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()}
     problems = batch.preflight(declared, {"mode": "replay", "runs_dir": str(runs)}, tmp_path / "f")
-    assert f"04-incast.ipynb: no campaign 20261126-115144-incast-embedded in {runs}" not in problems
+    assert f"04-incast.ipynb: no campaign 20261128-024305-incast-embedded in {runs}" not in problems
     assert f"13-time-budget.ipynb: no campaign 20261126-114855-time-budget-embedded in {runs}" in problems
     assert f"14-end-host-loss.ipynb: no campaign 20261124-031952-congestion-control-embedded in {runs}" in problems
     assert batch.preflight(declared, {"mode": "replay"}, tmp_path / "f") == []  # the checkout's own data
