@@ -114,7 +114,7 @@ def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame
     from those, and only the profiler's own metrics (breakdowns) from its profiled runs: profiling
     may cost a few % of throughput, and the two kinds of run are then not mixed in one number.
     A point with fewer unprofiled runs keeps its profiled runs' numbers, and its unprofiled runs
-    are left out of them (they give perf_cost)."""
+    are left out of them (they give perf_cost); a point with no profiled run keeps its runs."""
     unprofiled = _unprofiled(manifests)
     if tidy.empty or not unprofiled:
         return tidy
@@ -124,9 +124,12 @@ def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame
         if m["run_id"] in unprofiled and m["run_id"] in present and m.get("point", {}).get("id") is not None:
             count[m["point"]["id"]] = count.get(m["point"]["id"], 0) + 1
     switched = {p for p, n in count.items() if n >= UNPROFILED_MIN_RUNS}
-    shadowed = {m["run_id"] for m in manifests if m.get("point", {}).get("id") in switched
-                and m["run_id"] not in unprofiled}
-    left_out = unprofiled - {m["run_id"] for m in manifests if m.get("point", {}).get("id") in switched}
+    point = {m["run_id"]: m.get("point", {}).get("id") for m in manifests}
+    profiled_points = {point[r] for r in present if r in point and r not in unprofiled}
+    shadowed = {r for r, p in point.items() if p in switched and r not in unprofiled}
+    # only where the point has profiled runs to stand instead (a campaign run without perf, e.g.
+    # the time budget's benches, keeps every run)
+    left_out = {r for r in unprofiled if point.get(r) in profiled_points and point.get(r) not in switched}
     keep = (~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)) & ~tidy.run_id.isin(left_out)
     return tidy[keep]
 

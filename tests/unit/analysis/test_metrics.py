@@ -146,6 +146,10 @@ def test_a_point_with_three_unprofiled_runs_takes_its_throughput_from_them_and_o
     assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"),
                     *((f"p-u{k}", m) for k in range(3) for m in ("throughput_gbps", "cpu_util_pct")),
                     ("q-r0", "throughput_gbps"), ("q-r0", "breakdown_pct")}
+    # a point run only without perf (the time budget's benches, one repetition) keeps its runs
+    bench = [{"run_id": "b-r0", "point": {"id": "b"}, "probes": off}]
+    only = pd.DataFrame([("b-r0", "cost_ns", 141.0)], columns=["run_id", "metric", "value"]).assign(side="machine")
+    assert prefer_unprofiled(only, bench).equals(only)
     # a campaign without unprofiled runs is left as it is
     plain = tidy[~tidy.run_id.str.contains("-u")]
     assert prefer_unprofiled(plain, [m for m in manifests if "-u" not in m["run_id"]]).equals(plain)
