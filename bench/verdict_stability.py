@@ -79,7 +79,7 @@ def record(sweep: str, runs_dir: Path, n: int, **fields) -> list[str]:
     spec = declared(sweep, **fields)
     names = []
     for k in range(n):
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-stability{k}-{spec.stored_as}-embedded"
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-stability{k}-{sweep}-embedded"
         with embedded(f"vs{k}") as tb:
             run_sweep(tb, spec, runs_dir=runs_dir, campaign=name, progress=True)
         names.append(name)
