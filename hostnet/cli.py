@@ -224,8 +224,8 @@ def cmd_sweep(args) -> int:
         _require_live()
     with testbed.using(where, prefix="s", steering=_live(args).steering, **_fresh_shape(args, where)) as tb:
         # named after the declaration asked for (short-flows, zero-copy), else what the spec stores as
-        declared_name = not Path(args.spec).suffix and "/" not in args.spec
-        campaign = args.campaign or store.new_campaign_id(args.spec if declared_name else spec.stored_as, tb.kind)
+        stem = args.spec if _declared_name(args.spec) else spec.stored_as
+        campaign = args.campaign or store.new_campaign_id(stem, tb.kind)
         out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
           f"runs in {out['campaign_dir']}")
@@ -235,6 +235,11 @@ def cmd_sweep(args) -> int:
 
 
 SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
+
+
+def _declared_name(spec: str) -> bool:
+    """`hostnet sweep SPEC` names a declared experiment (hostnet/sweeps/SPEC.yaml), not a file."""
+    return not Path(spec).suffix and "/" not in spec
 
 
 def _sweep_spec(args):
@@ -247,7 +252,7 @@ def _sweep_spec(args):
     if getattr(args, "config", None):
         changes["configs"] = list(args.config)
     path = args.spec
-    if not Path(args.spec).suffix and "/" not in args.spec:  # a name: its declaration
+    if _declared_name(args.spec):  # a name: its declaration
         names = sorted(p.stem for p in project.packaged("sweeps").glob("*.yaml"))
         if args.spec not in names:
             raise SweepError(f"{args.spec}: no declared experiment of that name (declared: {', '.join(names)}); "

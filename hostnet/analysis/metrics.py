@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+import statistics
+from collections import Counter, defaultdict
 from typing import Iterable
 
 import pandas as pd
@@ -49,19 +50,12 @@ def steadiness_cv(intervals, window: tuple[float, float] | None = None) -> float
     """Coefficient of variation (%) of a flow's per-second rates over the seconds it counts: each
     (start, end, rate) interval at least STEADY_MIN_INTERVAL_S long and, given the measurement
     window on the same clock, with STEADY_MIN_IN_WINDOW of it inside. None under two seconds."""
-    rates = []
-    for start, end, rate in intervals:
-        length = end - start
-        if length < STEADY_MIN_INTERVAL_S:
-            continue
-        if window is not None and min(end, window[1]) - max(start, window[0]) < STEADY_MIN_IN_WINDOW * length:
-            continue
-        rates.append(rate)
+    rates = [rate for start, end, rate in intervals if end - start >= STEADY_MIN_INTERVAL_S and (
+        window is None or min(end, window[1]) - max(start, window[0]) >= STEADY_MIN_IN_WINDOW * (end - start))]
     if len(rates) < 2:
         return None
-    mean = sum(rates) / len(rates)
-    sd = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
-    return 100 * sd / mean if mean else 0.0
+    mean = statistics.fmean(rates)
+    return 100 * statistics.stdev(rates) / mean if mean else 0.0
 
 
 def confidence(values) -> tuple[float, float]:
@@ -108,6 +102,10 @@ def _unprofiled(manifests: list[dict]) -> set[str]:
     return {m["run_id"] for m in manifests if m.get("probes", {}).get("perf") == "off"}
 
 
+def _point_of(manifests: list[dict]) -> dict[str, str | None]:
+    return {m["run_id"]: m.get("point", {}).get("id") for m in manifests}
+
+
 def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
     """Where a sweep point has UNPROFILED_MIN_RUNS runs without the profiler
     (SweepSpec.unprofiled_repetitions), its throughput, CPU and every other measured number come
@@ -118,13 +116,9 @@ def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame
     unprofiled = _unprofiled(manifests)
     if tidy.empty or not unprofiled:
         return tidy
-    present = set(tidy.run_id)
-    count: dict = {}
-    for m in manifests:
-        if m["run_id"] in unprofiled and m["run_id"] in present and m.get("point", {}).get("id") is not None:
-            count[m["point"]["id"]] = count.get(m["point"]["id"], 0) + 1
+    present, point = set(tidy.run_id), _point_of(manifests)
+    count = Counter(point[r] for r in unprofiled & present if point.get(r) is not None)
     switched = {p for p, n in count.items() if n >= UNPROFILED_MIN_RUNS}
-    point = {m["run_id"]: m.get("point", {}).get("id") for m in manifests}
     profiled_points = {point[r] for r in present if r in point and r not in unprofiled}
     shadowed = {r for r, p in point.items() if p in switched and r not in unprofiled}
     # only where the point has profiled runs to stand instead (a campaign run without perf, e.g.
@@ -142,7 +136,7 @@ def perf_cost(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
     unprofiled = _unprofiled(manifests)
     if tidy.empty or not unprofiled:
         return pd.DataFrame(columns=cols)
-    point = {m["run_id"]: m.get("point", {}).get("id") for m in manifests}
+    point = _point_of(manifests)
     tp = tidy[(tidy.metric == "throughput_gbps") & (tidy.side == "both")]
     tp = tp.assign(point=tp.run_id.map(point), profiled=~tp.run_id.isin(unprofiled)).dropna(subset=["point"])
     rows = []

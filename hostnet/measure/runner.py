@@ -18,6 +18,7 @@ from . import config as stackconfig, tidy
 from .. import native
 from ..testbed import capabilities
 from ..hosts import HostError, HostUnreachable
+from ..knobs import KNOBS, KnobError
 from ..parsers import ParseError, ss
 from ..probes import LoadProbe, PerfProbe, ProcStatProbe
 from ..probes.perf import LEAD_S, PerfOptions
@@ -457,19 +458,17 @@ def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:
         rd.manifest["applied"].update(stackconfig.apply_settings(tb, settings))
 
 
-# Where each endpoint's sockets start: the algorithm a socket connects under (iperf3 picks its own
-# only after connect(), and bbr's init leaves a socket paced: docs/embedded-testbed.md).
-DEFAULT_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
-
-
 def congestion_defaults(tb: Testbed) -> dict[str, str | None]:
-    """Each endpoint's default congestion control as the point runs (the point's own on the embedded
-    testbed, config.congestion_settings; a server's own configuration elsewhere); None where it
-    could not be read."""
-    out = {}
+    """Each endpoint's default congestion control as the point runs, the algorithm its sockets
+    connect under (iperf3 picks its own only after connect(), and bbr's init leaves a socket paced:
+    docs/embedded-testbed.md): the point's own on the embedded testbed (config.congestion_settings),
+    a server's own configuration elsewhere; None where it could not be read."""
+    knob, out = KNOBS["congestion_control"], {}
     for role, ep in tb.endpoints.items():
-        res = ep.host.run(["cat", DEFAULT_CC], check=False, timeout=10)
-        out[role] = (res.stdout.strip() or None) if res.ok else None
+        try:
+            out[role] = knob.read(ep.host, "net.ipv4.tcp_congestion_control") or None
+        except KnobError:
+            out[role] = None
     return out
 
 
