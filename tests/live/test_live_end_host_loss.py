@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO, live_ready
 from hostnet.notebook import batch
 from hostnet import store
+from hostnet.sections import end_host_loss
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready())),
               pytest.mark.skipif(shutil.which("iperf") is None, reason="iperf (iperf2) missing: make install")]
@@ -31,7 +32,9 @@ def test_end_host_loss_notebook_runs_live(state_dir, tmp_path):
     assert meta["verdicts"][3]["verdict"] == "not testable here"  # vegas is not in the sweep here
     assert {"end-host-loss-locations", "end-host-loss-tcp"} <= set(meta["figures"])
     udp = store.load_manifests(tmp_path / "runs", meta["campaign"], "udp-loss")
-    assert len(udp) == 4 * batch.SMOKE["repetitions"] and all(m["status"] == "ok" for m in udp)
+    per_point = batch.SMOKE["repetitions"] + end_host_loss.spec().unprofiled_repetitions  # perf's cost, per point
+    assert len(udp) == 4 * per_point and all(m["status"] == "ok" for m in udp)
+    assert sum(m["probes"].get("perf") == "off" for m in udp) == 4 * end_host_loss.spec().unprofiled_repetitions
     different = next(m["placement"] for m in udp if m["point"]["app_cpu"] == "different")
     assert different["confounded"] and different["app_cpu"] == different["sender_cpu"]  # 2-core testbed
     tidy = store.load_tidy(tmp_path / "runs", meta["campaign"], "udp-loss")

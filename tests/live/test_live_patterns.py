@@ -82,7 +82,7 @@ def test_rpc_incast(state_dir, tmp_path, tool):
 
 def test_incast_collect_sweeps_n_on_separate_sender_hosts(state_dir, tmp_path):
     campaign = patterns.collect("run", "incast", runs_dir=tmp_path, flows=[1, 2], repetitions=1, duration=2,
-                                warmup=1, separate_hosts=True, progress=False,
+                                warmup=1, separate_hosts=True, progress=False, unprofiled_repetitions=0,
                                 live=LiveOptions(top_up_runs=0))  # the sweep is checked here, not the top-up
     tidy, manifests = patterns.load(tmp_path, campaign, "incast", include_contaminated=True)
     assert [m["status"] for m in manifests] == ["ok", "ok"], [m.get("error") for m in manifests]
