@@ -92,14 +92,21 @@ def profiler_metric(metric: str) -> bool:
     return metric.startswith(("breakdown", "perf_")) or metric == "cache_events_count"
 
 
-# A point's throughput and CPU come from its runs without perf once it has this many of them (the
-# fewest a verdict's interval is drawn from, verdicts.MIN_RUNS); with fewer, its profiled runs give
-# them and the unprofiled ones only measure perf's cost (perf_cost).
+# A campaign's throughput and CPU come from its runs without perf once every point has this many
+# of them (the fewest a verdict's interval is drawn from, verdicts.MIN_RUNS); with fewer at any
+# point, its profiled runs give them and the unprofiled ones only measure perf's cost (perf_cost).
+# All points or none: a verdict comparing a point measured without perf with one measured under it
+# would read perf's cost (5-18 % here, docs/performance.md) as the stack's.
 UNPROFILED_MIN_RUNS = 3
 
 
+def unprofiled(manifest: dict) -> bool:
+    """A run made without perf (SweepSpec.unprofiled_repetitions)."""
+    return manifest.get("probes", {}).get("perf") == "off"
+
+
 def _unprofiled(manifests: list[dict]) -> set[str]:
-    return {m["run_id"] for m in manifests if m.get("probes", {}).get("perf") == "off"}
+    return {m["run_id"] for m in manifests if unprofiled(m)}
 
 
 def _point_of(manifests: list[dict]) -> dict[str, str | None]:
@@ -107,24 +114,24 @@ def _point_of(manifests: list[dict]) -> dict[str, str | None]:
 
 
 def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
-    """Where a sweep point has UNPROFILED_MIN_RUNS runs without the profiler
-    (SweepSpec.unprofiled_repetitions), its throughput, CPU and every other measured number come
-    from those, and only the profiler's own metrics (breakdowns) from its profiled runs: profiling
-    may cost a few % of throughput, and the two kinds of run are then not mixed in one number.
-    A point with fewer unprofiled runs keeps its profiled runs' numbers, and its unprofiled runs
-    are left out of them (they give perf_cost); a point with no profiled run keeps its runs."""
+    """Where every sweep point with profiled runs has UNPROFILED_MIN_RUNS runs without the profiler
+    (SweepSpec.unprofiled_repetitions; a top-up adds them in the campaign's proportion), throughput,
+    CPU and every other measured number come from those, and only the profiler's own metrics
+    (breakdowns) from the profiled runs: profiling may cost a few % of throughput, and the two kinds
+    of run are then not mixed in one number. Otherwise the profiled runs give every number and the
+    unprofiled ones are left out of them (they give perf_cost); a point with no profiled run (a
+    campaign run without perf, e.g. the time budget's benches) keeps its runs."""
     unprofiled = _unprofiled(manifests)
     if tidy.empty or not unprofiled:
         return tidy
     present, point = set(tidy.run_id), _point_of(manifests)
     count = Counter(point[r] for r in unprofiled & present if point.get(r) is not None)
-    switched = {p for p, n in count.items() if n >= UNPROFILED_MIN_RUNS}
     profiled_points = {point[r] for r in present if r in point and r not in unprofiled}
-    shadowed = {r for r, p in point.items() if p in switched and r not in unprofiled}
-    # only where the point has profiled runs to stand instead (a campaign run without perf, e.g.
-    # the time budget's benches, keeps every run)
-    left_out = {r for r in unprofiled if point.get(r) in profiled_points and point.get(r) not in switched}
-    keep = (~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)) & ~tidy.run_id.isin(left_out)
+    if profiled_points and all(count[p] >= UNPROFILED_MIN_RUNS for p in profiled_points):
+        shadowed = {r for r in present if r in point and r not in unprofiled}
+        keep = ~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)
+    else:
+        keep = ~tidy.run_id.isin({r for r in unprofiled if point.get(r) in profiled_points})
     return tidy[keep]
 
 

@@ -68,6 +68,10 @@ MAX_RUNS = 30
 # The fewest clean runs per point whose spread may rule a top-up out (a projection beyond MAX_RUNS):
 # a spread estimated from 3 runs is itself uncertain by about a factor of 2 either way.
 MIN_RUNS_TO_GIVE_UP = 5
+# How an undecided verdict reads when no top-up within the design can decide it (more than MAX_RUNS
+# clean runs per point, or too few samples per run): the campaign's profile (window, sampling) is
+# what would have to change, so the verdict says so instead of asking for runs.
+AT_PROFILE = "not decided at this profile"
 COLUMNS = ["id", "paper says", "this run shows", "verdict"]
 # what under_accountings adds: each accounting's own verdict, and what the ambiguous line does
 ACCOUNTING_COLUMNS = ["raw", "NIC-equivalent", "sensitivity"]
@@ -217,7 +221,10 @@ class Judgement:
 
     @property
     def text(self) -> str:
-        return f"{self.shows}; to decide: {self.decide}" if self.decide else self.shows
+        if not self.decide:
+            return self.shows
+        return f"{self.shows}; {self.decide}" if self.decide.startswith(AT_PROFILE) else \
+            f"{self.shows}; to decide: {self.decide}"
 
 
 def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str, tuple[dict, ...]]:
@@ -229,8 +236,9 @@ def _more_runs(diffs: Sequence[Difference], points: Sequence[dict]) -> tuple[str
     elif max(wanted) > MAX_RUNS and min(d.n for d in diffs) < MIN_RUNS_TO_GIVE_UP:
         need = _spread_first(min(d.n for d in diffs))
     elif max(wanted) > MAX_RUNS:  # no top-up: repetitions within reason would not decide it
-        return (f"more than {MAX_RUNS} clean runs per point (the difference is small against the "
-                f"run-to-run spread of {min(d.n for d in diffs)} runs): a longer window or a quieter host"), ()
+        n = min(d.n for d in diffs)
+        return (f"{AT_PROFILE}: it would take more than {MAX_RUNS} clean runs per point (the difference is small "
+                f"against the run-to-run spread of {n} runs); a longer window or a quieter host"), ()
     else:
         need = f"about {max(wanted)} clean runs per point (now {min(d.n for d in diffs)})"
     return need, tuple(p for p in points if p)
@@ -327,8 +335,8 @@ def similar(d: Difference, *, margin_pct: float, what: str, points: Sequence[dic
     if wanted > MAX_RUNS and d.n < MIN_RUNS_TO_GIVE_UP:
         return Judgement(INCONCLUSIVE, shows, _spread_first(d.n), tuple(points))
     if wanted > MAX_RUNS:  # as _more_runs: no top-up where repetitions within reason would not decide
-        return Judgement(INCONCLUSIVE, shows, f"more than {MAX_RUNS} clean runs per point: the change sits near "
-                                              f"the ±{margin_pct:.0f} % margin")
+        return Judgement(INCONCLUSIVE, shows, f"{AT_PROFILE}: it would take more than {MAX_RUNS} clean runs per "
+                                              f"point (the change sits near the ±{margin_pct:.0f} % margin)")
     return Judgement(INCONCLUSIVE, shows, f"about {wanted} clean runs per point (now {d.n})", tuple(points))
 
 
@@ -341,8 +349,8 @@ def largest(shares: dict[str, Sequence[float]], want: str, *, what: str, points:
     means = {c: float(np.mean(v)) for c, v in shares.items() if len(v)}
     if not means and floor:
         return Judgement(INCONCLUSIVE, f"{what}: no run with enough samples{floor}",
-                         f"runs with at least {MIN_BUSY_SAMPLES:,} busy samples per side: a higher perf "
-                         "frequency or a longer window")
+                         f"{AT_PROFILE}: it needs runs with at least {MIN_BUSY_SAMPLES:,} busy samples per side "
+                         "(a higher perf frequency or a longer window)")
     shown = [c for c in means if means[c] > 0 or c == want]  # a layer without samples is no rival to name
     if want not in means:
         return Judgement(INCONCLUSIVE, f"{what}: no {want} samples", "a profile of this point")
@@ -429,7 +437,7 @@ def is_extension(fid: str) -> bool:
 def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None,
           repeats: dict[str, str] | None = None) -> pd.DataFrame:
     """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
-    inconclusive verdict needs more clean runs of, per finding. extensions: findings judged beyond
+    inconclusive counted verdict needs more clean runs of, per finding. extensions: findings judged beyond
     where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
     says so, so no overall count or summary takes them for the paper's. repeats: findings whose
     experiment here is another notebook's (fid -> which): their ids end in SAME_EXPERIMENT, counted there."""
@@ -441,7 +449,10 @@ def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict
                 claims[fid + suffix] = f"{text.format(where)}: {claims[fid]}"
                 judged = {(k + suffix if k == fid else k): v for k, v in judged.items()}
     out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
-    out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points}
+    # only counted findings ask for runs: an extension or another notebook's experiment would spend the
+    # campaign's looks and budget on verdicts no tally takes (the pattern campaigns' F04/F05 extensions did)
+    out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points
+                           and not fid.endswith((EXTENSION, SAME_EXPERIMENT))}
     return out
 
 
@@ -621,11 +632,12 @@ def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[
         wanted = judge().attrs.get("top_up", {})
         points = list({_key(p): p for pts in wanted.values() for p in pts}.values())
         if not points:
-            log.stopped = f"no verdict asks for more runs (each is decided, or would need over {MAX_RUNS} per point)"
+            log.stopped = (f"no verdict asks for more runs (each is decided, or {AT_PROFILE}: over {MAX_RUNS} runs "
+                           "per point, or too few samples per run)")
             break
         if rounds_taken + log.rounds >= LOOKS - 1:
             log.stopped = (f"the design's {LOOKS} looks are taken (the planned runs and {LOOKS - 1} top-up rounds): "
-                           "a verdict still undecided stays inconclusive")
+                           f"a verdict still undecided is {AT_PROFILE}")
             break
         if log.runs + len(points) > budget_runs:
             log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"

@@ -8,8 +8,8 @@ planned, within a budget and within the sequential design's looks (verdicts.LOOK
 every decisive round the campaign has had).
 
 Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
-names the points. Points whose every run was flagged (foreign load: a busy machine) are topped up
-too, within the same budget: nothing can be judged on them. The extra runs go into the same
+names the points. Points whose flagged runs (foreign load: a busy machine) left fewer clean runs
+than planned are topped up too, within the same budget: they would be judged on too few. The extra runs go into the same
 campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps its plan
 plus a record of every round under "top_ups".
 """
@@ -24,7 +24,8 @@ import pandas as pd
 
 from .. import store
 from .sweep import SweepSpec, run_sweep
-from ..analysis.verdicts import TopUpLog, top_up_until_decided
+from ..analysis.metrics import unprofiled
+from ..analysis.verdicts import MIN_RUNS, TopUpLog, top_up_until_decided
 
 
 def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
@@ -55,23 +56,36 @@ def manifests_of(spec: SweepSpec, runs_dir, campaign: str) -> list[dict]:
 
 
 def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str) -> int:
-    """One more repetition of each point (one sweep per point, so no grid product adds others);
-    returns the runs made. The campaign's own plan in sweep.json is kept; each round is appended."""
+    """One more repetition of each point (one sweep per point, so no grid product adds others), and
+    an unprofiled run wherever the point's profiled runs then call for one in the campaign's
+    proportion (unprofiled_runs_due); returns the runs made. The campaign's own plan in sweep.json
+    is kept; each round is appended."""
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
     plan = json.loads(sweep_json.read_text())
     manifests = manifests_of(spec, runs_dir, campaign)
     made = 0
     for i, point in enumerate(matching(spec, points)):
-        same = [m.get("repetition", 0) for m in manifests if _same(m.get("point", {}), point)]
-        reps = max([spec.repetitions - 1, *same]) + 2
+        same = [m for m in manifests if _same(m.get("point", {}), point)]
+        reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in same if not unprofiled(m))]) + 2
+        made_off = [m.get("repetition", 0) for m in same if unprofiled(m)]
+        off = max(max(made_off, default=-1) + 1, unprofiled_runs_due(spec, reps))
         one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
-                      repetitions=reps, seed=spec.seed + 1000 + len(plan.get("top_ups", [])) + i)
+                      repetitions=reps, unprofiled_repetitions=off,
+                      seed=spec.seed + 1000 + len(plan.get("top_ups", [])) + i)
         done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
         made += done["ran"] + done["failed"]
         plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
         # run_sweep wrote its own one-point plan there
         store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
     return made
+
+
+def unprofiled_runs_due(spec: SweepSpec, profiled_runs: int) -> int:
+    """The unprofiled runs a point with this many profiled runs has in the campaign's proportion
+    (spec.unprofiled_repetitions per spec.repetitions, rounded down): a top-up adding profiled runs
+    adds these too, so perf's cost (metrics.perf_cost) compares runs of the same stretch of time,
+    not the sweep's unprofiled run with profiled runs made minutes later."""
+    return profiled_runs * spec.unprofiled_repetitions // max(1, spec.repetitions)
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -102,8 +116,8 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
         except FileNotFoundError as exc:  # no clean run at all yet: only the flagged points say what to add
             unjudged.append(str(exc))
             table = pd.DataFrame()
-        flagged = without_clean_run(manifests_of(spec, runs_dir, campaign))
-        if flagged:  # a point whose every run was flagged (foreign load) is judged on none: run it again
+        flagged = short_of_clean_runs(manifests_of(spec, runs_dir, campaign), min(MIN_RUNS, spec.repetitions))
+        if flagged:  # a point whose runs were flagged (foreign load) is judged on too few: run it again
             table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
         return table
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
@@ -143,19 +157,25 @@ def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[di
     return lacking
 
 
-NO_CLEAN_RUN = "no clean run"  # what a top-up round names for points whose every run was flagged
+NO_CLEAN_RUN = "flagged runs"  # what a top-up round names for points whose flagged runs left too few clean ones
 
 
-def without_clean_run(manifests: list[dict]) -> list[dict]:
-    """The points (without their id) that have flagged runs and no clean one: every successful run
-    was left out of analysis (foreign load, a short window). Points that only failed are not
-    among them: running those again would fail again."""
+def short_of_clean_runs(manifests: list[dict], wanted: int) -> list[dict]:
+    """The points (without their id) that have flagged runs and fewer than `wanted` clean ones
+    (profiled ones where the point has any: an unprofiled run gives no breakdown): runs left out of
+    analysis (foreign load, a short window) leave the point judged on fewer than planned. Points
+    that only failed are not among them: running those again would fail again."""
     by_point: dict[str, tuple[dict, list[dict]]] = {}
     for m in manifests:
         point = {k: v for k, v in m.get("point", {}).items() if k != "id"}
         by_point.setdefault(repr(sorted(point.items())), (point, []))[1].append(m)
-    return [point for point, ms in by_point.values()
-            if any(m["status"] == "ok" and store.flagged(m) for m in ms) and not any(store.usable(m) for m in ms)]
+    short = []
+    for point, ms in by_point.values():
+        profiled = [m for m in ms if not unprofiled(m)] or ms
+        if any(m["status"] == "ok" and store.flagged(m) for m in profiled) and \
+                sum(store.usable(m) for m in profiled) < wanted:
+            short.append(point)
+    return short
 
 
 def embedded_shape(manifest: dict) -> dict:

@@ -31,8 +31,8 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     """Tidy data of a campaign's successful runs, and every run's manifest.
 
     Runs flagged for foreign load (another workload used the machine during the window)
-    are left out of the tidy data unless include_contaminated; run_quality() counts them. Points
-    with enough unprofiled runs take their throughput and CPU from those (metrics.prefer_unprofiled);
+    are left out of the tidy data unless include_contaminated; run_quality() counts them. A campaign
+    whose every point has enough unprofiled runs takes throughput and CPU from those (metrics.prefer_unprofiled);
     perf's cost where points have both kinds is kept for run_quality (metrics.perf_cost).
     Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """

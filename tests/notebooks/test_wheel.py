@@ -19,7 +19,7 @@ from pathlib import Path
 
 from conftest import REPO
 
-RX = "20261124-030018-rx-buffer-embedded"  # notebook 02's campaign
+RX = "20261128-053016-rx-buffer-embedded"  # notebook 02's campaign
 RX_OLD = "20261123-rx-buffer-embedded"  # compared with it
 SINGLE = "20261128-023507-single-flow-embedded"  # notebook 01's campaign
 

@@ -125,10 +125,11 @@ def test_side_tpc_leaves_data_without_cpu_rows_alone():
     assert metrics.with_side_tpc(part, ms).equals(part)
 
 
-def test_a_point_with_three_unprofiled_runs_takes_its_throughput_from_them_and_one_with_fewer_does_not():
-    """p has three runs without perf: its throughput and CPU come from those, its breakdown from the
-    profiled run. q has one: its profiled run's numbers stand, and the unprofiled run is left out of
-    them (it only measures perf's cost: a mean over one unprofiled run has no interval)."""
+def test_a_campaign_takes_throughput_from_unprofiled_runs_only_once_every_point_has_three():
+    """p has three runs without perf, q one. Switching p alone would compare p measured without perf
+    against q measured under it, so neither switches: the profiled runs' numbers stand and the
+    unprofiled runs are left out of them (they only measure perf's cost). Once q has three too,
+    both take throughput and CPU from their unprofiled runs and breakdowns from the profiled ones."""
     import pandas as pd
     from hostnet.analysis.metrics import UNPROFILED_MIN_RUNS, perf_cost, perf_cost_summary, prefer_unprofiled
     assert UNPROFILED_MIN_RUNS == 3
@@ -143,9 +144,16 @@ def test_a_point_with_three_unprofiled_runs_takes_its_throughput_from_them_and_o
             ("q-r0", "throughput_gbps", 20.0), ("q-r0", "breakdown_pct", 31.0), ("q-u0", "throughput_gbps", 25.0)]
     tidy = pd.DataFrame(rows, columns=["run_id", "metric", "value"]).assign(side="both")
     kept = set(map(tuple, prefer_unprofiled(tidy, manifests)[["run_id", "metric"]].values))
-    assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"),
+    assert kept == {("p-r0", m) for m in ("throughput_gbps", "cpu_util_pct", "breakdown_pct",
+                                          "perf_busy_samples_count")} | {("q-r0", "throughput_gbps"),
+                                                                         ("q-r0", "breakdown_pct")}
+    more = [{"run_id": f"q-u{k}", "point": {"id": "q"}, "probes": off} for k in (1, 2)]
+    every = pd.concat([tidy, pd.DataFrame([(f"q-u{k}", "throughput_gbps", 25.0) for k in (1, 2)],
+                                          columns=["run_id", "metric", "value"]).assign(side="both")])
+    kept = set(map(tuple, prefer_unprofiled(every, manifests + more)[["run_id", "metric"]].values))
+    assert kept == {("p-r0", "breakdown_pct"), ("p-r0", "perf_busy_samples_count"), ("q-r0", "breakdown_pct"),
                     *((f"p-u{k}", m) for k in range(3) for m in ("throughput_gbps", "cpu_util_pct")),
-                    ("q-r0", "throughput_gbps"), ("q-r0", "breakdown_pct")}
+                    *((f"q-u{k}", "throughput_gbps") for k in range(3))}
     # a point run only without perf (the time budget's benches, one repetition) keeps its runs
     bench = [{"run_id": "b-r0", "point": {"id": "b"}, "probes": off}]
     only = pd.DataFrame([("b-r0", "cost_ns", 141.0)], columns=["run_id", "metric", "value"]).assign(side="machine")

@@ -74,7 +74,7 @@ def test_the_loop_stops_when_the_design_s_looks_are_taken():
     log = verdicts.top_up_until_decided(lambda: pd.DataFrame().assign().pipe(_asking), lambda p: rounds.append(p) or 1,
                                         budget_runs=100, budget_minutes=60, rounds_taken=1, clock=lambda: 0.0)
     assert log.rounds == verdicts.LOOKS - 2 == len(rounds)
-    assert f"{verdicts.LOOKS} looks are taken" in log.stopped
+    assert f"{verdicts.LOOKS} looks are taken" in log.stopped and log.stopped.endswith(verdicts.AT_PROFILE)
 
 
 def _asking(table):

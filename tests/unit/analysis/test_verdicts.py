@@ -47,7 +47,10 @@ def test_undecided_says_how_many_runs_would_decide_and_which_points():
     assert j.points == ({"config": "a"}, {"config": "b"}) and "to decide" in j.text
     tiny = verdicts.direction(verdicts.difference(UP, [x + 0.6 for x in NOISY]), want="<", what="x",
                               points=[{"config": "a"}])
-    assert tiny.decide.startswith("more than 30 clean runs per point") and tiny.points == ()  # no top-up
+    # no top-up within the design decides it: the profile (window, host) would have to change
+    assert tiny.decide.startswith("not decided at this profile: it would take more than 30 clean runs per point")
+    assert tiny.points == () and "to decide" not in tiny.text
+    assert tiny.text.endswith("a longer window or a quieter host")
 
 
 def test_a_spread_from_fewer_than_5_runs_may_not_rule_a_top_up_out():
@@ -61,7 +64,7 @@ def test_a_spread_from_fewer_than_5_runs_may_not_rule_a_top_up_out():
                             "(now 3; at today's spread more than 30)")
     five = verdicts.direction(verdicts.difference([*a, 11.0, 13.0], [*b, 11.2, 13.3]), want="<", what="x",
                               points=[{"config": "a"}])
-    assert five.points == () and five.decide.startswith("more than 30 clean runs per point")
+    assert five.points == () and five.decide.startswith(f"{verdicts.AT_PROFILE}: it would take more than 30 clean")
     near = verdicts.similar(verdicts.difference([100.0, 110, 90], [112.0, 125, 100]), margin_pct=15, what="x",
                             points=[{"config": "a"}])
     assert near.verdict == verdicts.INCONCLUSIVE and near.points == ({"config": "a"},)
@@ -134,6 +137,12 @@ def test_table_rows_carry_the_top_up_points_of_undecided_findings():
     assert list(t.columns) == verdicts.COLUMNS and list(t.id) == ["F02", "F01", "F03"]
     assert t.attrs["top_up"] == {"F02": [{"config": "a"}]}
     assert t.set_index("id").loc["F01", "this run shows"] == "veth; needs a NIC"
+    # an extension, or another notebook's experiment, is shown undecided but asks for no runs: no tally takes it
+    undecided = verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more", ({"config": "b"},))
+    t = verdicts.table(findings, {"F01": undecided, "F02": undecided, "F03": undecided},
+                       extensions={"F02": "for one flow"}, repeats={"F03": "notebook 03's"})
+    assert list(t.id) == ["F01", "F02" + verdicts.EXTENSION, "F03" + verdicts.SAME_EXPERIMENT]
+    assert set(t.verdict) == {verdicts.INCONCLUSIVE} and t.attrs["top_up"] == {"F01": [{"config": "b"}]}
 
 
 def test_shares_by_run_pairs_runs_and_fills_missing_categories_with_zero():

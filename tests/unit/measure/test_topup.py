@@ -23,19 +23,23 @@ def campaign(tmp_path, spec=SPEC):
     for p in spec.points():
         for rep in range(spec.repetitions):
             write_run(cdir, p, rep)
+        for k in range(spec.unprofiled_repetitions):
+            write_run(cdir, p, k, "u")
     return cdir
 
 
 BUSY = set()  # flows values whose runs come out flagged for foreign load (a busy machine)
 
 
-def write_run(cdir, point, rep):
-    run = cdir / f"{point['config']}-{point.get('flows', 1)}-r{rep}"
+def write_run(cdir, point, rep, tag="r"):
+    """tag "r": a profiled run; "u": one without perf (SweepSpec.unprofiled_repetitions)."""
+    run = cdir / f"{point['config']}-{point.get('flows', 1)}-{tag}{rep}"
     run.mkdir()
     busy = point.get("flows") in BUSY
     (run / "manifest.json").write_text(json.dumps({"schema": SCHEMA_VERSION, "run_id": run.name,
                                                    "experiment": "one-to-one", "status": "ok",
                                                    "repetition": rep, "point": {"id": "x", **point},
+                                                   "probes": {"perf": "off"} if tag == "u" else {},
                                                    "contaminated": busy}))
     (run / "tidy.csv").write_text(",".join(TIDY_COLUMNS) + "\n")  # an ok run has its table (store.damage)
 
@@ -50,10 +54,11 @@ def fake_sweeps(monkeypatch):
         (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
         ran = 0
         for p in spec.points():
-            for rep in range(spec.repetitions):
-                if not (cdir / f"{p['config']}-{p.get('flows', 1)}-r{rep}").exists():
-                    write_run(cdir, p, rep)
-                    ran += 1
+            for tag, count in (("r", spec.repetitions), ("u", spec.unprofiled_repetitions)):
+                for rep in range(count):
+                    if not (cdir / f"{p['config']}-{p.get('flows', 1)}-{tag}{rep}").exists():
+                        write_run(cdir, p, rep, tag)
+                        ran += 1
         calls.append(spec)
         return {"ran": ran, "failed": 0, "skipped": 0, "campaign_dir": str(cdir)}
     monkeypatch.setattr(topup, "run_sweep", run_sweep)
@@ -87,6 +92,26 @@ def test_run_more_adds_one_repetition_per_point_and_keeps_the_campaigns_plan(tmp
     assert plan["order"] == ["original plan"] and len(plan["top_ups"]) == 2
     topup.run_more(None, SPEC, [{"flows": 2}], runs_dir=tmp_path, campaign="c")
     assert (cdir / "all-opts-2-r3").is_dir()
+
+
+def test_a_top_up_adds_unprofiled_runs_in_the_campaigns_proportion(tmp_path, fake_sweeps):
+    """3 profiled and 1 unprofiled run planned per point: every third profiled run a top-up adds
+    brings an unprofiled one with it, so perf's cost compares runs of the same stretch of time."""
+    spec = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2]}, repetitions=3,
+                     unprofiled_repetitions=1)
+    cdir = campaign(tmp_path, spec)
+    added = []
+    for _ in range(6):
+        before = {p.name for p in cdir.iterdir()}
+        added.append(topup.run_more(None, spec, [{"flows": 2}], runs_dir=tmp_path, campaign="c"))
+        assert {p.name for p in cdir.iterdir()} - before <= {f"all-opts-2-{t}" for t in
+                                                              ("r3", "r4", "r5", "r6", "r7", "r8", "u1", "u2")}
+    assert added == [1, 1, 2, 1, 1, 2]  # r3, r4, then r5 with u1 (6 profiled: 2 unprofiled), ...
+    assert sorted(p.name for p in cdir.iterdir() if p.name.startswith("all-opts-2-u")) == [
+        "all-opts-2-u0", "all-opts-2-u1", "all-opts-2-u2"]
+    assert not (cdir / "all-opts-1-u1").exists()  # the point not topped up keeps its one
+    assert [topup.unprofiled_runs_due(spec, n) for n in (2, 3, 5, 6, 9)] == [0, 1, 1, 2, 3]
+    assert topup.unprofiled_runs_due(SPEC, 30) == 0  # a campaign without unprofiled runs gets none
 
 
 def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake_sweeps):
@@ -161,6 +186,31 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
     assert log.stopped.startswith("no verdict asks for more runs")
 
 
+def test_a_point_left_with_fewer_clean_runs_than_planned_is_topped_up(tmp_path, fake_sweeps, busy):
+    """3 runs planned; a busy spell flagged two of n=4's: it is judged on one clean run, so it is
+    run again until it has 3, though every verdict is decided. An unprofiled run does not count."""
+    spec = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 4]}, repetitions=3,
+                     unprofiled_repetitions=1)
+    cdir = campaign(tmp_path, spec)
+    for rep in (0, 1):
+        path = cdir / f"all-opts-4-r{rep}" / "manifest.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "contaminated": True}))
+    manifests = [json.loads(p.read_text()) for p in sorted(cdir.glob("*/manifest.json"))]
+    assert topup.short_of_clean_runs(manifests, 3) == [{"config": "all-opts", "flows": 4}]
+    assert topup.short_of_clean_runs(manifests, 1) == []  # one clean run is left
+
+    def judge(runs_dir, name, reference_dir):
+        return pd.DataFrame(columns=verdicts.COLUMNS)
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                       budget_minutes=BUDGET_MINUTES)
+    assert log.rounds == 1 and log.per_round[0]["points"] == [{"config": "all-opts", "flows": 4}]
+    # a round adds as many as were planned (3), with the unprofiled run they call for
+    assert sorted(p.name for p in cdir.iterdir() if p.name.startswith("all-opts-4-")) == [
+        "all-opts-4-r0", "all-opts-4-r1", "all-opts-4-r2", "all-opts-4-r3", "all-opts-4-r4", "all-opts-4-r5",
+        "all-opts-4-u0", "all-opts-4-u1"]
+    assert log.per_round[0]["findings"] == [topup.NO_CLEAN_RUN] and log.runs == 4
+
+
 def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_why_it_stopped(tmp_path, fake_sweeps,
                                                                                               busy):
     from hostnet.sections import common
@@ -175,7 +225,7 @@ def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_w
     assert log.stopped == ("nothing to judge: campaign c has no clean one-to-one run: 6 of 6 flagged; "
                            "budget: 7 runs would be exceeded (6 made, 3 more asked)")
     manifests = [json.loads(p.read_text()) for p in sorted((tmp_path / "c").glob("*/manifest.json"))]
-    assert topup.without_clean_run(manifests) == [{"config": "all-opts", "flows": n} for n in (1, 2, 4)]
+    assert topup.short_of_clean_runs(manifests, 2) == [{"config": "all-opts", "flows": n} for n in (1, 2, 4)]
 
 
 def test_a_verdicts_numpy_points_are_recorded_as_plain_numbers():

@@ -64,7 +64,7 @@ def test_sweep_plan_one_campaign_per_point(tmp_path):
     assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
 
 
-RX_CAMPAIGN = "20261124-030018-rx-buffer-embedded"  # the committed campaign notebook 02 replays
+RX_CAMPAIGN = "20261128-053016-rx-buffer-embedded"  # the committed campaign notebook 02 replays
 
 
 def test_a_replay_sweep_selects_recorded_points_into_its_own_directory(tmp_path):
@@ -331,7 +331,7 @@ def test_a_replay_of_a_missing_runs_dir_or_campaign_fails_before_any_kernel_star
     problems = batch.preflight(declared, {"mode": "replay", "runs_dir": str(runs)}, tmp_path / "f")
     assert f"04-incast.ipynb: no campaign 20261128-024305-incast-embedded in {runs}" not in problems
     assert f"13-time-budget.ipynb: no campaign 20261126-114855-time-budget-embedded in {runs}" in problems
-    assert f"14-end-host-loss.ipynb: no campaign 20261124-031952-congestion-control-embedded in {runs}" in problems
+    assert f"14-end-host-loss.ipynb: no campaign 20261128-025145-congestion-control-embedded in {runs}" in problems
     assert batch.preflight(declared, {"mode": "replay"}, tmp_path / "f") == []  # the checkout's own data
 
 
