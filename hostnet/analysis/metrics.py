@@ -121,17 +121,17 @@ def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame
     of run are then not mixed in one number. Otherwise the profiled runs give every number and the
     unprofiled ones are left out of them (they give perf_cost); a point with no profiled run (a
     campaign run without perf, e.g. the time budget's benches) keeps its runs."""
-    unprofiled = _unprofiled(manifests)
-    if tidy.empty or not unprofiled:
+    off = _unprofiled(manifests)
+    if tidy.empty or not off:
         return tidy
     present, point = set(tidy.run_id), _point_of(manifests)
-    count = Counter(point[r] for r in unprofiled & present if point.get(r) is not None)
-    profiled_points = {point[r] for r in present if r in point and r not in unprofiled}
+    count = Counter(point[r] for r in off & present if point.get(r) is not None)
+    profiled_points = {point[r] for r in present if r in point and r not in off}
     if profiled_points and all(count[p] >= UNPROFILED_MIN_RUNS for p in profiled_points):
-        shadowed = {r for r in present if r in point and r not in unprofiled}
+        shadowed = {r for r in present if r in point and r not in off}
         keep = ~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)
     else:
-        keep = ~tidy.run_id.isin({r for r in unprofiled if point.get(r) in profiled_points})
+        keep = ~tidy.run_id.isin({r for r in off if point.get(r) in profiled_points})
     return tidy[keep]
 
 

@@ -9,9 +9,10 @@ every decisive round the campaign has had).
 
 Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
 names the points. Points whose flagged runs (foreign load: a busy machine) left fewer clean runs
-than planned are topped up too, within the same budget: they would be judged on too few. The extra runs go into the same
-campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps its plan
-plus a record of every round under "top_ups".
+than planned are topped up too, within the same budget: they would be judged on too few. A round
+adds unprofiled runs in the campaign's proportion (unprofiled_runs_due). The extra runs go into
+the same campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps
+its plan plus a record of every round under "top_ups".
 """
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
             table = pd.DataFrame()
         flagged = short_of_clean_runs(manifests_of(spec, runs_dir, campaign), min(MIN_RUNS, spec.repetitions))
         if flagged:  # a point whose runs were flagged (foreign load) is judged on too few: run it again
-            table.attrs["top_up"] = {**table.attrs.get("top_up", {}), NO_CLEAN_RUN: flagged}
+            table.attrs["top_up"] = {**table.attrs.get("top_up", {}), FLAGGED_RUNS: flagged}
         return table
     sweep_json = Path(runs_dir) / campaign / "sweep.json"
     # each earlier decisive round was a look at the verdicts: the design's looks are per campaign
@@ -157,7 +158,7 @@ def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[di
     return lacking
 
 
-NO_CLEAN_RUN = "flagged runs"  # what a top-up round names for points whose flagged runs left too few clean ones
+FLAGGED_RUNS = "flagged runs"  # what a top-up round names for points whose flagged runs left too few clean ones
 
 
 def short_of_clean_runs(manifests: list[dict], wanted: int) -> list[dict]:

@@ -181,7 +181,7 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
         return pd.DataFrame(columns=verdicts.COLUMNS)  # decided, on the points that have clean runs
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
-    assert log.per_round == [{"findings": [topup.NO_CLEAN_RUN], "points": [{"config": "all-opts", "flows": 4}],
+    assert log.per_round == [{"findings": [topup.FLAGGED_RUNS], "points": [{"config": "all-opts", "flows": 4}],
                               "runs": 2}]
     assert log.stopped.startswith("no verdict asks for more runs")
 
@@ -208,7 +208,7 @@ def test_a_point_left_with_fewer_clean_runs_than_planned_is_topped_up(tmp_path, 
     assert sorted(p.name for p in cdir.iterdir() if p.name.startswith("all-opts-4-")) == [
         "all-opts-4-r0", "all-opts-4-r1", "all-opts-4-r2", "all-opts-4-r3", "all-opts-4-r4", "all-opts-4-r5",
         "all-opts-4-u0", "all-opts-4-u1"]
-    assert log.per_round[0]["findings"] == [topup.NO_CLEAN_RUN] and log.runs == 4
+    assert log.per_round[0]["findings"] == [topup.FLAGGED_RUNS] and log.runs == 4
 
 
 def test_a_campaign_that_stays_flagged_is_topped_up_within_the_budget_and_says_why_it_stopped(tmp_path, fake_sweeps,
