@@ -165,7 +165,9 @@ def short_of_clean_runs(manifests: list[dict], wanted: int) -> list[dict]:
     """The points (without their id) that have flagged runs and fewer than `wanted` clean ones
     (profiled ones where the point has any: an unprofiled run gives no breakdown): runs left out of
     analysis (foreign load, a short window) leave the point judged on fewer than planned. Points
-    that only failed are not among them: running those again would fail again."""
+    that only failed are not among them: running those again would fail again. (fill's
+    lacking_points is the other policy: it brings a fresh sweep's every point, failed ones too, to
+    a few usable runs of any kind.)"""
     by_point: dict[str, tuple[dict, list[dict]]] = {}
     for m in manifests:
         point = {k: v for k, v in m.get("point", {}).items() if k != "id"}
