@@ -12,14 +12,6 @@ import signal
 import sys
 from pathlib import Path
 
-from .analysis import metrics
-from .measure import config as stackconfig
-from . import store, testbed
-from .notebook.batch import PROFILES
-from .testbed.capabilities import MissingCapability
-from .hosts import HostError, LocalHost
-from .knobs import KnobError
-from .measure.runner import PreflightError
 
 # experiment name -> traffic pattern
 EXPERIMENTS = {"single-flow": "single", "one-to-one": "one-to-one", "incast": "incast", "outcast": "outcast",
@@ -50,6 +42,7 @@ def _die(msg: str) -> None:
 
 
 def _require_live(tools=("ip", "iperf3", "perf", "ethtool")) -> None:
+    from .hosts import LocalHost
     if os.geteuid() != 0:
         _die("live runs build network namespaces and need root; run as root")
     local = LocalHost()
@@ -67,6 +60,7 @@ def _unanswered(caps_by_host: dict) -> int:
 
 
 def _check(args) -> int:
+    from . import testbed
     from .testbed import capabilities
     if args.file:
         from .testbed.servers import from_yaml
@@ -90,6 +84,7 @@ def _check(args) -> int:
 
 
 def cmd_testbed(args) -> int:
+    from . import testbed
     if args.action == "check":
         return _check(args)
     if args.action == "up":
@@ -130,6 +125,8 @@ def cmd_testbed(args) -> int:
 
 
 def _print_summary(runs: list[Path]) -> None:
+    from . import store
+    from .analysis import metrics
     if not runs:
         print("no run succeeded")
         return
@@ -172,6 +169,8 @@ def _print_summary(runs: list[Path]) -> None:
 
 
 def cmd_run(args) -> int:
+    from . import store, testbed
+    from .measure import config as stackconfig
     from .measure.sweep import run_configs
     try:
         for c in args.config:
@@ -214,11 +213,13 @@ def cmd_sweep(args) -> int:
         return _sweep_notebook(args)
     if args.mode or args.output_dir:
         _die("--mode and --output-dir are for notebook sweeps; a sweep spec always measures live")
+    declaration = _declaration(args.spec)  # an undeclared name is refused before the measuring code loads
     from .measure.sweep import SweepError, run_sweep
     try:
-        spec = _sweep_spec(args)
+        spec = _sweep_spec(args, declaration)
     except (SweepError, ValueError) as exc:
         _die(str(exc))
+    from . import store, testbed
     where = _testbed_spec(args)
     if not testbed.session.is_file(where):
         _require_live()
@@ -242,29 +243,34 @@ def _declared_name(spec: str) -> bool:
     return not Path(spec).suffix and "/" not in spec
 
 
-def _sweep_spec(args):
-    """The sweep `hostnet sweep SPEC` runs: a declared experiment by name (hostnet/sweeps/NAME.yaml)
-    or a spec file, with --config/--repetitions/--duration/--warmup/--seed over it."""
-    from dataclasses import replace
+def _declaration(spec: str) -> Path:
+    """The file `hostnet sweep SPEC` reads: hostnet/sweeps/SPEC.yaml for a declared experiment's
+    name (an undeclared one refused, naming those there are), else SPEC itself."""
     from . import project
-    from .measure.sweep import SweepError, SweepSpec
+    if not _declared_name(spec):
+        return Path(spec)
+    names = sorted(p.stem for p in project.packaged("sweeps").glob("*.yaml"))
+    if spec not in names:
+        _die(f"{spec}: no declared experiment of that name (declared: {', '.join(names)}); or name a sweep spec file")
+    return project.packaged("sweeps") / f"{spec}.yaml"
+
+
+def _sweep_spec(args, declaration: Path):
+    """The sweep `hostnet sweep SPEC` runs: its declaration (_declaration) with
+    --config/--repetitions/--duration/--warmup/--seed over it."""
+    from dataclasses import replace
+    from .measure.sweep import SweepSpec
     changes = {k: getattr(args, k) for k in SPEC_FLAGS if getattr(args, k, None) is not None}
     if getattr(args, "config", None):
         changes["configs"] = list(args.config)
-    path = args.spec
-    if _declared_name(args.spec):  # a name: its declaration
-        names = sorted(p.stem for p in project.packaged("sweeps").glob("*.yaml"))
-        if args.spec not in names:
-            raise SweepError(f"{args.spec}: no declared experiment of that name (declared: {', '.join(names)}); "
-                             f"or name a sweep spec file")
-        path = project.packaged("sweeps") / f"{args.spec}.yaml"
-    spec = SweepSpec.from_yaml(path)
+    spec = SweepSpec.from_yaml(declaration)
     return replace(spec, **changes) if changes else spec
 
 
 def _testbed_spec(args) -> str:
     """--testbed as every command spells it: "embedded" (a fresh one, torn down after; the default),
     the name of an embedded testbed that is up, or a testbed.yaml path."""
+    from . import testbed
     spec = args.testbed or "embedded"
     if testbed.session.is_file(spec) and not Path(spec).is_file():
         _die(f"--testbed {spec}: no such testbed.yaml")
@@ -288,6 +294,7 @@ def _hand_to_kernels(args) -> None:
 
 def _fresh_shape(args, spec: str) -> dict:
     """--senders/--receivers/--ssh shape a fresh embedded testbed; with one that exists they are an error."""
+    from . import testbed
     shape = {"n_senders": args.senders, "n_receivers": args.receivers, "ssh": args.ssh}
     if spec in testbed.session.FRESH:
         return shape
@@ -347,6 +354,8 @@ def cmd_notebooks(args) -> int:
 
 def cmd_breakdown(args) -> int:
     """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
+    from . import store
+    from .hosts import HostError
     from .analysis import profiles
     from .parsers import ParseError
     where = Path(args.file).parent
@@ -396,6 +405,7 @@ def cmd_compare(args) -> int:
 
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
+    from . import testbed
     if args.file:
         from .knobs.journal_file import HOST_DIR
         from .testbed.servers import restore as restore_servers
@@ -446,6 +456,7 @@ def _remove_crumbs() -> str:
 
 def _held_elsewhere() -> str:
     """Host-wide settings live testbeds hold (knobs/machine.py), which a restore leaves in place."""
+    from . import testbed
     from .knobs.machine import Ledger
     held = [f"{e['knob']}[{e['key']}] = {v!r} by {Path(j).stem}"
             for e in Ledger(testbed.state_dir()).held() for j, v in e["holders"].items()]
@@ -494,6 +505,8 @@ def parser() -> argparse.ArgumentParser:
 
 def _live_commands(sub) -> None:
     """testbed, run, sweep: the commands that build testbeds and measure."""
+    from .measure import config as stackconfig
+    from .notebook.batch import PROFILES
     t = sub.add_parser("testbed", help="build, inspect or remove the embedded testbed")
     t.add_argument("action", choices=("up", "status", "down", "check"))
     t.add_argument("file", nargs="?", help="check: a testbed.yaml of real servers (default: the embedded testbed)")
@@ -523,7 +536,7 @@ def _live_commands(sub) -> None:
     r.add_argument("--repetitions", type=int, default=1)
     r.add_argument("--testbed", help="embedded (a fresh one, the default), the name of one that is up (hostnet "
                                      "testbed up), or a testbed.yaml of servers")
-    r.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(r)
     r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
     r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
     r.add_argument("--cc", default="cubic", help="TCP congestion control (the paper's default: cubic)")
@@ -552,7 +565,7 @@ def _live_commands(sub) -> None:
     w.add_argument("--dry-run", action="store_true", help="notebook sweeps: print where each point goes and "
                                                           "its parameters, run nothing")
     w.add_argument("--campaign", help="resume this campaign (default: a new one)")
-    w.add_argument("--runs-dir", default="data/runs", help="where campaigns are written (default: data/runs)")
+    _runs_dir_option(w, "where campaigns are written")
     w.add_argument("--senders", type=int, default=1, help="sender namespaces (a bridge joins more than two hosts)")
     w.add_argument("--receivers", type=int, default=1, help="receiver namespaces")
     w.add_argument("--ssh", action="store_true", help="an sshd in each namespace; endpoints driven through SSH")
@@ -561,6 +574,13 @@ def _live_commands(sub) -> None:
     w.add_argument("--quiet", action="store_true", help="no progress line per point")
     _steering_option(w)
     w.set_defaults(func=cmd_sweep)
+
+
+def _runs_dir_option(p: argparse.ArgumentParser, what: str = "where campaigns are") -> None:
+    """--runs-dir as every command reads it: as given (relative to the working directory, as a shell
+    path is), else data/runs in the project root (main: --root, $HOSTNET_ROOT, or the checkout the
+    working directory is in), so a command works from any directory of the checkout."""
+    p.add_argument("--runs-dir", help=f"{what} (default: data/runs in the project root)")
 
 
 def _cpu_set(text: str) -> list[int]:
@@ -577,6 +597,7 @@ def _cpu_set(text: str) -> list[int]:
 
 def _data_commands(sub) -> None:
     """breakdown, flamegraph, compare, restore, figures: reading stored runs and regenerating figures."""
+    from .notebook.batch import PROFILES
     k = sub.add_parser("breakdown", help="the paper's CPU breakdown of a perf profile: perf.data, perf script, "
                                           "perf report --stdio or folded stacks (hostnet's or perf's own format)")
     k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
@@ -607,7 +628,7 @@ def _data_commands(sub) -> None:
     c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
     c.add_argument("a", help="the baseline campaign (a directory name under --runs-dir)")
     c.add_argument("b", help="the campaign compared with it, point by point")
-    c.add_argument("--runs-dir", default="data/runs", help="where both campaigns are (default: data/runs)")
+    _runs_dir_option(c, "where both campaigns are")
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
@@ -652,14 +673,14 @@ def _study_commands(sub) -> None:
     p_.add_argument("--duration", type=int, default=5)
     p_.add_argument("--warmup", type=int, default=2)
     p_.add_argument("--repetitions", type=int, default=5)
-    p_.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(p_)
     p_.set_defaults(func=cmd_receive_path)
 
     d = sub.add_parser("rederive", help="re-derive stored runs' CPU rows and breakdowns from their raw files under "
                                         "the current CPU rule, taxonomy and attribution rule (the manifest keeps the "
                                         "old versions)")
     d.add_argument("campaigns", nargs="+")
-    d.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(d)
     d.add_argument("--force", action="store_true", help="also runs already derived under the current rules: "
                                                         "their rows rebuilt from the raw files (says how many changed)")
     d.set_defaults(func=cmd_rederive)
@@ -669,7 +690,7 @@ def _study_commands(sub) -> None:
     d = sub.add_parser("seal", help="record the sha256 and row count of each ok run's tidy.csv in its manifest, for "
                                     "runs written before manifests carried them (a changed table is then refused)")
     d.add_argument("campaigns", nargs="+")
-    d.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(d)
     d.set_defaults(func=cmd_seal)
 
     t = sub.add_parser("top-up", help="more clean repetitions of exactly the points a campaign's inconclusive "
@@ -678,7 +699,7 @@ def _study_commands(sub) -> None:
     t.add_argument("campaign")
     t.add_argument("--budget-runs", type=int, default=40)
     t.add_argument("--budget-minutes", type=float, default=15.0)
-    t.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(t)
     t.add_argument("--reference-dir", default="", help="the paper's reference numbers (default: shipped with hostnet)")
     t.add_argument("--testbed", default="", help="a testbed.yaml of real servers (default: an embedded testbed "
                                                  "shaped like the campaign's)")
@@ -708,6 +729,7 @@ def cmd_receive_path(args) -> int:
 
 
 def cmd_top_up(args) -> int:
+    from . import store, testbed
     from . import project
     from .measure import topup
     from .sections import section
@@ -732,6 +754,7 @@ def cmd_top_up(args) -> int:
 
 
 def cmd_rederive(args) -> int:
+    from . import store
     from .measure.tidy import rederive
     changed = total = differ = 0
     stored = ("tidy.csv", "manifest.json")
@@ -756,7 +779,7 @@ def _pack_commands(sub) -> None:
                                     "packed already are skipped, a raw/ unpacked beside its archive is removed")
     p.add_argument("targets", nargs="*", metavar="CAMPAIGN_OR_RUN",
                    help="campaign or run directories, or campaign names under --runs-dir (default: every campaign)")
-    p.add_argument("--runs-dir", default="data/runs")
+    _runs_dir_option(p)
     p.set_defaults(func=cmd_data_pack)
     u = act.add_parser("unpack", help="write one run's raw files into RUN_DIR/raw/ to read them (the archive stays; "
                                       "`hostnet data pack RUN_DIR` removes raw/ again)")
@@ -765,6 +788,7 @@ def _pack_commands(sub) -> None:
 
 
 def _is_run(path: Path) -> bool:
+    from . import store
     return any((path / f).exists() for f in ("manifest.json", store.RAW_DIR, store.RAW_ARCHIVE))
 
 
@@ -787,6 +811,7 @@ def _runs_to_pack(targets: list[str], runs_dir: str) -> list[Path]:
 
 
 def cmd_data_pack(args) -> int:
+    from . import store
     log = logging.getLogger(__name__)
     packed = already = refused = files = raw_bytes = archived = 0
     for run in _runs_to_pack(args.targets, args.runs_dir):
@@ -814,6 +839,7 @@ def cmd_data_pack(args) -> int:
 
 
 def cmd_data_unpack(args) -> int:
+    from . import store
     run = Path(args.run)
     if not run.is_dir() or not _is_run(run):
         raise FileNotFoundError(f"no run directory {run}")
@@ -827,6 +853,7 @@ def cmd_data_unpack(args) -> int:
 
 
 def cmd_seal(args) -> int:
+    from . import store
     sealed = total = 0
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
@@ -862,9 +889,11 @@ def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args.verbose, args.log_quiet)
+    from . import project
     if args.root:  # the notebooks' kernels inherit it
-        from . import project
         os.environ[project.ENV] = str(Path(args.root).resolve())
+    if getattr(args, "runs_dir", "") is None and args.command != "figures":  # figures: each notebook's own
+        args.runs_dir = str(project.root() / "data" / "runs")
     try:
         rc = args.func(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
@@ -872,19 +901,30 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `hostnet breakdown ... | head -1`: the reader stopped reading; no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor a second error at exit's flush
         return 128 + signal.SIGPIPE  # what a tool killed by SIGPIPE returns (`cat big | head -1`)
-    except (testbed.TestbedError, stackconfig.ConfigError, FileNotFoundError, PreflightError, ValueError,
-            MissingCapability, HostError, KnobError) as exc:
-        _die(str(exc))
-    except OSError as exc:
-        if exc.errno not in FULL:
-            raise
-        _die(f"{exc.strerror}: {exc.filename or 'a file hostnet writes'} (free space there, or point --runs-dir or "
-             f"HOSTNET_STATE_DIR elsewhere; a run cut short stays *.partial and is redone, never read)")
+    except Exception as exc:
+        if isinstance(exc, _one_line_errors()):
+            _die(str(exc))
+        if isinstance(exc, OSError) and exc.errno in FULL:
+            _die(f"{exc.strerror}: {exc.filename or 'a file hostnet writes'} (free space there, or point --runs-dir or "
+                 f"HOSTNET_STATE_DIR elsewhere; a run cut short stays *.partial and is redone, never read)")
+        raise
     return 1
 
 
 # A disk that cannot take more: said in one line, not a traceback.
 FULL = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+# Errors that say what went wrong in their message: one line, not a traceback. Looked up only in
+# modules already imported (a command that never imported the runner cannot raise its
+# PreflightError), so the CLI imports none of them up front.
+ONE_LINE_ERRORS = (("hostnet.testbed.base", "TestbedError"), ("hostnet.measure.config", "ConfigError"),
+                   ("hostnet.measure.runner", "PreflightError"), ("hostnet.testbed.capabilities", "MissingCapability"),
+                   ("hostnet.hosts.base", "HostError"), ("hostnet.knobs", "KnobError"))
+
+
+def _one_line_errors() -> tuple[type, ...]:
+    return (FileNotFoundError, ValueError) + tuple(getattr(sys.modules[module], name)
+                                                   for module, name in ONE_LINE_ERRORS if module in sys.modules)
 
 
 if __name__ == "__main__":

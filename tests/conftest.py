@@ -699,6 +699,23 @@ def fetch_is_blocked(driver, url: str = "https://cdn.jsdelivr.net/npm/vega@6") -
     return outcome == "failed" and any(BLOCKED in e["message"] for e in console_errors(driver))
 
 
+def ink_share(png: bytes, box: tuple[float, float, float, float], css_width: float) -> float:
+    """Share of the pixels inside `box` (x, y, width, height in the chart's CSS px; the screenshot
+    may be drawn at another scale) that are ink: coloured or dark, not the white background or the
+    light grey of grid lines. A plot area with no marks has almost none."""
+    import io
+
+    from PIL import Image
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    k = image.width / css_width
+    x, y, w, h = (round(v * k) for v in box)
+    crop = image.crop((x, y, x + w, y + h))
+    raw = crop.tobytes()
+    pixels = [raw[i:i + 3] for i in range(0, len(raw), 3)]
+    ink = sum(1 for p in pixels if max(p) - min(p) > 40 or max(p) < 120)
+    return ink / max(1, len(pixels))
+
+
 def drawn_share(png: bytes) -> float:
     """Share of a screenshot's pixels that differ from its most common colour (the background)."""
     import io

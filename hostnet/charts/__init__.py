@@ -1,8 +1,9 @@
 """Figures from tidy tables: one theme, offline SVG/PNG, a render cache, flame graphs.
 
-plots        altair figure builders
+plots        altair figure builders, panel() for charts shown together
+drawn        what a drawn chart shows (marks, views, plot areas), for the chart tests
 chart_cache  rendered charts on disk by spec and renderer versions
 flamegraph   folded stacks -> an interactive page or an icicle chart
 profiles     charts of a profile a researcher brings (analysis.profiles)
 """
-__all__ = ["chart_cache", "flamegraph", "plots", "profiles"]
+__all__ = ["chart_cache", "drawn", "flamegraph", "plots", "profiles"]

@@ -56,7 +56,8 @@ def icicle_chart(rects: pd.DataFrame, title: str, subtitle: str = "") -> alt.Cha
         color=alt.Color("frame:N", legend=None, scale=alt.Scale(scheme="orangered")))
     labels = base.transform_filter("datum.x1 - datum.x0 > 0.06").mark_text(
         align="left", dx=3, fontSize=9, color="black").encode(text="frame:N")
-    return alt.layer(bars, labels).properties(width=900, height=alt.Step(16),
+    return alt.layer(bars, labels).properties(width=760,  # with its labels, within plots.PANEL_WIDTH
+                                              height=alt.Step(16),
                                               title=alt.Title(title, subtitle=subtitle))
 
 

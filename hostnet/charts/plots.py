@@ -9,7 +9,11 @@ the vega bundle inlined, for a live session.
 from __future__ import annotations
 
 import base64
+import copy
+import gzip
 import io
+import json
+import textwrap
 from pathlib import Path
 
 import altair as alt
@@ -31,12 +35,16 @@ ATTRIBUTED_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU); samples taken
                      "are attributed through the call chain (irqs-off-callchain rule, docs/measurement.md)")
 
 
+TITLE_PX, SUBTITLE_PX = 14, 12
+
+
 @alt.theme.register("hostnet", enable=True)
 def _theme() -> alt.theme.ThemeConfig:
     return alt.theme.ThemeConfig({
         "config": {
             "font": "DejaVu Sans",
-            "title": {"fontSize": 14, "anchor": "start", "subtitleFontSize": 11, "subtitleColor": "#555"},
+            "title": {"fontSize": TITLE_PX, "anchor": "start", "subtitleFontSize": SUBTITLE_PX,
+                      "subtitleColor": "#333", "subtitlePadding": 4},
             "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridColor": "#eee"},
             "legend": {"labelFontSize": 11, "titleFontSize": 12},
             "view": {"stroke": None},
@@ -174,15 +182,10 @@ def png(spec: dict, scale: float = PNG_SCALE) -> tuple[bytes, tuple[int, int]]:
     return data, (round(width / scale), round(height / scale))
 
 
-def svg(chart: alt.Chart, spec: dict | None = None) -> bytes:
-    """The chart as altair's own chart.save writes SVG (through vl-convert), from the chart cache
-    when the same spec was drawn before. spec: chart.to_dict(), when the caller has it."""
-    def render() -> bytes:
-        out = io.StringIO()
-        chart.save(out, format="svg")
-        return out.getvalue().encode()
-
-    return chart_cache.rendered("svg", spec if spec is not None else chart.to_dict(), render)
+def svg(spec: dict) -> bytes:
+    """A Vega-Lite spec as SVG (vl-convert, offline), from the chart cache when drawn before."""
+    return chart_cache.rendered("svg", spec, lambda: vlc.vegalite_to_svg(spec, vl_version=_vl_version()).encode(),
+                                vl_version=_vl_version())
 
 
 def _title(spec: dict) -> str:
@@ -191,12 +194,31 @@ def _title(spec: dict) -> str:
     return title.get("text", "") if isinstance(title, dict) else str(title)
 
 
+# Where a notebook output keeps the spec its PNG was drawn from: output metadata (no viewer shows
+# it, nbval does not compare it), gzipped JSON in base64 (a flame graph's spec is ~200 KB of text);
+# tests draw it again to check every view shows marks (stored_spec reads it back).
+SPEC_METADATA = "hostnet/vega-lite+gzip"
+
+
+def _packed(spec: dict) -> str:
+    text = json.dumps(spec, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(text, mtime=0)).decode("ascii")  # mtime=0: the same bytes every run
+
+
+def stored_spec(output_metadata: dict) -> dict | None:
+    """The spec a stored chart output was drawn from (None: stored before hostnet kept it)."""
+    packed = output_metadata.get(SPEC_METADATA)
+    return json.loads(gzip.decompress(base64.b64decode(packed))) if packed else None
+
+
 def static_renderer(spec: dict, **_options) -> tuple[dict, dict]:
-    """An altair renderer: the chart as a PNG output (plus its title as text/plain)."""
+    """An altair renderer: the chart as a PNG output (plus its title as text/plain), its titles fitted
+    to its views and the spec it was drawn from in the output's metadata."""
+    spec = fitted(spec)
     data, (width, height) = png(spec)
     text = f"<chart {width}x{height}: {_title(spec)}>" if _title(spec) else f"<chart {width}x{height}>"
     return ({"image/png": base64.b64encode(data).decode("ascii"), "text/plain": text},
-            {"image/png": {"width": width, "height": height}})
+            {"image/png": {"width": width, "height": height}, SPEC_METADATA: _packed(spec)})
 
 
 def interactive(enable: bool = True) -> None:
@@ -215,12 +237,93 @@ alt.renderers.enable(STATIC_RENDERER)
 
 
 def save(chart: alt.Chart, stem: str | Path) -> list[Path]:
-    """Write stem.svg and stem.png (offline, vl-convert; the PNG as in notebooks; both through the
-    chart cache, hostnet.charts.chart_cache)."""
+    """Write stem.svg and stem.png (offline, vl-convert; titles fitted and the PNG drawn as in
+    notebooks; both through the chart cache, hostnet.charts.chart_cache)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     svg_path, png_path = stem.with_suffix(".svg"), stem.with_suffix(".png")
-    spec = chart.to_dict()
-    svg_path.write_bytes(svg(chart, spec))
+    spec = fitted(chart.to_dict())
+    svg_path.write_bytes(svg(spec))
     png_path.write_bytes(png(spec)[0])
     return [svg_path, png_path]
+
+
+# Charts shown together: a notebook's output area is about 950 CSS px wide in JupyterLab in a 1,400 px
+# window (measured, tests/notebooks/test_notebooks_in_jupyterlab.py), about as wide on GitHub and in
+# nbconvert's HTML; a wider image is scaled down, and its 12 px subtitles with it. Views are laid out
+# in rows no wider than this.
+PANEL_WIDTH = 900
+CONCAT_SPACING = 20  # Vega-Lite's default space between concatenated views
+# Scales concatenated views must not share: Vega-Lite shares every non-position scale across a
+# concatenation, so a view colouring by one field would take the colours (and offsets) of another's
+# domain, and draw its marks in no colour at all when that domain has an explicit range.
+INDEPENDENT = ("color", "fill", "stroke", "opacity", "fillOpacity", "strokeOpacity", "shape", "size",
+               "strokeDash", "xOffset", "yOffset")
+
+
+def panel(*charts, columns: int | None = None) -> alt.TopLevelMixin:
+    """Charts shown together in one output: each keeps its own colours, offsets and legend. Rows of
+    `columns` charts, or by default each row as many of the next charts as fit PANEL_WIDTH once their
+    titles are fitted (a chart wider than that alone)."""
+    if columns is not None:
+        rows = [list(charts[i:i + columns]) for i in range(0, len(charts), columns)]
+    else:
+        rows, used = [], PANEL_WIDTH + 1
+        for chart in charts:
+            spec = fitted(chart.to_dict())
+            width = drawn_width(spec, spec) + CONCAT_SPACING
+            if used + width > PANEL_WIDTH + CONCAT_SPACING:
+                rows.append([])
+                used = 0
+            rows[-1].append(chart)
+            used += width
+    lines = [_apart(alt.hconcat(*row)) if len(row) > 1 else row[0] for row in rows]
+    return _apart(alt.vconcat(*lines)) if len(lines) > 1 else lines[0]
+
+
+def _apart(concat):
+    return concat.resolve_scale(**{channel: "independent" for channel in INDEPENDENT})
+
+
+def drawn_width(view: dict, root: dict) -> int:
+    """The width in CSS px vl-convert draws a view at (plot, axes, legend, title), the view taken out
+    of the spec `root` (whose data and config it uses); through the chart cache."""
+    spec = {**view, **{k: root[k] for k in ("$schema", "config", "datasets") if k in root}}
+
+    def measure() -> bytes:
+        return str(vlc.vegalite_to_scenegraph(spec, vl_version=_vl_version())["width"]).encode()
+
+    return round(float(chart_cache.rendered("width", spec, measure, vl_version=_vl_version())))
+
+
+def fitted(spec: dict) -> dict:
+    """The spec with each title and subtitle line wrapped to the width its view draws without them,
+    so text is never what widens a chart, and so never what shrinks it on the page."""
+    spec = copy.deepcopy(spec)
+    _fit(spec, spec)
+    return spec
+
+
+def _fit(view: dict, root: dict) -> None:
+    for key in ("hconcat", "vconcat", "concat"):
+        for child in view.get(key, []):
+            _fit(child, root)
+    title = view.get("title")
+    if not title:
+        return
+    # the y axis's labels and title sit left of where a title starts
+    room = drawn_width({k: v for k, v in view.items() if k != "title"}, root) - 40
+    title = {"text": title} if isinstance(title, (str, list)) else dict(title)
+    title["text"] = _wrap(title.get("text", ""), room, TITLE_PX, em=0.62)
+    if "subtitle" in title:
+        title["subtitle"] = _wrap(title["subtitle"], room, SUBTITLE_PX, em=0.56)
+    view["title"] = title
+
+
+def _wrap(lines, room: float, px: int, em: float) -> list[str] | str:
+    """Lines wrapped at the characters that fit `room` pixels of DejaVu Sans at `px` (`em`: its
+    average character width, in em); empty lines dropped."""
+    lines = [lines] if isinstance(lines, str) else list(lines)
+    chars = max(30, int(room / (em * px)))
+    out = [w for line in lines if line for w in textwrap.wrap(line, chars, break_on_hyphens=False)]
+    return out[0] if len(out) == 1 else out

@@ -30,8 +30,15 @@ SUDO_PASSWORD_VAR = "HOSTNET_SUDO_PASSWORD"
 
 
 def state_dir() -> Path:
-    """This controller's journals, locks, testbed state and scratch files (HOSTNET_STATE_DIR)."""
-    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
+    """This controller's journals, locks, testbed state and scratch files: $HOSTNET_STATE_DIR, else
+    /run/hostnet for root (who measures), else the user's cache directory's hostnet/state (a
+    researcher without root reading a perf.data needs scratch space, and /run/hostnet is root's)."""
+    if os.environ.get("HOSTNET_STATE_DIR"):
+        return Path(os.environ["HOSTNET_STATE_DIR"])
+    if os.geteuid() == 0:
+        return Path("/run/hostnet")
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("hostnet")) / "state"
 
 
 def private_dir(path: Path) -> None:

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from invoke.watchers import StreamWatcher
-
 from .base import (STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv,
                    remote_temp_prefix)
 
@@ -75,16 +73,16 @@ class _Sudo:
         return text.split(self.marker, 1)[1] if self.marker in text else text.replace(self.prompt, "")
 
 
-class _SudoWatcher(StreamWatcher):
-    """invoke calls submit() from its reader threads (a StreamWatcher is thread-local, so the
-    state lives in the shared _Sudo)."""
+def _sudo_watcher(sudo: _Sudo):
+    """An invoke StreamWatcher answering sudo's prompt. invoke calls submit() from its reader threads
+    (a StreamWatcher is thread-local, so the state lives in the shared _Sudo). Defined here, on first
+    use, so that importing hostnet.hosts does not import invoke (0.2 s a CLI refusal would pay)."""
+    from invoke.watchers import StreamWatcher
 
-    def __init__(self, sudo: _Sudo):
-        super().__init__()
-        self.sudo = sudo
-
-    def submit(self, stream: str) -> list[str]:
-        return self.sudo.answers(stream)
+    class SudoWatcher(StreamWatcher):
+        def submit(self, stream: str) -> list[str]:
+            return sudo.answers(stream)
+    return SudoWatcher()
 
 
 class RemoteProc:
@@ -280,7 +278,7 @@ class SshHost(Host):
         conn = self.connection()
         try:
             res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False,
-                           in_stream=_Stdin(input, sudo), watchers=[_SudoWatcher(sudo)] if sudo else [])
+                           in_stream=_Stdin(input, sudo), watchers=[_sudo_watcher(sudo)] if sudo else [])
         except CommandTimedOut as exc:
             raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
         except (paramiko.SSHException, EOFError, OSError, ThreadException) as exc:

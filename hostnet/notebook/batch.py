@@ -102,7 +102,18 @@ def check_conventions(notebook: Path) -> list[str]:
     # papermill --help-notebook shows "Unknown type" for a parameter without an annotation
     problems += [f"parameter {name} has no type annotation" for name, p in declared.items()
                  if p["inferred_type_name"] == "None"]
-    return problems + non_literal_parameters(notebook) + first_cell_problems(notebook)
+    return problems + non_literal_parameters(notebook) + first_cell_problems(notebook) + composed_charts(notebook)
+
+
+# altair's `a | b` and `a & b` share colour and offset scales between the charts (one view then
+# draws in another's colours, or in none); hostnet.charts.plots.panel keeps them apart.
+_COMPOSED = re.compile(r"charts\[[^\]]+\]\s*[|&]|[|&]\s*\(?\s*charts\[")
+
+
+def composed_charts(notebook: Path) -> list[str]:
+    nb = json.loads(Path(notebook).read_text())
+    return [f"cell {i} composes charts with | or &; show them with panel(...)"
+            for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and _COMPOSED.search("".join(c["source"]))]
 
 
 # What the first code cell after `parameters` starts with (hostnet.notebook): start the notebook

@@ -64,6 +64,37 @@ def test_every_stored_chart_is_an_image_that_draws_without_scripts_or_network():
     assert len(images) == 16 and all(images.values()), images  # every notebook stores its charts
 
 
+def _stored_charts(path):
+    """(cell index, the spec it was drawn from, its width in CSS px) of each stored chart output."""
+    from hostnet.charts import plots
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        for out in cell.get("outputs", []):
+            if "image/png" in out.get("data", {}):
+                meta = out.get("metadata", {})
+                yield i, plots.stored_spec(meta), meta.get("image/png", {}).get("width")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.name)
+def test_every_stored_chart_shows_marks_in_every_view_at_a_width_the_page_shows_unscaled(path):
+    """What JupyterLab, GitHub and nbconvert show: each stored chart's spec drawn again shows marks
+    in every view (no view left in another's colours, or in none), and is no wider than a notebook's
+    output area, so its text is shown at its size."""
+    from hostnet.charts import drawn, plots
+    charts = list(_stored_charts(path))
+    assert charts
+    for cell, spec, width in charts:
+        assert spec is not None, f"{path.name} cell {cell}: no spec stored with the chart"
+        assert drawn.problems(spec) == [], f"{path.name} cell {cell}"
+        assert width <= plots.PANEL_WIDTH, f"{path.name} cell {cell}: {width} px wide"
+
+
+def test_every_figure_shows_marks_in_every_view():
+    from hostnet.charts import drawn
+    figures = sorted((REPO / "figures").glob("*.svg"))
+    assert len(figures) > 40
+    assert {f.name: drawn.svg_problems(f.read_text()) for f in figures if drawn.svg_problems(f.read_text())} == {}
+
+
 def test_notebooks_declare_the_profile_parameters_and_their_grids():
     from hostnet.notebook import batch
     common = {"mode", "campaign", "config", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",

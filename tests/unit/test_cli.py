@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from hostnet import cli
+from hostnet import cli, hosts, testbed
 
 
 def hostnet(*args, **kw):
@@ -45,7 +45,7 @@ def test_not_root_is_refused_before_touching_hosts(monkeypatch):
 def test_missing_tools_are_named(monkeypatch, capsys):
     from hostnet import cli
     monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(cli.LocalHost, "which", lambda self, tool: None if tool == "iperf3" else "/bin/x")
+    monkeypatch.setattr(hosts.LocalHost, "which", lambda self, tool: None if tool == "iperf3" else "/bin/x")
     with pytest.raises(SystemExit):
         cli.main(["run", "single-flow"])
     assert "missing iperf3" in capsys.readouterr().err
@@ -255,7 +255,7 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
     path.write_text("name: lab\n")
     using, seen = _Using("servers"), {}
     monkeypatch.setattr(cli, "_require_live", _no_local_root)
-    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: seen.update(kw, spec=spec) or [])
     assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--quiet"]) == 1
     assert using.calls == [(str(path), {})] and seen["campaign"].endswith("-single-flow-servers")
@@ -266,7 +266,7 @@ def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     from hostnet.measure import sweep
     using = _Using("embedded")
     monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
-    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     cli.main(["run", "single-flow", "--quiet"])  # default: a fresh embedded testbed, shaped by the options
     cli.main(["run", "single-flow", "--testbed", "embedded", "--ssh", "--quiet"])
@@ -292,7 +292,7 @@ def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
     path.write_text("name: lab\n")
     using = _Using("servers")
     monkeypatch.setattr(cli, "_require_live", _no_local_root)
-    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(testbed, "using", using)
     ran = {}
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.update(kw) or {
         "ran": 1, "skipped": 0, "failed": 0, "campaign_dir": tmp_path / kw["campaign"]})
@@ -307,7 +307,7 @@ def test_sweep_runs_a_declared_experiment_by_name_with_flags_over_it(monkeypatch
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     monkeypatch.setattr(cli, "_require_live", _no_local_root)
-    monkeypatch.setattr(cli.testbed, "using", using)
+    monkeypatch.setattr(testbed, "using", using)
     ran = []
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.append(spec) or {
         "ran": 1, "skipped": 0, "failed": 0, "campaign_dir": tmp_path / kw["campaign"]})
@@ -444,3 +444,45 @@ def test_breakdown_of_a_packed_runs_raw_file_says_to_unpack_it(tmp_path, capsys)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1
     assert f"the run's raw files are packed; `hostnet data unpack {run}` writes its raw/ first" in err
+
+
+def test_breakdown_of_a_perf_data_without_root_keeps_its_scratch_in_the_users_cache(tmp_path, monkeypatch, capsys):
+    """As a user who is not root: /run/hostnet is root's, so scratch goes to the user's cache dir
+    (the issue: `[Errno 13] Permission denied: '/run/hostnet/scratch'`)."""
+    import shutil
+    from hostnet.hosts import LocalHost, base
+    if shutil.which("perf") is None:
+        pytest.skip("perf is not installed (Debian: linux-perf)")
+    data = tmp_path / "perf.data"  # recorded here: a profile brought from elsewhere lacks this kernel's symbols
+    LocalHost().run(["perf", "record", "-e", "cpu-clock", "-g", "-o", str(data), "--",
+                     "dd", "if=/dev/zero", "of=/dev/null", "bs=64k", "count=100000"], timeout=120)
+    monkeypatch.delenv("HOSTNET_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(base.os, "geteuid", lambda: 1000)
+    assert base.state_dir() == tmp_path / "cache" / "hostnet" / "state"
+    assert cli.main(["breakdown", str(data)]) == 0
+    assert "data_copy" in capsys.readouterr().out
+    assert (tmp_path / "cache" / "hostnet" / "state" / "scratch").is_dir()
+    monkeypatch.setattr(base.os, "geteuid", lambda: 0)
+    assert base.state_dir() == base.Path("/run/hostnet")  # root measures, and keeps its journals there
+
+
+def test_every_data_command_finds_the_projects_runs_from_a_subdirectory_or_with_root(tmp_path, monkeypatch, capsys):
+    """One root rule (--root, $HOSTNET_ROOT, or the checkout the working directory is in) for every
+    command reading data/runs, whatever directory it is started from."""
+    from hostnet import project
+    campaign = "20261128-053016-rx-buffer-embedded"
+    monkeypatch.delenv(project.ENV, raising=False)
+    monkeypatch.chdir(REPO / "docs")
+    assert cli.main(["compare", campaign, campaign]) == 0
+    assert "rx_buffer_kb=100" in capsys.readouterr().out
+    for command in (["data", "pack", campaign], ["seal", campaign], ["top-up", "02-rx-buffer", campaign],
+                    ["sweep", "notebooks/02-rx-buffer.ipynb"], ["rederive", campaign]):
+        assert cli.parser().parse_args(command).runs_dir is None, command  # resolved in main by the one rule
+    monkeypatch.chdir(tmp_path)  # outside the checkout: data/runs only through --root or $HOSTNET_ROOT
+    with pytest.raises(SystemExit):
+        cli.main(["compare", campaign, campaign])
+    assert f"no campaign {tmp_path}/data/runs/{campaign}" in capsys.readouterr().err
+    assert cli.main(["--root", str(REPO), "compare", campaign, campaign]) == 0
+    monkeypatch.setenv(project.ENV, str(REPO))
+    assert cli.main(["compare", campaign, campaign]) == 0
