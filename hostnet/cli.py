@@ -354,13 +354,17 @@ def cmd_notebooks(args) -> int:
 
 def cmd_breakdown(args) -> int:
     """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
-    from . import store
+    where = Path(args.file).parent
+    if not Path(args.file).exists():  # said before the analysis code loads
+        if where.name == "raw":  # store.RAW_DIR; store (and pandas) imported only then
+            from . import store
+            if store.is_packed(where.parent):
+                _die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its "
+                     f"raw/ first")
+        _die(f"{args.file}: no such file")
     from .hosts import HostError
     from .analysis import profiles
     from .parsers import ParseError
-    where = Path(args.file).parent
-    if not Path(args.file).exists() and where.name == store.RAW_DIR and store.is_packed(where.parent):
-        _die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its raw/ first")
     try:
         profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
@@ -383,8 +387,10 @@ def cmd_breakdown(args) -> int:
 
 
 def cmd_flamegraph(args) -> int:
-    from .sections.explore import flamegraph, flamegraph_page
     run = Path(args.run)
+    if not (run / "manifest.json").is_file():  # said before the charting code loads
+        _die(f"{run}: not a run directory (no manifest.json)")
+    from .sections.explore import flamegraph, flamegraph_page
     # into the working directory: a run directory is recorded data, not a place for derived files
     out = Path(args.output or f"flamegraph-{run.resolve().name}-{args.side}.html")
     if out.suffix == ".html":  # interactive (d3-flame-graph inlined: opens offline)
@@ -729,13 +735,15 @@ def cmd_receive_path(args) -> int:
 
 
 def cmd_top_up(args) -> int:
-    from . import store, testbed
-    from . import project
-    from .measure import topup
-    from .sections import section
-    module = section(args.notebook).load_module()
+    from .sections import SECTIONS, section
+    if args.notebook not in SECTIONS and f"{args.notebook}.ipynb" not in SECTIONS:
+        known = ", ".join(n.removesuffix(".ipynb") for n in SECTIONS)
+        _die(f"{args.notebook}: not a notebook hostnet knows (one of {known})")
     if not (Path(args.runs_dir) / args.campaign / "sweep.json").exists():  # e.g. 13's before 2026-11-27
         _die(f"{args.campaign} is not a sweep (no sweep.json): its notebook tops it up when it runs live")
+    from . import project, store, testbed
+    from .measure import topup
+    module = section(args.notebook).load_module()
     manifest = store.load_manifests(args.runs_dir, args.campaign)[0]
     # a notebook of two campaigns (15: zero-copy and BIG TCP) names a judge per stored experiment
     judge = getattr(module, "JUDGES", {}).get(manifest.get("experiment"), getattr(module, "judge", None))

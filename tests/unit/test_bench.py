@@ -360,7 +360,7 @@ def test_doc_block_is_rewritten_only_when_every_benchmark_ran(monkeypatch, tmp_p
     monkeypatch.setattr(results, "update_doc", lambda text: written.append(text))
     some = [{"name": n} for n in bench_main.NAMES[:4]]
     assert not bench_main.update_doc_if_complete(some, "partial", tmp_path)
-    assert written == [] and "analysis_speed, replay_speed, flow_start did not run" in capsys.readouterr().out
+    assert written == [] and "analysis_speed, replay_speed, flow_start, cli_start did not run" in capsys.readouterr().out
     assert bench_main.update_doc_if_complete([{"name": n} for n in bench_main.NAMES], "full", tmp_path)
     assert written == ["full"]
 
@@ -457,3 +457,28 @@ def test_replay_is_judged_on_warm_cache_runs_and_reports_the_cold_one():
     assert "68.0 s with an empty one" in res["figure"] and res["summary"]["n"] == 2
     old = replay_speed.result([{"repetition": 0, "wall_s": 59.0, "figures": 74}])  # stored before the cache
     assert old["value"] == pytest.approx(59.0)
+
+
+def test_cli_start_is_judged_on_the_slowest_commands_median_and_a_traceback_fails_it():
+    from bench import cli_start
+    argvs = cli_start.commands()
+    assert ("--help",) in argvs and ("sweep", "no-such-experiment") in argvs and len(argvs) == 20
+
+    def rows(slow: float, said: str = "hostnet: no such file", rc: int = 2):
+        return [{"command": c, "repetition": r, "wall_s": slow if c == "compare --help" else 0.2,
+                 "rc": rc if c.startswith("breakdown /") else 0, "said": said if c.startswith("breakdown /") else ""}
+                for c in (" ".join(a) for a in argvs) for r in range(3)]
+    ok = cli_start.result(rows(0.3))
+    assert ok["verdict"] == "met" and ok["value"] == pytest.approx(0.3) and "(compare --help)" in ok["figure"]
+    assert cli_start.result(rows(0.9))["verdict"] == "below target"
+    crashed = cli_start.result(rows(0.3, said="KeyError: '99-x' is not a registered notebook", rc=1))
+    assert crashed["verdict"] == "below target" and crashed["tracebacks"] == ["breakdown /nonexistent/perf.data"]
+
+
+def test_cli_start_measures_each_command_as_a_process_from_a_subdirectory(monkeypatch):
+    """One real round over two commands: the rows say what each printed last, and refusals exit 2."""
+    from bench import cli_start
+    monkeypatch.setattr(cli_start, "commands", lambda: [("--help",), ("sweep", "no-such-experiment")])
+    rows = cli_start.measure(1, lambda msg: None)
+    assert [r["command"] for r in rows] == ["--help", "sweep no-such-experiment"]
+    assert rows[0]["rc"] == 0 and rows[1]["rc"] == 2 and "no declared experiment" in rows[1]["said"]
