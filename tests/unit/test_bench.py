@@ -360,7 +360,8 @@ def test_doc_block_is_rewritten_only_when_every_benchmark_ran(monkeypatch, tmp_p
     monkeypatch.setattr(results, "update_doc", lambda text: written.append(text))
     some = [{"name": n} for n in bench_main.NAMES[:4]]
     assert not bench_main.update_doc_if_complete(some, "partial", tmp_path)
-    assert written == [] and "analysis_speed, replay_speed, flow_start, cli_start did not run" in capsys.readouterr().out
+    assert written == []
+    assert "analysis_speed, replay_speed, flow_start, cli_start did not run" in capsys.readouterr().out
     assert bench_main.update_doc_if_complete([{"name": n} for n in bench_main.NAMES], "full", tmp_path)
     assert written == ["full"]
 
