@@ -27,11 +27,17 @@ native: $(STAMP)
 # figures and the nbval-checked tables do not depend on the day's releases; pyproject.toml keeps the
 # ranges a library user gets. --locked: a lock that no longer matches pyproject.toml is an error
 # (`uv lock` makes a new one), never silently re-resolved. Reinstalled when either file changes.
+# --compile-bytecode, and hostnet compiled too: with PYTHONDONTWRITEBYTECODE set (as on this machine
+# and many CI images) Python never writes a .pyc, and every process compiled pandas, scipy and altair
+# from source: half of a replayed notebook's CPU (docs/performance.md, issue 44). Stale .pyc files
+# are recompiled in memory, never trusted.
 UV_VERSION := 0.13.8
 $(STAMP): pyproject.toml uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip uv==$(UV_VERSION)
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --python $(PY)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --python $(PY) \
+		--compile-bytecode
+	$(PY) -m compileall -q hostnet bench
 	touch $(STAMP)
 
 # The whole suite: the floors' import contracts (import-linter), unit tests, live tests on an

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from hostnet.charts import chart_cache
-from hostnet.notebook.batch import Places, replay_jobs, run_notebooks
+from hostnet.notebook.batch import Places, replay_jobs, run_notebooks, section_notebooks
 
 from .stats import summarize, verdict
 
@@ -50,5 +50,5 @@ def result(rows: list[dict]) -> dict:
             "summary": s.as_dict(), "value": s.median, "op": op, "target": target,
             "verdict": verdict(s.median, op, target), "rows": rows,
             "figure": f"replay = {s.text('{:.1f}')} s for {rows[-1]['figures'] if rows else 0} figure files "
-                      f"({replay_jobs(14)} notebooks side by side, warm chart cache"
+                      f"({replay_jobs(len(section_notebooks()))} notebooks side by side, warm chart cache"
                       + (f"; {cold[0]:.1f} s with an empty one" if cold else "") + f"); target {op} {target:.0f} s"}

@@ -278,6 +278,7 @@ def summarize(tidy: pd.DataFrame, by=("config", "side", "metric", "category")) -
     """Median and range over repetitions: one row per (config, side, metric, category)."""
     keys = [k for k in by if k in tidy.columns]
     t = tidy.copy()
+    t.attrs = {}  # pandas deep-copies attrs into every group it slices: most of this function's time
     t["category"] = t["category"].fillna("")
     g = t.groupby(keys, sort=False)["value"]
     out = g.agg(median="median", min="min", max="max", n="count", mean="mean").reset_index()

@@ -156,15 +156,23 @@ def non_literal_parameters(notebook: Path) -> list[str]:
     return problems
 
 
-def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_name: str | None = None) -> Path:
-    """Run one notebook; a parameter it does not declare is an error, not silently ignored."""
+def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_name: str | None = None,
+            keep_kernel: bool = False) -> Path:
+    """Run one notebook; a parameter it does not declare is an error, not silently ignored.
+    keep_kernel: in this process's kept kernel (kept_kernel.py), given a fresh session, rather than
+    a kernel of its own."""
     import papermill as pm
     if parameters:
         check_declared(notebook, parameters)
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / (output_name or Path(notebook).name)
+    if keep_kernel:
+        from . import kept_kernel
+        kernel = {"km": kept_kernel.kernel(Path(notebook).parent.resolve())}
+    else:
+        kernel = {"kernel_manager_class": batch_kernel_manager()}
     pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
-                        progress_bar=False, kernel_name="python3", kernel_manager_class=batch_kernel_manager())
+                        progress_bar=False, kernel_name="python3", **kernel)
     return out
 
 
@@ -318,27 +326,34 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
     """(notebook, status, seconds) for each notebook as it ends. jobs > 1: worker processes, started
     fresh (spawn: papermill changes the working directory and holds ZeroMQ sockets, neither of
     which threads or a forked copy of this process may share)."""
+    keep = params.get("mode") == "replay"  # a replay keeps each worker's kernel (kept_kernel.py)
     if jobs == 1:
-        for nb in notebooks:
-            log.info("%s (%s)", nb.name, what)
-            yield (nb, *_execute_recorded(nb, params, output_dir))
+        try:
+            for nb in notebooks:
+                log.info("%s (%s)", nb.name, what)
+                yield (nb, *_execute_recorded(nb, params, output_dir, keep))
+        finally:
+            if keep:
+                from . import kept_kernel
+                kept_kernel.shutdown()
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=batch_kernel.skip_unused_imports) as pool:
-        futures = {pool.submit(_execute_recorded, nb, params, output_dir): nb for nb in notebooks}
+        futures = {pool.submit(_execute_recorded, nb, params, output_dir, keep): nb for nb in notebooks}
         for future in as_completed(futures):
             yield (futures[future], *future.result())
 
 
-def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path) -> tuple[str, float]:
+def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path, keep_kernel: bool = False
+                      ) -> tuple[str, float]:
     """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
     import papermill as pm
     t0 = time.time()
     try:
-        execute(Path(notebook), parameters, output_dir)
+        execute(Path(notebook), parameters, output_dir, **({"keep_kernel": True} if keep_kernel else {}))
         status = "ok"
     except pm.PapermillExecutionError as exc:
         status = f"failed: {exc.ename}: {exc.evalue}"

@@ -70,7 +70,8 @@ def mechanism(send_mode: str, recv_mode: str) -> str:
 def _run_values(run_id: str, g: pd.DataFrame) -> tuple[dict, dict]:
     """One run's rows as {(side, metric, category): value}, and its row so far: throughput, tpc and
     each side's CPU per MB moved (the side's cores in the window over the MB the flow moved)."""
-    v = {(r.side, r.metric, r.category if isinstance(r.category, str) else ""): r.value for r in g.itertuples()}
+    v = {(side, metric, category if isinstance(category, str) else ""): value for side, metric, category, value
+         in zip(g.side.tolist(), g.metric.tolist(), g.category.tolist(), g.value.tolist(), strict=True)}
     gbps = v.get(("both", "throughput_gbps", ""), float("nan"))
     mb_per_s = gbps * 1e9 / 8 / MB
     row = {"run_id": run_id, "throughput_gbps": gbps, "tpc_gbps": v.get(("both", "tpc_gbps", ""), float("nan"))}
@@ -87,6 +88,8 @@ def per_run(tidy: pd.DataFrame) -> pd.DataFrame:
     each side's data-copy share of its breakdown."""
     bd = metrics.breakdown_metric(tidy)
     rows = []
+    tidy = tidy.copy(deep=False)
+    tidy.attrs = {}  # not deep-copied into each run's rows
     for run_id, g in tidy.groupby("run_id"):
         v, row = _run_values(run_id, g)
         row.update(send_mode=g.send_mode.iloc[0], recv_mode=g.recv_mode.iloc[0])
@@ -298,6 +301,8 @@ def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
     (eBPF, sampled)."""
     bd = metrics.breakdown_metric(tidy)
     rows = []
+    tidy = tidy.copy(deep=False)
+    tidy.attrs = {}  # not deep-copied into each run's rows
     for run_id, g in tidy.groupby("run_id"):
         v, row = _run_values(run_id, g)
         named = _ip_version(g)

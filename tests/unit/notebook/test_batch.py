@@ -194,7 +194,8 @@ def test_batch_mode_runs_the_others_when_one_notebook_fails(tmp_path, monkeypatc
     import papermill as pm
     ran, lines = [], []
 
-    def execute(nb, params, out):
+    def execute(nb, params, out, keep_kernel=False):
+        assert keep_kernel  # a replay keeps its kernel between notebooks (kept_kernel.py)
         ran.append(nb.name)
         if nb.name.startswith("04"):
             raise pm.PapermillExecutionError(3, 1, "boom", "RuntimeError", "testbed vanished", [])

@@ -1,0 +1,63 @@
+"""A replay worker's kept kernel: each notebook after the first starts in a fresh session (no
+variable of the one before, execution counts from 1, a warning shown again, the working directory,
+environment and warning filters as the kernel started), with the modules it imported still loaded."""
+import json
+
+import nbformat
+import pytest
+
+from hostnet.notebook import batch, kept_kernel
+
+
+def _notebook(path, *cells):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells],
+                                  metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nbformat.write(nb, path)
+    return path
+
+
+def _text(output: dict) -> str:
+    text = output.get("text") or output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _outputs(path) -> list[tuple[int, str]]:
+    cells = json.loads(path.read_text())["cells"]
+    return [(c["execution_count"], "".join(_text(o) for o in c["outputs"])) for c in cells]
+
+
+@pytest.fixture
+def kept():
+    yield
+    kept_kernel.shutdown()
+
+
+def test_the_next_notebook_in_a_kept_kernel_starts_a_fresh_session_with_the_modules_loaded(tmp_path, kept):
+    first = _notebook(tmp_path / "a.ipynb",
+                      "import os, sys, warnings\nx = 41\nos.environ['HOSTNET_KEPT_TEST'] = '1'\nos.chdir('/')\n"
+                      "warnings.simplefilter('ignore', UserWarning)\nimport tabnanny\n"
+                      "print(os.getpid(), 'tabnanny' in sys.modules)",
+                      "x + 1")
+    second = _notebook(tmp_path / "b.ipynb",
+                       "import os, sys, warnings\nprint(os.getpid(), 'tabnanny' in sys.modules, 'x' in dir(), "
+                       "os.environ.get('HOSTNET_KEPT_TEST'), os.getcwd() == %r)" % str(tmp_path),
+                       "warnings.warn('shown in each notebook', UserWarning)")
+    out = tmp_path / "out"
+    batch.execute(first, None, out, keep_kernel=True)
+    batch.execute(second, None, out, keep_kernel=True)
+    a, b = _outputs(out / "a.ipynb"), _outputs(out / "b.ipynb")
+    pid = a[0][1].split()[0]
+    assert a == [(1, f"{pid} True\n"), (2, "42")]
+    # the same kernel process, tabnanny still imported; no x, no environment variable, back in tmp_path
+    assert b[0] == (1, f"{pid} True False None True\n")
+    assert b[1][0] == 2 and "shown in each notebook" in b[1][1]  # the filter the first set is gone
+
+
+def test_a_kernel_that_died_is_replaced(tmp_path, kept):
+    nb = _notebook(tmp_path / "a.ipynb", "import os\nprint(os.getpid())")
+    batch.execute(nb, None, tmp_path / "o1", keep_kernel=True)
+    from jupyter_core.utils import run_sync
+    run_sync(kept_kernel._kept["km"].shutdown_kernel)(now=True)  # as if it crashed
+    batch.execute(nb, None, tmp_path / "o2", keep_kernel=True)
+    assert _outputs(tmp_path / "o1" / "a.ipynb") != _outputs(tmp_path / "o2" / "a.ipynb")  # another process
