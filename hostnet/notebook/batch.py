@@ -170,37 +170,10 @@ def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_na
         from . import kept_kernel
         kernel = {"km": kept_kernel.kernel(Path(notebook).parent.resolve())}
     else:
-        kernel = {"kernel_manager_class": batch_kernel_manager()}
+        kernel = {"kernel_manager_class": batch_kernel.batch_kernel_manager()}
     pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
                         progress_bar=False, kernel_name="python3", **kernel)
     return out
-
-
-def batch_kernel_manager() -> type:
-    """The kernel manager papermill starts each notebook's kernel with: IPC sockets in the user's
-    Jupyter runtime directory (over TCP, ipykernel warns once per notebook that it runs without
-    encryption), and no interrupt before the shutdown request (jupyter_client sends SIGINT first,
-    for a cell still running; after papermill's last cell it landed in the kernel's reply handler,
-    which logged "ERROR | KeyboardInterrupt caught in kernel" after every successful notebook)."""
-    import uuid
-
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.paths import jupyter_runtime_dir
-
-    class BatchKernelManager(AsyncKernelManager):
-        def __init__(self, **kwargs):
-            runtime = Path(jupyter_runtime_dir())
-            runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
-            super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
-
-        def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
-            return batch_kernel.kernel_argv(super().format_kernel_cmd(extra_arguments))
-
-        async def _async_interrupt_kernel(self) -> None:
-            if not self.shutting_down:  # an interrupt asked for stays one
-                await super()._async_interrupt_kernel()
-
-    return BatchKernelManager
 
 
 def run_parameters(mode: str, profile_name: str = "quick", figures_dir: Path | None = None,

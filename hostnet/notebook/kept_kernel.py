@@ -61,7 +61,7 @@ def kernel(cwd: Path):
     a kernel that died, or one started elsewhere, is replaced."""
     from jupyter_core.utils import run_sync
 
-    from .batch import batch_kernel_manager
+    from .batch_kernel import batch_kernel_manager
     km = _kept.get("km")
     if km is not None and (_kept["cwd"] != cwd or not run_sync(km.is_alive)()):
         shutdown()
