@@ -621,7 +621,8 @@ def _data_commands(sub) -> None:
     fmt = k.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="long-form CSV: cpus, category, leaf_pct, attributed_pct")
     fmt.add_argument("--json", action="store_true", help="the source, taxonomy and every CPU set's shares as JSON")
-    k.add_argument("--flamegraph", metavar="OUT", help="also an icicle chart: .html, .svg or .png")
+    k.add_argument("--flamegraph", metavar="OUT", help="also a flame graph: OUT.html interactive (offline, as "
+                                                       "`hostnet flamegraph` writes), OUT.svg or OUT.png an icicle")
     k.set_defaults(func=cmd_breakdown)
 
     g = sub.add_parser("flamegraph", help="an interactive flame graph (offline HTML) of a run's folded perf stacks")

@@ -323,14 +323,20 @@ def cpu_label(cpus: list[int]) -> str:
     return "all" if cpus == [NO_CPU] else ",".join(map(str, cpus))
 
 
+def run_manifest(path) -> dict | None:
+    """The manifest of the run a profile is stored in (RUN/raw/MACHINE.*); None for any other file."""
+    manifest = Path(path).resolve().parent.parent / "manifest.json"
+    return json.loads(manifest.read_text()) if manifest.is_file() else None
+
+
 def run_cpu_roles(path: Path) -> dict[int, str] | None:
     """CPU -> "sender"/"receiver" for a profile stored in a run as RUN/raw/MACHINE.*, from the run's
     manifest (side_cpus: per side, per machine); None when the file is not in a run."""
-    manifest = Path(path).resolve().parent.parent / "manifest.json"
-    if not manifest.is_file():
+    manifest = run_manifest(path)
+    if manifest is None:
         return None
     machine = Path(path).name.split(".")[0]
-    sides = json.loads(manifest.read_text()).get("side_cpus", {})
+    sides = manifest.get("side_cpus", {})
     return {c: side for side, per_machine in sides.items() for c in per_machine.get(machine, [])}
 
 
@@ -404,7 +410,15 @@ def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | Non
             host: Host | None = None) -> tuple[Profile, list[dict], str, str]:
     """Read a profile and break it down per CPU set: (profile, results, series, where from)."""
     profile = read_profile(path, host)
-    series, series_from = series_of(profile, series, host)
+    recorded = run_manifest(path)
+    if recorded and not series and recorded.get("taxonomy"):
+        # a stored run's profile: classified as the run was, on the testbed it ran on
+        kernel = next((v.get("kernel") for v in recorded.get("versions", {}).values() if v.get("kernel")), "?")
+        series = recorded["taxonomy"].split("/")[0]  # "linux-6/7": series / version of its table
+        series_from = f"from the run's manifest (kernel {kernel}, recorded with {recorded['taxonomy']})"
+        embedded = embedded or recorded.get("testbed", {}).get("kind") == "embedded"
+    else:
+        series, series_from = series_of(profile, series, host)
     tax = taxonomies.load(series)
     ours = workload_comms(profile, comms, kthreads)
     results = [breakdown(profile, s, tax, ours, embedded=embedded) for s in cpu_sets(profile, cpus)]

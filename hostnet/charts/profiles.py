@@ -8,21 +8,32 @@ from typing import Iterable
 import altair as alt
 import pandas as pd
 
-from . import plots  # noqa: F401  (registers hostnet's chart theme)
-from .flamegraph import icicle_chart, icicle_rects
+from . import plots
+from .flamegraph import flamegraph_html, icicle_chart, icicle_rects, stack_tree
 from ..analysis import profiles
 from ..analysis.metrics import BREAKDOWN_ORDER
 
 
 def flamegraph(profile: profiles.Profile, cpus: Iterable[int], output: str) -> str:
-    """The profile's stacks on these CPUs as an icicle chart saved to output (HTML, SVG or PNG)."""
+    """The profile's stacks on these CPUs as a flame graph: output.html the interactive page `hostnet
+    flamegraph RUN` writes (d3-flame-graph inlined: opens offline), output.svg/.png an icicle chart
+    (vl-convert, offline). One implementation of each, shared with the stored runs' flame graphs."""
     if profile.stacks is None:
         raise ValueError(f"{profile.source} is a perf report: it keeps no whole stacks for a flame graph; "
                          "give perf script text or the perf.data")
-    rects = icicle_rects(profile.stacks.items(), set(cpus))
-    icicle_chart(rects, f"{Path(profile.source).name}: CPU {profiles.cpu_label(sorted(set(cpus)))}",
-                 f"{profile.format}; frames narrower than 0.2 % left out").save(output)
-    return output
+    cpus = set(cpus)
+    where = f"{Path(profile.source).name}: CPU {profiles.cpu_label(sorted(cpus))}"
+    out = Path(output)
+    if out.suffix in (".svg", ".png"):
+        plots.save(icicle_chart(icicle_rects(profile.stacks.items(), cpus), where,
+                                f"{profile.format}; frames narrower than 0.2 % left out"), out.with_suffix(""))
+        return str(out)
+    if out.suffix != ".html":
+        raise ValueError(f"{output}: a flame graph is written as .html (interactive), .svg or .png")
+    out.write_text(flamegraph_html(stack_tree(profile.stacks.items(), cpus, root=where), where,
+                                   f"{profile.format}; above the CPUs the command, then its calls from the "
+                                   "outermost frame to the leaf."))
+    return str(out)
 
 
 def next_to_paper_chart(table: pd.DataFrame, title: str) -> alt.Chart:

@@ -68,7 +68,12 @@ def test_breakdown_cli_reads_stored_and_brought_profiles(capsys, tmp_path):
     assert cli.main(["breakdown", folded, "--csv", "--flamegraph", str(chart)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "cpus,category,leaf_pct,attributed_pct" and lines[1].startswith("all,data_copy,29.8")
-    assert chart.stat().st_size > 10000
+    page = chart.read_text()  # the interactive page `hostnet flamegraph RUN` writes: d3 inlined, no CDN
+    assert chart.stat().st_size > 10000 and "flamegraph.default()" in page and "data_copy" not in page[:200]
+    assert "<script src" not in page and "https://cdn" not in page
+    assert cli.main(["breakdown", folded, "--flamegraph", str(tmp_path / "icicle.svg")]) == 0
+    assert (tmp_path / "icicle.svg").read_text().lstrip().startswith("<svg") and (tmp_path / "icicle.png").exists()
+    capsys.readouterr()
     assert cli.main(["breakdown", str(FIXTURES / "perf_script_default_loopback.txt.gz"), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["format"] == "perf script" and [b["cpus"] for b in got["breakdowns"]] == ["0", "1", "0,1"]
@@ -486,3 +491,21 @@ def test_every_data_command_finds_the_projects_runs_from_a_subdirectory_or_with_
     assert cli.main(["--root", str(REPO), "compare", campaign, campaign]) == 0
     monkeypatch.setenv(project.ENV, str(REPO))
     assert cli.main(["compare", campaign, campaign]) == 0
+
+
+def test_breakdown_of_a_stored_runs_profile_classifies_it_as_the_run_was(tmp_path, monkeypatch, capsys):
+    """A stored run's profile: the taxonomy of the kernel the run recorded (not the running one's)
+    and the testbed its manifest names (the embedded testbed's veth work in its own category)."""
+    import shutil
+    from hostnet import store
+    from hostnet.hosts import LocalHost
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "data" / "runs" / "20261128-053016-rx-buffer-embedded" / "1b2d1acaf097-r0", run)
+    store.unpack_raw(run)
+    monkeypatch.setattr(LocalHost, "read_text", lambda *a: pytest.fail("read the running kernel's release"))
+    assert cli.main(["breakdown", str(run / "raw" / "local.perf_folded.txt"), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["taxonomy"] == "linux-6/7"
+    assert got["taxonomy_from"] == "from the run's manifest (kernel 6.18.44-fc-v657, recorded with linux-6/7)"
+    both = next(b for b in got["breakdowns"] if b["cpus"] == "0,1")
+    assert both["attributed_pct"]["testbed"] > 1  # --embedded implied by the manifest
