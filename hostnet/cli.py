@@ -405,7 +405,13 @@ def cmd_flamegraph(args) -> int:
 
 def cmd_compare(args) -> int:
     from .analysis.compare import compare, format_comparison
-    print(format_comparison(compare(args.runs_dir, args.a, args.b)))
+    m = compare(args.runs_dir, args.a, args.b)
+    if args.csv:
+        print(m.to_csv(index=False), end="")
+    elif args.json:
+        print(json.dumps({**m.attrs, "rows": json.loads(m.to_json(orient="records"))}, indent=1))
+    else:
+        print(format_comparison(m))
     return 0
 
 
@@ -636,6 +642,10 @@ def _data_commands(sub) -> None:
     c.add_argument("a", help="the baseline campaign (a directory name under --runs-dir)")
     c.add_argument("b", help="the campaign compared with it, point by point")
     _runs_dir_option(c, "where both campaigns are")
+    out = c.add_mutually_exclusive_group()
+    out.add_argument("--csv", action="store_true", help="one row per point, metric and side (run counts, means, "
+                                                        "B-A and its interval)")
+    out.add_argument("--json", action="store_true", help="the same rows, with each campaign's usable and flagged runs")
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "

@@ -1,55 +1,92 @@
-"""Two campaigns (e.g. two kernels, two hosts) side by side, point by point."""
+"""Two campaigns (e.g. two kernels, two hosts) side by side, point by point, by the verdict rule.
+
+The runs are the ones the notebooks count: runs flagged for foreign load (or host contention, a
+setting that moved, a short window) are left out and counted; where a campaign has enough runs
+without perf at every point, throughput and CPU come from those (metrics.prefer_unprofiled). Each
+difference B - A has the verdict rule's interval (verdicts.difference: Welch's t over the clean
+runs at the sequential design's level, verdicts.CONFIDENCE, 98.2 %; unbounded with fewer than
+verdicts.MIN_RUNS a side), and `differs` says whether it excludes zero, as a verdict would read it.
+"""
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from .. import store
-from .metrics import confidence
+from . import metrics
+from .verdicts import CONFIDENCE, difference
 
 POINT_METRICS = (("tpc_gbps", "both"), ("throughput_gbps", "both"), ("cpu_util_pct", "sender"),
                  ("cpu_util_pct", "receiver"))
+COLUMNS = ["point", "metric", "side", "category", "n_a", "mean_a", "n_b", "mean_b", "delta", "delta_lo",
+           "delta_hi", "differs"]
 
 
-def _point_table(runs_dir, campaign: str) -> pd.DataFrame:
-    """One row per (point, metric, side, category): mean and 95 % CI over repetitions."""
+def _clean(runs_dir, campaign: str) -> tuple[pd.DataFrame, dict, int]:
+    """The campaign's rows the notebooks would count, each run's point label, and how many
+    successful runs were flagged and left out."""
     tidy = store.load_tidy(runs_dir, campaign)
-    points = {m["run_id"]: {k: v for k, v in m.get("point", {"config": m["config"]["name"]}).items() if k != "id"}
-              for m in store.load_manifests(runs_dir, campaign) if m["status"] == "ok"}
-    tidy = tidy[tidy.run_id.isin(points)]
-    tidy = tidy.assign(point=tidy.run_id.map(lambda r: ", ".join(f"{k}={v}" for k, v in sorted(points[r].items()))))
-    keep = tidy[tidy.metric.isin([m for m, _ in POINT_METRICS]) | (tidy.metric == "breakdown_pct")]
-    rows = []
-    for (point, metric, side, cat), g in keep.groupby(["point", "metric", "side", "category"]):
-        mean, ci = confidence(g.value)
-        rows.append({"point": point, "metric": metric, "side": side, "category": cat, "mean": mean, "ci95": ci,
-                     "n": len(g)})
-    return pd.DataFrame(rows)
+    manifests = [m for m in store.load_manifests(runs_dir, campaign) if m["status"] == "ok"]
+    flagged = {m["run_id"] for m in manifests if store.flagged(m)}
+    points = {m["run_id"]: ", ".join(f"{k}={v}" for k, v in sorted(
+        (m.get("point") or {"config": m["config"]["name"]}).items()) if k != "id") for m in manifests}
+    tidy = tidy[tidy.run_id.isin(set(points) - flagged)]
+    return metrics.prefer_unprofiled(tidy, manifests), points, len(flagged)
+
+
+def _values(tidy: pd.DataFrame, points: dict) -> dict[tuple, list[float]]:
+    """(point, metric, side, category) -> one value per run."""
+    bd = metrics.breakdown_metric(tidy) if not tidy.empty else "breakdown_pct"
+    wanted = set(POINT_METRICS)
+    out: dict[tuple, list[float]] = {}
+    for run, metric, side, category, value in zip(tidy.run_id.tolist(), tidy.metric.tolist(), tidy.side.tolist(),
+                                                  tidy.category.fillna("").tolist(), tidy.value.tolist(), strict=True):
+        if metric == bd or (metric, side) in wanted:
+            out.setdefault((points[run], metric, side, category), []).append(value)
+    return out
 
 
 def compare(runs_dir, a: str, b: str) -> pd.DataFrame:
-    """Per point and metric: A and B means with CIs, and B - A (points present in both)."""
-    ta, tb = _point_table(runs_dir, a), _point_table(runs_dir, b)
+    """Per point and metric present in both: run counts, means, and B - A with the verdict rule's
+    interval. attrs: each campaign's name, usable runs and flagged runs left out."""
+    (ta, pa, fa), (tb, pb, fb) = _clean(runs_dir, a), _clean(runs_dir, b)
     if ta.empty or tb.empty:
-        raise FileNotFoundError(f"no successful runs in {a if ta.empty else b} under {runs_dir}")
-    keys = ["point", "metric", "side", "category"]
-    m = ta.merge(tb, on=keys, suffixes=("_a", "_b"))
-    if m.empty:
+        raise FileNotFoundError(f"no usable runs in {a if ta.empty else b} under {runs_dir}")
+    va, vb = _values(ta, pa), _values(tb, pb)
+    common = [k for k in va if k in vb]
+    if not common:
         raise ValueError(f"{a} and {b} have no point in common (different parameters?)")
-    m["delta"] = m["mean_b"] - m["mean_a"]
-    m["delta_ci95"] = (m["ci95_a"] ** 2 + m["ci95_b"] ** 2) ** 0.5  # independent samples
-    rank = {metric: i for i, (metric, _) in enumerate(POINT_METRICS)}
-    m["_rank"] = m.metric.map(lambda x: rank.get(x, len(rank)))
-    return m.sort_values(["point", "_rank", "side", "category"]).drop(columns="_rank").reset_index(drop=True)
+    rows = []
+    for key in common:
+        d = difference(va[key], vb[key])
+        rows.append(dict(zip(COLUMNS[:4], key, strict=True), n_a=len(va[key]), mean_a=d.mean_a, n_b=len(vb[key]),
+                         mean_b=d.mean_b, delta=d.mean_b - d.mean_a, delta_lo=d.lo, delta_hi=d.hi,
+                         differs=bool(d.lo > 0 or d.hi < 0)))
+    rank = {}
+    for i, (metric, _) in enumerate(POINT_METRICS):
+        rank.setdefault(metric, i)  # the first listed; breakdowns after them all
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    out["_rank"] = out.metric.map(lambda x: rank.get(x, len(POINT_METRICS)))
+    out = out.sort_values(["point", "_rank", "side", "category"]).drop(columns="_rank").reset_index(drop=True)
+    out.attrs = {"a": {"campaign": a, "runs": int(ta.run_id.nunique()), "flagged": fa},
+                 "b": {"campaign": b, "runs": int(tb.run_id.nunique()), "flagged": fb}}
+    return out
 
 
 def format_comparison(m: pd.DataFrame) -> str:
-    def fmt(mean, ci):
-        return f"{mean:8.2f}" + ("" if pd.isna(ci) else f" ±{ci:.2f}")
-    lines = []
+    """The text `hostnet compare` prints: the two campaigns' runs, then per point each metric's
+    means (n runs) and B - A with its interval; '*' where the interval excludes zero."""
+    def interval(lo, hi):
+        return "[undecided: too few runs]" if math.isinf(lo) or math.isinf(hi) else f"[{lo:.2f}, {hi:.2f}]"
+    lines = [f"{side.upper()}: {c['campaign']}: {c['runs']} usable runs, {c['flagged']} flagged runs left out"
+             for side, c in m.attrs.items()]
+    lines.append(f"B-A: the difference of the means and its {CONFIDENCE:.1%} interval over clean runs (Welch, the "
+                 f"verdict rule, docs/verdicts.md); * excludes 0")
     for point, g in m.groupby("point", sort=False):
         lines.append(f"\n{point}")
         for r in g.itertuples():
             what = f"{r.metric}[{r.side}{'/' + r.category if r.category else ''}]"
-            lines.append(f"  {what:<40} A {fmt(r.mean_a, r.ci95_a):<18} B {fmt(r.mean_b, r.ci95_b):<18} "
-                         f"B-A {fmt(r.delta, r.delta_ci95)}")
-    return "\n".join(lines).lstrip("\n")
+            lines.append(f"  {what:<48} A {r.mean_a:8.2f} (n={r.n_a:<2}) B {r.mean_b:8.2f} (n={r.n_b:<2}) "
+                         f"B-A {r.delta:8.2f} {interval(r.delta_lo, r.delta_hi)}{' *' if r.differs else ''}")
+    return "\n".join(lines)
