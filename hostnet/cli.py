@@ -332,6 +332,8 @@ def _sweep_notebook(args) -> int:
         _die(str(exc))
     for entry in done:
         print(f"{entry['point']}: {entry['executed']} ({entry['seconds']} s)")
+    if done:
+        print(f"every point's summary: {done[0]['table']}")
     return 0
 
 

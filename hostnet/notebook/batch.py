@@ -462,9 +462,39 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
                   "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
         entry["dir"].mkdir(parents=True, exist_ok=True)
         (entry["dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
+    table = sweep_table_path(plan, mode)
+    sweep_table(plan, Path(notebook)).to_csv(table, index=False)
+    for entry in plan:
+        entry["table"] = table
     if failures:
-        raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures))
+        raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures)
+                                     + f"; the points that ran are in {table}")
     return plan
+
+
+def sweep_table(plan: list[dict], notebook: Path):
+    """The summary each point's notebook printed (its report metadata's summary table), one row per
+    summary row, the point's swept parameters, status and directory in front; a point that failed
+    is one row saying so."""
+    import pandas as pd
+    rows = []
+    for entry in plan:
+        head = {**{k: json.dumps(v) if isinstance(v, list) else v for k, v in entry["point"].items()},
+                "status": entry.get("status", "not run"), "dir": str(entry["dir"])}
+        meta = Path(entry["parameters"]["figures_dir"]) / f"{Path(notebook).stem}.meta.json"
+        summary = json.loads(meta.read_text())["summary"] if meta.is_file() else []
+        rows += [{**head, **row} for row in summary] or [head]
+    return pd.DataFrame(rows)
+
+
+def sweep_table_path(plan: list[dict], mode: str) -> Path:
+    """Where a notebook sweep's table goes: sweep.csv in a replay's output directory; beside the
+    campaigns of a live sweep (<their common prefix>-sweep.csv in the runs directory)."""
+    first = Path(plan[0]["dir"])
+    if mode == "replay":
+        return first.parent / "sweep.csv"
+    stem = os.path.commonprefix([Path(e["dir"]).name for e in plan]).rstrip("-_") or "notebook"
+    return first.parent / f"{stem}-sweep.csv"
 
 
 def load_sweep_file(path) -> dict:

@@ -3,6 +3,7 @@ each into its own campaign, smoke profile. sweep_02 / sweep_07 are shared with t
 rehearsal (test_live_servers.py), which runs them on its testbed.yaml."""
 import json
 
+import pandas as pd
 import pytest
 
 from conftest import REPO, live_ready
@@ -33,6 +34,9 @@ def sweep_02(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
         assert (cdir / "figures" / "rx-buffer-tpc.svg").stat().st_size > 1000
         assert json.loads((cdir / "notebook_sweep.json").read_text())["status"] == "ok"
     assert not (REPO / "notebooks" / "executed" / "sweep").exists()
+    table = done[0]["table"]  # every point's summary, beside the campaigns
+    assert table.parent == tmp_path and table.name.endswith("-sweep.csv")
+    assert set(pd.read_csv(table).rx_buffer_kb) == {200, 3200}
 
 
 def sweep_07(tmp_path, kind: str, duration: int = 2, **fixed) -> None:

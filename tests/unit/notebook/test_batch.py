@@ -342,3 +342,24 @@ def test_a_figures_dir_that_cannot_be_written_is_found_first(tmp_path):
     declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()[:1]}
     problems = batch.preflight(declared, {"mode": "run"}, blocked / "figs")
     assert problems == [f"figures directory {blocked / 'figs'}: Not a directory"]
+
+
+def test_a_replay_sweep_leaves_one_table_of_every_points_summary(tmp_path):
+    """`hostnet sweep NOTEBOOK`: beside the executed notebooks, sweep.csv holds the summary table each
+    point's notebook printed, with the point's swept parameter, status and directory in front."""
+    import pandas as pd
+    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None,
+                                REPO / "data" / "runs", mode="replay", output_dir=tmp_path / "out")
+    table = tmp_path / "out" / "sweep.csv"
+    assert [e["table"] for e in done] == [table, table]
+    df = pd.read_csv(table)
+    assert list(df.columns[:3]) == ["sizes_kb", "status", "dir"] and set(df.status) == {"ok"}
+    assert df.groupby("sizes_kb").rx_buffer_kb.unique().map(list).to_dict() == {"[200]": [200], "[3200]": [3200]}
+    assert "tpc_gbps" in df.columns and df.tpc_gbps.notna().all()
+
+
+def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):
+    plan = [{"dir": tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-200-embedded"},
+            {"dir": tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-3200-embedded"}]
+    assert batch.sweep_table_path(plan, "run") == tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-sweep.csv"
+    assert batch.sweep_table_path(plan, "replay") == tmp_path / "sweep.csv"
