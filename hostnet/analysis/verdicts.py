@@ -530,7 +530,7 @@ def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
         n = nic_by.loc[r["id"]] if r["id"] in nic_by.index else r
         shows = r["this run shows"]
         if n["this run shows"] != shows:
-            shows = f"raw: {shows} | NIC-equivalent: {n['this run shows']}"
+            shows = both_texts(shows, n["this run shows"])
         flips = [f"{ledger.LABELS[a]}: {t.loc[r['id'], 'verdict']}" for a, t in var_by.items()
                  if r["id"] in t.index and t.loc[r["id"], "verdict"] != n["verdict"]]
         rows.append({"id": r["id"], "paper says": r["paper says"], "this run shows": shows,
@@ -544,6 +544,45 @@ def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
     out.attrs["top_up"] = {fid: pts for fid, pts in top_up.items()
                            if out.set_index("id").verdict.get(fid) == INCONCLUSIVE}
     return out
+
+
+def clauses(text: str) -> list[str]:
+    """A "this run shows" text cut at its "; " separators outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and text.startswith("; ", i):
+            out.append(text[start:i])
+            start = i + 2
+    return [c for c in [*out, text[start:]] if c]
+
+
+# How a merged text names its parts (evidence() reads them back)
+ACCOUNTING_PARTS = ("raw", "NIC-equivalent", "both")
+
+
+def both_texts(raw: str, nic: str) -> str:
+    """The two accountings' texts as one, what they say alike said once ("both: ..."): F02's
+    6-line note on the aRFS step was printed under each accounting."""
+    a, b = clauses(raw), clauses(nic)
+    shared = [c for c in a if c in b]
+    own = ["; ".join(c for c in a if c not in shared), "; ".join(c for c in b if c not in shared)]
+    parts = [f"{name}: {text}" for name, text in zip(ACCOUNTING_PARTS, [*own, "; ".join(shared)], strict=True)
+             if text]
+    return " | ".join(parts)
+
+
+def evidence(shows: str) -> list[tuple[str, str]]:
+    """A verdict's "this run shows" as (accounting, text) parts: raw, NIC-equivalent and both where
+    the accountings differ (both_texts), else one part with no name."""
+    parts = shows.split(" | ")
+    named = [p.split(": ", 1) for p in parts]
+    if len(parts) > 1 and all(len(n) == 2 and n[0] in ACCOUNTING_PARTS for n in named):
+        return [(n[0], n[1]) for n in named]
+    return [("", shows)]
 
 
 def load_findings(reference_dir) -> pd.DataFrame:

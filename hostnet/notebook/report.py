@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, project
-from ..analysis.verdicts import ACCOUNTING_COLUMNS, NOT_TESTABLE, STEADINESS_COLUMNS, VOCABULARY, is_extension
+from ..analysis.verdicts import ACCOUNTING_COLUMNS, NOT_TESTABLE, STEADINESS_COLUMNS, VOCABULARY, evidence, is_extension
 
 
 
@@ -34,8 +34,9 @@ def _templates():
                              autoescape=jinja2.select_autoescape(["html.j2"], default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters.update(verdict_class=verdict_class, md=md_cell, seconds=_seconds)
-    env.globals.update(md_table=md_table)
+    env.filters.update(verdict_class=verdict_class, md=md_cell, seconds=_seconds, evidence=evidence)
+    from ..sections.tables import SHORT
+    env.globals.update(md_table=md_table, short=SHORT)
     return env
 
 
@@ -173,9 +174,12 @@ def _results_section(m: dict) -> dict:
     summary = m.get("summary") or []
     columns = list(dict.fromkeys(k for row in summary for k in row))
     return {**m, "quality": m.get("quality", {}),
-            "verdict_header": ["finding", "paper says", "this run shows", "verdict", *extra],
-            "verdict_rows": [[v["id"], v["paper says"], v["this run shows"], v["verdict"], *(v.get(c) for c in extra)]
+            "verdict_header": ["finding", "paper says", "verdict", *extra],
+            "verdict_rows": [[v["id"], v["paper says"], v["verdict"], *(v.get(c) for c in extra)]
                              for v in m["verdicts"]],
+            # the evidence apart, one row per finding and accounting (the accountings' shared part once)
+            "evidence_rows": [[v["id"], name or "–", text] for v in m["verdicts"]
+                              for name, text in evidence(v["this run shows"])],
             "summary_columns": columns, "summary_rows": [[row.get(c) for c in columns] for row in summary]}
 
 

@@ -11,6 +11,7 @@ from ..analysis import metrics
 from ..charts import plots
 from .. import project, store
 from . import section
+from .tables import table_view, verdict_view  # noqa: F401  (what notebooks show: common.table_view(df))
 
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against),
 # shipped in the package.

@@ -21,7 +21,8 @@ def point_label(manifest: dict) -> str:
     """'tsogro' or 'tsogro, rx_buffer_kb=1600': the config as run plus the swept parameters."""
     extra = {k: v for k, v in (manifest.get("point") or {}).items() if k not in _POINT_SKIP}
     # runs that apply no stack config (e.g. the time-budget microbenchmarks) are named by experiment
-    base = manifest.get("config_label") or (manifest.get("config") or {}).get("name") or manifest.get("experiment", "?")
+    # the configuration's own name, as the tables and charts give it (single_flow.stand_ins says what it ran as)
+    base = (manifest.get("config") or {}).get("name") or manifest.get("config_label") or manifest.get("experiment", "?")
     return ", ".join([base, *(f"{k}={v}" for k, v in sorted(extra.items()))])
 
 

@@ -85,12 +85,31 @@ def test_a_pipe_in_a_cell_is_escaped(tmp_path):
             "verdicts": [{"id": "F99", "paper says": "a | b", "this run shows": "c\nd | e", "verdict": "inconclusive"}]}
     (tmp_path / "99-x.meta.json").write_text(json.dumps(meta))
     text = report.results_markdown(tmp_path)
-    assert "| F99 | a \\| b | c d \\| e | inconclusive |" in text
+    assert "| F99 | a \\| b | inconclusive |" in text  # the verdict's short line
+    assert "| F99 | – | c d \\| e |" in text  # its evidence, in the table below it
     assert "| 4 \\| 16 KB | 1.23 |" in text
     assert "Runs: 3, ok 2, failed 1, flagged for foreign load 1" in text
-    # the verdict row still has as many unescaped separators as its header (four columns)
-    row = next(line for line in text.splitlines() if line.startswith("| F99 | a"))
-    assert len(re.findall(r"(?<!\\)\|", row)) == 5
+    # each row still has as many unescaped separators as its header (three columns)
+    for start in ("| F99 | a", "| F99 | –"):
+        row = next(line for line in text.splitlines() if line.startswith(start))
+        assert len(re.findall(r"(?<!\\)\|", row)) == 4
+
+
+def test_the_evidence_of_two_accountings_is_folded_each_once_and_what_they_share_once(tmp_path):
+    """F02 printed the same 6-line note on the aRFS step under both accountings."""
+    shows = verdicts.both_texts("no-opts 6.9 < tsogro 10.8 (means; ≈: the CI contains 0); the aRFS step is not judged",
+                                "no-opts 9.7 < tsogro 16.2 (means; ≈: the CI contains 0); the aRFS step is not judged")
+    assert shows == ("raw: no-opts 6.9 < tsogro 10.8 (means; ≈: the CI contains 0) | NIC-equivalent: no-opts 9.7 < "
+                     "tsogro 16.2 (means; ≈: the CI contains 0) | both: the aRFS step is not judged")
+    meta = {"notebook": "99-x.ipynb", "title": "X", "campaign": "c", "testbed": "t", "figures": [],
+            "quality": {"runs": 3, "ok": 3, "failed": 0, "contaminated": 0},
+            "verdicts": [{"id": "F02", "paper says": "p", "this run shows": shows, "verdict": "reproduced"}]}
+    (tmp_path / "99-x.meta.json").write_text(json.dumps(meta))
+    text = report.results_markdown(tmp_path)
+    assert text.count("the aRFS step is not judged") == 1 and "| F02 | both | the aRFS step is not judged |" in text
+    page = report.build(tmp_path).read_text()
+    assert "<details><summary>raw · NIC-equivalent · both</summary>" in page
+    assert page.count("the aRFS step is not judged") == 1
 
 
 def test_committed_doc_is_the_generated_one():

@@ -117,3 +117,20 @@ def test_f04_counts_the_papers_ladder_steps_and_shows_jumbo_alone_beside_them():
                                         "all-opts": 41}, util), REF, manifests("rps")).set_index("id")
     assert v.loc["F04", "verdict"] == verdicts.REPRODUCED, v.loc["F04", "this run shows"]
     assert "not a ladder step, not counted: jumbo CPU sender → receiver: 95 → 60 %" in v.loc["F04", "this run shows"]
+
+
+def test_charts_name_configurations_as_the_tables_do_and_say_the_stand_ins_once():
+    """The tables said tsogro+arfs, the charts gsogro+rfs for the same point (issue 44): now the
+    paper's names everywhere, and one subtitle line says what each ran as on the testbed."""
+    from conftest import REPO
+    from hostnet import project
+    from hostnet.sections import single_flow
+    tidy, manifests = single_flow.load(REPO / "data" / "runs", "20261128-023507-single-flow-embedded")
+    line = single_flow.stand_ins(manifests)
+    assert line.startswith("on this testbed: ") and "tsogro ran as gsogro" in line and "tsogro+arfs ran as" in line
+    charts = single_flow.charts(tidy, project.reference_dir(), "embedded testbed", manifests)
+    spec = charts["single-flow-tpc"].to_dict()
+    shown = {row["config"] for data in spec["datasets"].values() for row in data if "config" in row}
+    assert "tsogro+arfs" in shown and not any("gsogro" in c or "rfs" in c.replace("arfs", "") for c in shown)
+    assert line in spec["title"]["subtitle"]
+    assert single_flow.stand_ins([{"config": {"name": "tsogro"}, "config_label": "tsogro"}]) == ""
