@@ -44,8 +44,10 @@ PROFILES = {
 }
 QUICK = PROFILES["quick"]
 SMOKE = PROFILES["smoke"]
+# PAPERMILL_OUTPUT_PATH: declared so that `papermill --inject-output-path` (figures beside the output
+# notebook) is a known parameter, not papermill's "Passed unknown parameter" warning on every run
 CONVENTION_PARAMETERS = ("mode", "campaign", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
-                         "figures_dir")
+                         "figures_dir", "PAPERMILL_OUTPUT_PATH")
 
 
 class NotebookParameterError(ValueError):

@@ -184,13 +184,6 @@ def write_report_meta(figures_dir, notebook: str, *, campaign: str, label: str, 
     return path
 
 
-def html_table(df: pd.DataFrame):
-    """A table shown whole (no column truncation) and byte-for-byte the same on every replay (a
-    Styler's repr carries a memory address and a random id, which nbval would flag)."""
-    from IPython.display import HTML
-    return HTML(df.to_html(index=False))
-
-
 def is_replay(mode: str, campaign: str) -> bool:
     """True for mode "replay" (which needs the campaign to read), False for "run"; anything else is an error."""
     if mode == "replay":
