@@ -38,9 +38,10 @@ def measure(repetitions: int, log, root: Path | None = None) -> list[dict]:
             done = subprocess.run([*hostnet, *argv], cwd=root / "docs", env=env, capture_output=True, text=True)
             wall = time.monotonic() - t0
             if rep >= 0:
+                said = (done.stderr or done.stdout).strip()
                 rows.append({"command": " ".join(argv), "repetition": rep, "wall_s": wall, "rc": done.returncode,
-                             "said": (done.stderr or done.stdout).strip().splitlines()[-1][:160]
-                             if (done.stderr or done.stdout).strip() else ""})
+                             "said": said.splitlines()[-1][:160] if said else "",
+                             "traceback": "Traceback (most recent call last)" in done.stderr})
         if rep >= 0:
             log(f"  round {rep}: slowest {max(r['wall_s'] for r in rows if r['repetition'] == rep):.2f} s")
     return rows
@@ -55,8 +56,7 @@ def result(rows: list[dict]) -> dict:
     value = medians.get(slowest, float("nan"))
     op, target = TARGET
     # a refusal that came out as a traceback is a failure whatever its time
-    tracebacks = sorted({r["command"] for r in rows if r["said"].startswith(("Traceback", "  File"))
-                         or (r["rc"] not in (0, 2))})
+    tracebacks = sorted({r["command"] for r in rows if r.get("traceback") or r["rc"] not in (0, 2)})
     return {"name": "cli_start", "title": "CLI start", "unit": "s",
             "metric": f"median seconds until `hostnet` answers --help or refuses an argument ({os.cpu_count()} cores)",
             "summary": summarize(medians.values()).as_dict(), "value": value, "op": op, "target": target,

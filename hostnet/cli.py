@@ -374,8 +374,10 @@ def cmd_breakdown(args) -> int:
         if args.flamegraph:
             cpus = sorted({c for r in results for c in r["cpus"]})
             from .charts.profiles import flamegraph
-            print(f"flame graph (icicle) written to {flamegraph(profile, cpus, args.flamegraph)}",
-                  file=sys.stderr)
+            written = Path(flamegraph(profile, cpus, args.flamegraph))
+            shown = (written if written.suffix == ".html"
+                     else f"{written.with_suffix('.svg')} and {written.with_suffix('.png')}")
+            print(f"flame graph written to {shown}", file=sys.stderr)
     except (ParseError, ValueError, OSError, HostError) as exc:
         _die(str(exc))
     if args.csv:

@@ -1,8 +1,9 @@
 """Two campaigns (e.g. two kernels, two hosts) side by side, point by point, by the verdict rule.
 
 The runs are the ones the notebooks count: runs flagged for foreign load (or host contention, a
-setting that moved, a short window) are left out and counted; where a campaign has enough runs
-without perf at every point, throughput and CPU come from those (metrics.prefer_unprofiled). Each
+setting that moved, a short window) are left out and counted; where both campaigns have enough
+runs without perf at every point, throughput and CPU come from those (metrics.prefer_unprofiled's
+rule, decided for both at once: one side's numbers never carry perf's cost and the other's not). Each
 difference B - A has the verdict rule's interval (verdicts.difference: Welch's t over the clean
 runs at the sequential design's level, verdicts.CONFIDENCE, 98.2 %; unbounded with fewer than
 verdicts.MIN_RUNS a side), and `differs` says whether it excludes zero, as a verdict would read it.
@@ -23,16 +24,15 @@ COLUMNS = ["point", "metric", "side", "category", "n_a", "mean_a", "n_b", "mean_
            "delta_hi", "differs"]
 
 
-def _clean(runs_dir, campaign: str) -> tuple[pd.DataFrame, dict, int]:
-    """The campaign's rows the notebooks would count, each run's point label, and how many
+def _clean(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict, int]:
+    """The campaign's rows of usable runs, its manifests, each run's point label, and how many
     successful runs were flagged and left out."""
     tidy = store.load_tidy(runs_dir, campaign)
     manifests = [m for m in store.load_manifests(runs_dir, campaign) if m["status"] == "ok"]
     flagged = {m["run_id"] for m in manifests if store.flagged(m)}
     points = {m["run_id"]: ", ".join(f"{k}={v}" for k, v in sorted(
         (m.get("point") or {"config": m["config"]["name"]}).items()) if k != "id") for m in manifests}
-    tidy = tidy[tidy.run_id.isin(set(points) - flagged)]
-    return metrics.prefer_unprofiled(tidy, manifests), points, len(flagged)
+    return tidy[tidy.run_id.isin(set(points) - flagged)], manifests, points, len(flagged)
 
 
 def _values(tidy: pd.DataFrame, points: dict) -> dict[tuple, list[float]]:
@@ -50,9 +50,13 @@ def _values(tidy: pd.DataFrame, points: dict) -> dict[tuple, list[float]]:
 def compare(runs_dir, a: str, b: str) -> pd.DataFrame:
     """Per point and metric present in both: run counts, means, and B - A with the verdict rule's
     interval. attrs: each campaign's name, usable runs and flagged runs left out."""
-    (ta, pa, fa), (tb, pb, fb) = _clean(runs_dir, a), _clean(runs_dir, b)
+    (ta, ma, pa, fa), (tb, mb, pb, fb) = _clean(runs_dir, a), _clean(runs_dir, b)
     if ta.empty or tb.empty:
         raise FileNotFoundError(f"no usable runs in {a if ta.empty else b} under {runs_dir}")
+    # throughput and CPU from runs without perf only where both campaigns have them at every point:
+    # else one side's numbers would carry perf's cost and the other's not
+    unprofiled = metrics.unprofiled_suffice(ta, ma) and metrics.unprofiled_suffice(tb, mb)
+    ta, tb = metrics.with_runs_of_kind(ta, ma, unprofiled), metrics.with_runs_of_kind(tb, mb, unprofiled)
     va, vb = _values(ta, pa), _values(tb, pb)
     common = [k for k in va if k in vb]
     if not common:
@@ -69,8 +73,10 @@ def compare(runs_dir, a: str, b: str) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=COLUMNS)
     out["_rank"] = out.metric.map(lambda x: rank.get(x, len(POINT_METRICS)))
     out = out.sort_values(["point", "_rank", "side", "category"]).drop(columns="_rank").reset_index(drop=True)
+    numbers = "runs without perf" if unprofiled else "runs with perf"
     out.attrs = {"a": {"campaign": a, "runs": int(ta.run_id.nunique()), "flagged": fa},
-                 "b": {"campaign": b, "runs": int(tb.run_id.nunique()), "flagged": fb}}
+                 "b": {"campaign": b, "runs": int(tb.run_id.nunique()), "flagged": fb},
+                 "throughput and CPU from": numbers}
     return out
 
 
@@ -79,8 +85,9 @@ def format_comparison(m: pd.DataFrame) -> str:
     means (n runs) and B - A with its interval; '*' where the interval excludes zero."""
     def interval(lo, hi):
         return "[undecided: too few runs]" if math.isinf(lo) or math.isinf(hi) else f"[{lo:.2f}, {hi:.2f}]"
-    lines = [f"{side.upper()}: {c['campaign']}: {c['runs']} usable runs, {c['flagged']} flagged runs left out"
-             for side, c in m.attrs.items()]
+    lines = [f"{side.upper()}: {m.attrs[side]['campaign']}: {m.attrs[side]['runs']} usable runs, "
+             f"{m.attrs[side]['flagged']} flagged runs left out" for side in ("a", "b")]
+    lines.append(f"throughput and CPU from {m.attrs['throughput and CPU from']} on both sides")
     lines.append(f"B-A: the difference of the means and its {CONFIDENCE:.1%} interval over clean runs (Welch, the "
                  f"verdict rule, docs/verdicts.md); * excludes 0")
     for point, g in m.groupby("point", sort=False):

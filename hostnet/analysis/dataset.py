@@ -35,9 +35,9 @@ def load(campaign: str | list[str] | None = None, section: str | None = None, ru
         if campaign is not None:
             raise ValueError("give campaign or section, not both")
         campaign = notebook_campaign(section)
-    names = [campaign] if isinstance(campaign, str) else campaign
+    names = [campaign] if isinstance(campaign, str) else (None if campaign is None else list(campaign))
     frames = []
-    for name in names or [None]:
+    for name in [None] if names is None else names:  # an empty list: no campaign, an empty frame
         if name is not None and not (runs_dir / name).is_dir():
             raise FileNotFoundError(f"no campaign {runs_dir / name}")
         for run in store.list_runs(runs_dir, name):
@@ -56,7 +56,9 @@ def load(campaign: str | list[str] | None = None, section: str | None = None, ru
 
 
 def _with_run(tidy: pd.DataFrame, manifest: dict) -> pd.DataFrame:
-    point = {k: v for k, v in (manifest.get("point") or {}).items() if k not in ("id", "config")}
+    taken = {*store.TIDY_COLUMNS, *QUALITY}
+    point = {(f"point_{k}" if k in taken else k): v for k, v in (manifest.get("point") or {}).items()
+             if k not in ("id", "config")}  # a parameter named like a column keeps its value apart
     kernel = next((v.get("kernel") for v in manifest.get("versions", {}).values() if v.get("kernel")), None)
     flagged = store.flagged(manifest)
     return tidy.assign(

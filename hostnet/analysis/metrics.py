@@ -121,13 +121,31 @@ def prefer_unprofiled(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame
     of run are then not mixed in one number. Otherwise the profiled runs give every number and the
     unprofiled ones are left out of them (they give perf_cost); a point with no profiled run (a
     campaign run without perf, e.g. the time budget's benches) keeps its runs."""
+    return with_runs_of_kind(tidy, manifests, unprofiled_suffice(tidy, manifests))
+
+
+def unprofiled_suffice(tidy: pd.DataFrame, manifests: list[dict]) -> bool:
+    """Whether every sweep point with profiled runs has UNPROFILED_MIN_RUNS runs without the profiler
+    (prefer_unprofiled's condition)."""
+    off = _unprofiled(manifests)
+    if tidy.empty or not off:
+        return False
+    present, point = set(tidy.run_id), _point_of(manifests)
+    count = Counter(point[r] for r in off & present if point.get(r) is not None)
+    profiled_points = {point[r] for r in present if r in point and r not in off}
+    return bool(profiled_points) and all(count[p] >= UNPROFILED_MIN_RUNS for p in profiled_points)
+
+
+def with_runs_of_kind(tidy: pd.DataFrame, manifests: list[dict], unprofiled_numbers: bool) -> pd.DataFrame:
+    """prefer_unprofiled with its condition decided by the caller (compare: both campaigns alike):
+    measured numbers from the unprofiled runs and breakdowns from the profiled ones, or every
+    number from the profiled runs (the unprofiled left out where a point has profiled runs)."""
     off = _unprofiled(manifests)
     if tidy.empty or not off:
         return tidy
     present, point = set(tidy.run_id), _point_of(manifests)
-    count = Counter(point[r] for r in off & present if point.get(r) is not None)
     profiled_points = {point[r] for r in present if r in point and r not in off}
-    if profiled_points and all(count[p] >= UNPROFILED_MIN_RUNS for p in profiled_points):
+    if unprofiled_numbers:
         shadowed = {r for r in present if r in point and r not in off}
         keep = ~tidy.run_id.isin(shadowed) | tidy.metric.map(profiler_metric)
     else:

@@ -325,8 +325,9 @@ def cpu_label(cpus: list[int]) -> str:
 
 def run_manifest(path) -> dict | None:
     """The manifest of the run a profile is stored in (RUN/raw/MACHINE.*); None for any other file."""
-    manifest = Path(path).resolve().parent.parent / "manifest.json"
-    return json.loads(manifest.read_text()) if manifest.is_file() else None
+    where = Path(path).resolve().parent
+    manifest = where.parent / "manifest.json"
+    return json.loads(manifest.read_text()) if where.name == "raw" and manifest.is_file() else None
 
 
 def run_cpu_roles(path: Path) -> dict[int, str] | None:
@@ -412,7 +413,8 @@ def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | Non
     profile = read_profile(path, host)
     recorded = run_manifest(path)
     if recorded and not series and recorded.get("taxonomy"):
-        # a stored run's profile: classified as the run was, on the testbed it ran on
+        # a stored run's profile: the kernel series the run recorded (today's table of it) and the
+        # testbed it ran on, whatever kernel this machine runs
         kernel = next((v.get("kernel") for v in recorded.get("versions", {}).values() if v.get("kernel")), "?")
         series = recorded["taxonomy"].split("/")[0]  # "linux-6/7": series / version of its table
         series_from = f"from the run's manifest (kernel {kernel}, recorded with {recorded['taxonomy']})"

@@ -30,15 +30,8 @@ SUDO_PASSWORD_VAR = "HOSTNET_SUDO_PASSWORD"
 
 
 def state_dir() -> Path:
-    """This controller's journals, locks, testbed state and scratch files: $HOSTNET_STATE_DIR, else
-    /run/hostnet for root (who measures), else the user's cache directory's hostnet/state (a
-    researcher without root reading a perf.data needs scratch space, and /run/hostnet is root's)."""
-    if os.environ.get("HOSTNET_STATE_DIR"):
-        return Path(os.environ["HOSTNET_STATE_DIR"])
-    if os.geteuid() == 0:
-        return Path("/run/hostnet")
-    import platformdirs
-    return Path(platformdirs.user_cache_dir("hostnet")) / "state"
+    """This controller's journals, locks, testbed state and scratch files (HOSTNET_STATE_DIR)."""
+    return Path(os.environ.get("HOSTNET_STATE_DIR", "/run/hostnet"))
 
 
 def private_dir(path: Path) -> None:
@@ -79,7 +72,16 @@ def write_private(path: Path, data: bytes) -> None:
 def scratch_dir() -> Path:
     """Where hostnet's temporary files on this machine go (tool output, perf.data, bpftrace
     programs): <state dir>/scratch, 0700, each entry named with the PID of the session that made
-    it (scratch_prefix), so `hostnet restore` removes what a killed session left."""
+    it (scratch_prefix), so `hostnet restore` removes what a killed session left. A user who is not
+    root and named no HOSTNET_STATE_DIR (reading a perf.data: `hostnet breakdown`) gets the scratch
+    directory in their cache directory (~/.cache/hostnet/scratch): /run/hostnet is root's, and the
+    journals and testbed state stay there, where root's `hostnet testbed status` and `restore` look."""
+    if "HOSTNET_STATE_DIR" not in os.environ and os.geteuid() != 0:
+        import platformdirs
+        path = Path(platformdirs.user_cache_dir("hostnet")) / "scratch"
+        private_dir(path.parent)
+        private_dir(path)
+        return path
     private_dir(state_dir())
     path = state_dir() / "scratch"
     private_dir(path)

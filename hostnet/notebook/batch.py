@@ -168,13 +168,18 @@ def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_na
         check_declared(notebook, parameters)
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / (output_name or Path(notebook).name)
-    if keep_kernel:
-        from . import kept_kernel
-        kernel = {"km": kept_kernel.kernel(Path(notebook).parent.resolve())}
-    else:
-        kernel = {"kernel_manager_class": batch_kernel.batch_kernel_manager()}
-    pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
-                        progress_bar=False, kernel_name="python3", **kernel)
+    if not keep_kernel:
+        pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
+                            progress_bar=False, kernel_name="python3",
+                            kernel_manager_class=batch_kernel.batch_kernel_manager())
+        return out
+    from . import kept_kernel
+    km = kept_kernel.kernel(Path(notebook).parent.resolve())
+    try:
+        pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
+                            progress_bar=False, kernel_name="python3", km=km)
+    finally:
+        kept_kernel.release_clients(km)
     return out
 
 
@@ -495,8 +500,12 @@ def sweep_table_path(plan: list[dict], mode: str) -> Path:
     first = Path(plan[0]["dir"])
     if mode == "replay":
         return first.parent / "sweep.csv"
-    stem = os.path.commonprefix([Path(e["dir"]).name for e in plan]).rstrip("-_") or "notebook"
-    return first.parent / f"{stem}-sweep.csv"
+    shared = []  # the names' common leading words (points 200 and 2000 share no "200")
+    for words in zip(*(Path(e["dir"]).name.split("-") for e in plan), strict=False):  # up to the shortest
+        if len(set(words)) > 1:
+            break
+        shared.append(words[0])
+    return first.parent / f"{'-'.join(shared) or 'notebook'}-sweep.csv"
 
 
 def load_sweep_file(path) -> dict:

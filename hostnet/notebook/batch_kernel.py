@@ -49,6 +49,12 @@ def batch_kernel_manager() -> type:
             runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
             super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
 
+        def client(self, **kwargs):
+            """A client, remembered so that the kept kernel's can be stopped (kept_kernel.release_clients)."""
+            made = super().client(**kwargs)
+            self.hostnet_clients = [*getattr(self, "hostnet_clients", []), made]
+            return made
+
         def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
             return kernel_argv(super().format_kernel_cmd(extra_arguments))
 

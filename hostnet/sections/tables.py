@@ -24,11 +24,15 @@ LEFT = [{"selector": "th", "props": "text-align: left; vertical-align: bottom"},
 
 def number(value) -> str:
     """Three significant figures, never scientific notation; integers as they are; missing as "–"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+    if value is None or value is pd.NA:
         return "–"
     if isinstance(value, numbers.Integral):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     v = float(value)
+    if math.isnan(v):
+        return "–"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
     if v == 0:
         return "0"
     digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
@@ -67,9 +71,12 @@ def _evidence_html(shows: str) -> str:
 
 def verdict_line(row: dict) -> str:
     """The verdict, with the two accountings' when they differ."""
-    raw, nic = row.get("raw"), row.get("NIC-equivalent")
+    def given(key):  # a table concatenated with one that lacks the column has NaN there
+        value = row.get(key)
+        return value if isinstance(value, str) and value else None
+    raw, nic = given("raw"), given("NIC-equivalent")
     both = raw and nic and nic != raw and nic != "(no ledger: raw)"
-    return row["verdict"] + (f" (raw: {raw}; NIC-equivalent: {nic})" if both else "")
+    return (given("verdict") or "–") + (f" (raw: {raw}; NIC-equivalent: {nic})" if both else "")
 
 
 NOTES = ("sensitivity", "unsteady runs", "steady runs only")
@@ -80,7 +87,7 @@ def verdict_view(verdict: pd.DataFrame, caption: str | None = None):
     sensitivity, unsteady runs and the steady-runs-only verdict in one notes column where said."""
     rows = []
     for row in verdict.to_dict(orient="records"):
-        notes = [f"{k}: {row[k]}" for k in NOTES if row.get(k)]
+        notes = [f"{k}: {row[k]}" for k in NOTES if isinstance(row.get(k), str) and row[k]]
         rows.append({"finding": row["id"], "paper says": row["paper says"], "verdict": verdict_line(row),
                      "this run shows": _evidence_html(row["this run shows"]), "notes": "; ".join(notes)})
     shown = pd.DataFrame(rows, columns=["finding", "paper says", "verdict", "this run shows", "notes"])

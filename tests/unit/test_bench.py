@@ -474,6 +474,8 @@ def test_cli_start_is_judged_on_the_slowest_commands_median_and_a_traceback_fail
     assert cli_start.result(rows(0.9))["verdict"] == "below target"
     crashed = cli_start.result(rows(0.3, said="KeyError: '99-x' is not a registered notebook", rc=1))
     assert crashed["verdict"] == "below target" and crashed["tracebacks"] == ["breakdown /nonexistent/perf.data"]
+    traced = cli_start.result([{**r, "traceback": r["command"] == "--help"} for r in rows(0.3)])
+    assert traced["tracebacks"] == ["--help"]  # a traceback is a failure though the process exited 0
 
 
 def test_cli_start_measures_each_command_as_a_process_from_a_subdirectory(monkeypatch):

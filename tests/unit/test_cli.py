@@ -464,12 +464,13 @@ def test_breakdown_of_a_perf_data_without_root_keeps_its_scratch_in_the_users_ca
     monkeypatch.delenv("HOSTNET_STATE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(base.os, "geteuid", lambda: 1000)
-    assert base.state_dir() == tmp_path / "cache" / "hostnet" / "state"
+    assert base.scratch_dir() == tmp_path / "cache" / "hostnet" / "scratch"
     assert cli.main(["breakdown", str(data)]) == 0
     assert "data_copy" in capsys.readouterr().out
-    assert (tmp_path / "cache" / "hostnet" / "state" / "scratch").is_dir()
+    assert base.state_dir() == base.Path("/run/hostnet")  # journals and testbed state stay where root's are
     monkeypatch.setattr(base.os, "geteuid", lambda: 0)
-    assert base.state_dir() == base.Path("/run/hostnet")  # root measures, and keeps its journals there
+    monkeypatch.setenv("HOSTNET_STATE_DIR", str(tmp_path / "state"))
+    assert base.scratch_dir() == tmp_path / "state" / "scratch"
 
 
 def test_every_data_command_finds_the_projects_runs_from_a_subdirectory_or_with_root(tmp_path, monkeypatch, capsys):

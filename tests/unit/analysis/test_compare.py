@@ -55,3 +55,25 @@ def test_the_cli_writes_csv_and_json(tmp_path, capsys):
     assert cli.main(["compare", "a", "b", "--runs-dir", str(tmp_path), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["b"]["runs"] == 3 and got["rows"][0]["delta"] == 10.0 and got["rows"][0]["differs"] is True
+
+
+def test_throughput_comes_from_runs_without_perf_only_when_both_campaigns_have_them(tmp_path):
+    """A with 3 unprofiled runs at its point, B with none: both sides use their profiled runs, so
+    B - A never carries perf's cost on one side only."""
+    def campaign(name, profiled, unprofiled=()):
+        for rep, tpc in enumerate([*profiled, *unprofiled]):
+            rd = store.RunDir(tmp_path, name, f"p-r{rep}")
+            rd.manifest.update(experiment="single-flow", config={"name": "tsogro"},
+                               point={"id": "p", "config": "tsogro"},
+                               probes={"perf": "off" if rep >= len(profiled) else {"event": "cpu-clock"}})
+            rd.finish("ok", pd.DataFrame([{"run_id": f"p-r{rep}", "campaign": name, "experiment": "single-flow",
+                                           "config": "tsogro", "repetition": rep, "side": "both",
+                                           "metric": "tpc_gbps", "category": "", "flow": "", "value": tpc}]))
+    campaign("a", [10.0, 11.0, 12.0], unprofiled=[20.0, 21.0, 22.0])
+    campaign("b", [10.0, 11.0, 12.0])
+    m = compare.compare(tmp_path, "a", "b")
+    assert m.iloc[0].mean_a == 11.0 and not m.iloc[0].differs  # A's perf-off 21 would have differed
+    assert m.attrs["throughput and CPU from"] == "runs with perf"
+    campaign("c", [10.0, 11.0, 12.0], unprofiled=[20.0, 21.0, 22.0])
+    both = compare.compare(tmp_path, "a", "c")
+    assert both.iloc[0].mean_a == 21.0 and both.attrs["throughput and CPU from"] == "runs without perf"

@@ -58,3 +58,15 @@ def test_units_come_from_the_name_and_docs_api_holds_the_generated_dictionary():
         "Gbit/s", "1/s", "s", "bytes", "count", "ns", "packets/s"]
     assert dictionary.meaning("flow_retransmits_count") == "per flow: " + dictionary.meaning("retransmits_count")
     assert dictionary.markdown() in (REPO / "docs" / "api.md").read_text()
+
+
+def test_no_campaign_is_an_empty_frame_and_a_parameter_named_like_a_column_keeps_apart(tmp_path):
+    assert hostnet.load([], runs_dir=RUNS).empty
+    rd = store.RunDir(tmp_path, "c", "p-r0")
+    rd.manifest.update(experiment="single-flow", config={"name": "tsogro"},
+                       point={"id": "p", "config": "tsogro", "unit": "x", "flow": 3})
+    rd.finish("ok", pd.DataFrame([{"run_id": "p-r0", "campaign": "c", "experiment": "single-flow", "config": "tsogro",
+                                   "repetition": 0, "side": "both", "metric": "tpc_gbps", "category": "",
+                                   "flow": "", "value": 1.0}]))
+    df = hostnet.load("c", runs_dir=tmp_path)
+    assert df.iloc[0].unit == "Gbit/s" and df.iloc[0].point_unit == "x" and df.iloc[0].point_flow == 3

@@ -363,3 +363,5 @@ def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):
             {"dir": tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-3200-embedded"}]
     assert batch.sweep_table_path(plan, "run") == tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-sweep.csv"
     assert batch.sweep_table_path(plan, "replay") == tmp_path / "sweep.csv"
+    plan = [{"dir": tmp_path / "s-02-sizes_kb-200-embedded"}, {"dir": tmp_path / "s-02-sizes_kb-2000-embedded"}]
+    assert batch.sweep_table_path(plan, "run") == tmp_path / "s-02-sizes_kb-sweep.csv"  # not "...-200-sweep"

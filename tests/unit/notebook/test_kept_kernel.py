@@ -36,13 +36,16 @@ def kept():
 def test_the_next_notebook_in_a_kept_kernel_starts_a_fresh_session_with_the_modules_loaded(tmp_path, kept):
     first = _notebook(tmp_path / "a.ipynb",
                       "import os, sys, warnings\nx = 41\nos.environ['HOSTNET_KEPT_TEST'] = '1'\nos.chdir('/')\n"
-                      "warnings.simplefilter('ignore', UserWarning)\nimport tabnanny\n"
+                      "warnings.simplefilter('ignore', UserWarning)\nimport tabnanny\nimport pandas as pd\n"
+                      "pd.set_option('display.max_colwidth', 7)\nsys.path.insert(0, '/nowhere')\n"
                       "print(os.getpid(), 'tabnanny' in sys.modules)",
                       "x + 1")
     second = _notebook(tmp_path / "b.ipynb",
                        "import os, sys, warnings\nprint(os.getpid(), 'tabnanny' in sys.modules, 'x' in dir(), "
                        "os.environ.get('HOSTNET_KEPT_TEST'), os.getcwd() == %r)" % str(tmp_path),
-                       "warnings.warn('shown in each notebook', UserWarning)")
+                       "warnings.warn('shown in each notebook', UserWarning)",
+                       "import pandas as pd\nprint(pd.get_option('display.max_colwidth'), '/nowhere' in sys.path, "
+                       "get_ipython().history_manager.hist_file)")
     out = tmp_path / "out"
     batch.execute(first, None, out, keep_kernel=True)
     batch.execute(second, None, out, keep_kernel=True)
@@ -52,6 +55,9 @@ def test_the_next_notebook_in_a_kept_kernel_starts_a_fresh_session_with_the_modu
     # the same kernel process, tabnanny still imported; no x, no environment variable, back in tmp_path
     assert b[0] == (1, f"{pid} True False None True\n")
     assert b[1][0] == 2 and "shown in each notebook" in b[1][1]  # the filter the first set is gone
+    # pandas' display options and sys.path back; history in memory, not in the user's IPython profile
+    assert b[2] == (3, "50 False :memory:\n")
+    assert kept_kernel._kept["km"].hostnet_clients == []  # papermill's clients of the kernel stopped
 
 
 def test_a_kernel_that_died_is_replaced(tmp_path, kept):
