@@ -18,5 +18,7 @@ if [ "$(cat "$VENV/.installed-stamp" 2>/dev/null || true)" != "$want" ]; then
 	"$VENV/bin/python" -m pip install --quiet -c "$VENV/floors.txt" . pytest hypothesis import-linter
 	echo "$want" >"$VENV/.installed-stamp"
 fi
-# the checkout's hostnet is tested (pytest's pythonpath puts it first), with the floors' libraries
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider -m 'not live' tests/unit
+# the checkout's hostnet is tested with the floors' libraries: pytest's pythonpath puts it first, and
+# PYTHONPATH does for the kernels and processes the tests start (the venv's installed copy is as old
+# as the stamp)
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m 'not live' tests/unit

@@ -36,7 +36,7 @@ def kept():
 def test_the_next_notebook_in_a_kept_kernel_starts_a_fresh_session_with_the_modules_loaded(tmp_path, kept):
     first = _notebook(tmp_path / "a.ipynb",
                       "import os, sys, warnings\nx = 41\nos.environ['HOSTNET_KEPT_TEST'] = '1'\nos.chdir('/')\n"
-                      "warnings.simplefilter('ignore', UserWarning)\nimport tabnanny\nimport pandas as pd\n"
+                      "warnings.simplefilter('ignore')\nimport tabnanny\nimport pandas as pd\n"
                       "pd.set_option('display.max_colwidth', 7)\nsys.path.insert(0, '/nowhere')\n"
                       "print(os.getpid(), 'tabnanny' in sys.modules)",
                       "x + 1")
