@@ -219,8 +219,10 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
     """run_point up to the end of its flows: the window closed, every flow ended, the testbed free
     for the next point. What is left (perf's report, the tidy rows, the run directory) is
     PendingRun.finish(), which a sweep overlaps with the next point's setup and warm-up.
-    before_window: called just before the window opens (a sweep finishes the previous point there,
-    so that work never falls inside this point's window)."""
+    before_window: called just before the flows start, so before the window opens (a sweep
+    finishes the previous point there: that work never falls inside this point's window, nor
+    between the flows' start and the window's, where it slowed the starts on 2 cores until the
+    window opened after the flows had ended)."""
     workload, probing = req.workload, req.probing
     versions = req.versions or preflight(tb, tuple(getattr(workload, "tools", (workload.tool,))))
     if hasattr(workload, "measure"):  # a bench (benches.py): it measures itself in the runner's window
@@ -236,9 +238,10 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
         run.early = _prepare_latency(tb, workload, flows, rd, probing.latency_sample_every)
         run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, probing)
         _arm(tb, run.probes)
+        if before_window is not None:
+            before_window()
         starts = _start_clients(tb, workload, flows, run.procs)
-        run.raw, run.ep_raw, (opened, start, end, closed) = _measure(tb, workload, starts, run.probes, ep_probes,
-                                                                     before_window)
+        run.raw, run.ep_raw, (opened, start, end, closed) = _measure(tb, workload, starts, run.probes, ep_probes)
         record_window(rd, start, end, opened=opened, closed=closed, **starts.describe())
         running = {i for i, c in run.procs.clients.items() if c.poll() is None} if all_local(tb) else set()
         check_coverage(starts, opened, closed, workload.total_s(), running)
@@ -614,14 +617,12 @@ def _arm(tb: Testbed, probes: dict) -> None:
                 p.arm(tb.machines[m])
 
 
-def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes: dict, before_window=None):
+def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes: dict):
     """Open the window when every flow has had its warm-up, close it EDGE_S before the first flow
     can end; (raw files per machine, raw files per endpoint, (opened, start, end, closed)): opened
     before the first probe starts, start once all have, end when the window is due to close,
     closed once the last probe that bounds it has stopped. At the close, perf's events go off
     first (close()); perf's slow finish (its report) is PendingRun.finish()'s."""
-    if before_window is not None:
-        before_window()
     opens = starts.last_returned + workload.warmup_s
     time.sleep(max(0.0, opens - min(LEAD_S, workload.warmup_s) - time.time()))
     for m, ps in probes.items():  # perf record samples from LEAD_S ahead, cut to the window later

@@ -147,3 +147,23 @@ def test_the_start_many_script_starts_each_command_with_its_own_arguments_and_ou
     import time
     time.sleep(0.3)
     assert [open(b + ".out").read() for b in bases] == ["a b|'q'|", "x;y\n", "three"]
+
+
+def test_the_previous_points_finish_is_awaited_before_the_flows_start(tmp_path, monkeypatch):
+    """A live CI run (2026-11-28): the previous point's finish, awaited only before the window,
+    slowed this point's client start by ~2 s on 2 cores, so the window of its 2 s flow opened as the
+    flow ended (WindowNotCovered). The sweep's settle() now comes before any client starts."""
+    remote = FakeRemote({"/proc/sys/net/ipv4/tcp_congestion_control": "bbr\n"})
+    tb = ssh_testbed(tmp_path, monkeypatch, remote)
+    at = []
+    try:
+        runner.start_point(tb, runner.RunRequest(stackconfig.get_config("tsogro"), LongFlows(1, 0),
+                                                 tmp_path / "runs", "c", run_id="p-r0", versions=VERSIONS,
+                                                 probing=runner.Probing(profile=False)),
+                           before_window=lambda: at.append(len(remote.commands)))
+    except RunFailed:
+        pass  # the fake's clients print nothing: what matters is the order of the commands
+    client = [i for i, argv in enumerate(remote.commands)  # iperf3 ... -c <receiver>, alone or in start_many's
+              if any(a == "-c" and b == "198.18.0.2" for a, b in zip(argv, argv[1:], strict=False))]
+    assert at and client, (at, remote.commands)
+    assert at[0] <= client[0]  # settled before the first client command
