@@ -708,8 +708,9 @@ def _study_commands(sub) -> None:
 
     _pack_commands(sub)
 
-    d = sub.add_parser("seal", help="record the sha256 and row count of each ok run's tidy.csv in its manifest, for "
-                                    "runs written before manifests carried them (a changed table is then refused)")
+    d = sub.add_parser("seal", help="record the sha256 of each ok run's tidy.csv (and row count) and raw.tar.xz in its "
+                                    "manifest, for runs written before manifests carried them (a changed file is then "
+                                    "refused)")
     d.add_argument("campaigns", nargs="+")
     _runs_dir_option(d)
     d.set_defaults(func=cmd_seal)
@@ -779,18 +780,28 @@ def cmd_top_up(args) -> int:
 def cmd_rederive(args) -> int:
     from . import store
     from .measure.tidy import rederive
-    changed = total = differ = 0
+    from .parsers import ParseError
+    changed = total = differ = refused = 0
     stored = ("tidy.csv", "manifest.json")
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
             before = [(run / f).read_bytes() if (run / f).exists() else None for f in stored] if args.force else []
-            if rederive(run, force=args.force):
+            try:
+                went = rederive(run, force=args.force)
+            # one run's damaged or hand-made files stop that run, named, not the campaign's others
+            except (store.DamagedRun, store.PackError, ParseError, ValueError, KeyError, TypeError,
+                    AttributeError) as exc:
+                print(f"hostnet: {run}: not re-derived ({type(exc).__name__}: {str(exc)[:300]})", file=sys.stderr)
+                refused += 1
+                continue
+            if went:
                 changed += 1
                 differ += args.force and before != [(run / f).read_bytes() for f in stored]
     print(f"{changed} of {total} runs re-derived under the current CPU rule, taxonomy and attribution rule"
-          + (f"; {differ} of them changed (tidy.csv or manifest.json)" if args.force else ""))
-    return 0
+          + (f"; {differ} of them changed (tidy.csv or manifest.json)" if args.force else "")
+          + (f"; {refused} could not be (above)" if refused else ""))
+    return 1 if refused else 0
 
 
 def _pack_commands(sub) -> None:
@@ -815,32 +826,53 @@ def _is_run(path: Path) -> bool:
     return any((path / f).exists() for f in ("manifest.json", store.RAW_DIR, store.RAW_ARCHIVE))
 
 
-def _runs_to_pack(targets: list[str], runs_dir: str) -> list[Path]:
+def _runs_to_pack(targets: list[str], runs_dir: str) -> tuple[list[Path], int]:
     """Run directories named, or in the campaigns named (a directory, or a name under runs_dir);
-    runs still being written (*.partial) are left alone."""
+    runs still being written (*.partial) are left alone. A campaign or run that is a symlink, or
+    resolves outside the directory it was found in, is skipped with a warning naming it: a received
+    campaign's link would have pack archive and delete files elsewhere. Returns the runs and how
+    many were skipped."""
     base = Path(runs_dir)
     if not targets:
         if not base.is_dir():
             raise FileNotFoundError(f"no runs directory {base}")
         targets = [str(c) for c in sorted(base.iterdir()) if c.is_dir()]
-    runs = []
+    runs, skipped = [], 0
     for t in targets:
         path = Path(t) if Path(t).is_dir() else base / t
         if not path.is_dir():
             raise FileNotFoundError(f"no run or campaign {t} (a directory, or a campaign under {base})")
+        if path.is_symlink() or not _stays_in(path, path.parent):
+            skipped += _skip_link(path)
+            continue
         found = [path] if _is_run(path) else [r for r in sorted(path.iterdir()) if r.is_dir() and _is_run(r)]
-        runs += [r for r in found if not r.name.endswith(".partial")]
-    return runs
+        for r in found:
+            if r.is_symlink() or not _stays_in(r, path if r != path else path.parent):
+                skipped += _skip_link(r)
+            elif not r.name.endswith(".partial"):
+                runs.append(r)
+    return runs, skipped
+
+
+def _stays_in(path: Path, parent: Path) -> bool:
+    return os.path.realpath(path) == os.path.join(os.path.realpath(parent), path.name)
+
+
+def _skip_link(path: Path) -> int:
+    print(f"hostnet: {path}: a symlink (or it leads outside {path.parent}): skipped, nothing read or removed",
+          file=sys.stderr)
+    return 1
 
 
 def cmd_data_pack(args) -> int:
     from . import store
     log = logging.getLogger(__name__)
-    packed = already = refused = files = raw_bytes = archived = 0
-    for run in _runs_to_pack(args.targets, args.runs_dir):
+    packed = already = files = raw_bytes = archived = 0
+    runs, refused = _runs_to_pack(args.targets, args.runs_dir)
+    for run in runs:
         raw = run / store.RAW_DIR
         unpacked_copy = store.is_packed(run)
-        sizes = [p.stat().st_size for p in raw.iterdir()] if raw.is_dir() else []
+        sizes = [p.stat().st_size for p in raw.iterdir()] if raw.is_dir() and not raw.is_symlink() else []
         try:
             went = store.pack_raw(run)
         except (store.PackError, store.DamagedRun) as exc:  # raw/ kept; the other runs go on
@@ -866,6 +898,9 @@ def cmd_data_unpack(args) -> int:
     run = Path(args.run)
     if not run.is_dir() or not _is_run(run):
         raise FileNotFoundError(f"no run directory {run}")
+    if links := store.linked(run):
+        print(f"hostnet: {links[0]}: a symlink: not unpacked (a run's files are its own)", file=sys.stderr)
+        return 1
     if (run / store.RAW_DIR).is_dir():
         print(f"{run / store.RAW_DIR}: there already ({'unpacked before' if store.is_packed(run) else 'not packed'})")
         return 0
@@ -882,7 +917,7 @@ def cmd_seal(args) -> int:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
             sealed += store.seal(run)
-    print(f"{sealed} of {total} runs sealed (the others had checks, or no tidy table)")
+    print(f"{sealed} of {total} runs sealed (the others had their checks, or no tidy table)")
     return 0
 
 

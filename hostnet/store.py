@@ -35,6 +35,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import __version__
@@ -55,14 +56,33 @@ class DamagedRun(ValueError):
 
 
 def checks_of(run: Path) -> dict:
-    """sha256 and row count of each CHECKED file the run has (what its manifest records)."""
+    """sha256 and row count of each CHECKED file the run has, and the sha256 of its raw archive
+    (what its manifest records). They catch accidents (a torn write, a bad copy, a hand edit), not
+    forgery: whoever edits a file can write its digest too (docs/measurement.md)."""
     out = {}
     for name in CHECKED:
         path = Path(run) / name
         if path.exists():
-            data = path.read_bytes()
-            out[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": max(data.count(b"\n") - 1, 0)}
+            out[name] = _check(path.read_bytes())
+    archive = Path(run) / RAW_ARCHIVE
+    if archive.is_file() and not archive.is_symlink():
+        out[RAW_ARCHIVE] = {"sha256": hashlib.sha256(archive.read_bytes()).hexdigest()}
     return out
+
+
+def _check_archive(run: Path, archive: Path) -> None:
+    """DamagedRun when the run's manifest records its archive's sha256 and the archive differs."""
+    try:
+        want = json.loads((run / "manifest.json").read_text())["checks"][RAW_ARCHIVE]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # packed before manifests recorded the archive's digest (hostnet seal adds it)
+    got = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if got != want:
+        raise DamagedRun(f"{archive}: changed after the run (sha256 {got[:12]}, {str(want)[:12]} recorded)")
+
+
+def _check(data: bytes) -> dict:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "rows": max(data.count(b"\n") - 1, 0)}
 
 
 def damage(run: Path, manifest: dict) -> str:
@@ -78,19 +98,28 @@ def damage(run: Path, manifest: dict) -> str:
     if want is None:
         return ""
     got = checks_of(run)["tidy.csv"]
-    if got["sha256"] != want["sha256"]:
+    pending = want.get("pending") or {}  # a re-derivation stopped between its writes (rewrite_run)
+    if got["sha256"] not in (want["sha256"], pending.get("sha256")):
         return (f"tidy.csv was changed after the run ({got['rows']} rows, {want['rows']} recorded; "
                 f"sha256 {got['sha256'][:12]}, {want['sha256'][:12]} recorded)")
     return ""
 
 
 def seal(run: Path) -> bool:
-    """Record checks in the manifest of an ok run written before manifests carried them (True
-    when it changed): from then on the tidy table is checked as a new run's is."""
+    """Record checks in the manifest of an ok run written before manifests carried them, or its
+    archive's digest where only the table's is recorded (True when it changed): from then on its
+    files are checked as a new run's are."""
     m = json.loads((Path(run) / "manifest.json").read_text())
-    if m.get("status") != "ok" or m.get("checks") or not (Path(run) / "tidy.csv").exists():
+    have = m.get("checks") or {}
+    if m.get("status") != "ok" or not (Path(run) / "tidy.csv").exists():
         return False
-    m["checks"] = checks_of(run)
+    if have and (RAW_ARCHIVE in have or not is_packed(run)):
+        return False
+    if not have:
+        have = checks_of(run)
+    elif why := damage(run, m):  # a table already checked is sealed with its archive only when it holds
+        raise DamagedRun(f"{run}: {why}")
+    m["checks"] = {**have, **{k: v for k, v in checks_of(run).items() if k == RAW_ARCHIVE}}
     write_atomic(Path(run) / "manifest.json", json.dumps(m, indent=2, default=str))
     return True
 
@@ -129,7 +158,7 @@ def write_atomic(path: Path, text: str) -> None:
     never a zero-length or torn one."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w") as fh:
+        with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -181,20 +210,67 @@ def archive_bytes(files: dict[str, bytes]) -> bytes:
     return lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=XZ_PRESET)
 
 
+# Caps on what one run's archive may decompress to: a shared run's raw.tar.xz is data from someone
+# else, and xz turns 156 KB of zeros into a GiB. The committed campaigns' 1,947 archives (2026-11-28)
+# decompress to at most 1.0 MB, at most 31x their size (docs/measurement.md).
+RAW_MAX_BYTES = 2 << 30  # all members together
+RAW_MAX_MEMBER = 1 << 30  # one member (read whole into memory)
+RAW_MAX_RATIO = 400  # decompressed bytes per archive byte, beyond the first RAW_RATIO_SLACK
+RAW_RATIO_SLACK = 16 << 20
+
+
+class _Capped(io.RawIOBase):
+    """A stream that stops with DamagedRun once more than `limit` bytes were read from it."""
+
+    def __init__(self, stream, limit: int, archive: Path):
+        self.stream, self.limit, self.archive, self.count = stream, limit, archive, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        data = self.stream.read(min(len(buf), self.limit + 1 - self.count))
+        self.count += len(data)
+        self.check(0)
+        buf[:len(data)] = data
+        return len(data)
+
+    def check(self, more: int) -> None:
+        """DamagedRun when the bytes read, and `more` still to come, pass the limit."""
+        if self.count + more > self.limit:
+            raise DamagedRun(f"{self.archive}: decompresses to more than {self.limit:,} bytes (the cap for an "
+                             f"archive of {self.archive.stat().st_size:,} bytes): refused as a decompression bomb")
+
+
+def raw_limit(archive_bytes_: int) -> int:
+    """The most an archive of this size may decompress to (RAW_MAX_RATIO, RAW_MAX_BYTES)."""
+    return min(RAW_MAX_BYTES, RAW_RATIO_SLACK + RAW_MAX_RATIO * archive_bytes_)
+
+
 def _members(archive: Path, wanted=None) -> list[tuple[str, bytes]]:
     """An archive's members in their order as (name, bytes) (only `wanted` ones, when given), in one
-    pass; DamagedRun when it cannot be read, PackError for a member that is not a plain file."""
+    streamed pass with caps (raw_limit, RAW_MAX_MEMBER); DamagedRun when it cannot be read or
+    exceeds a cap, PackError for a member that is not a plain file."""
+    if archive.is_symlink() or not archive.is_file():
+        raise DamagedRun(f"{archive}: not a regular file (a run's archive is its own, never a link)")
     out = []
-    try:  # the whole xz stream decompressed first: its integrity check and end checked, not only the tar's
-        with tarfile.open(fileobj=io.BytesIO(lzma.decompress(archive.read_bytes(), format=lzma.FORMAT_XZ)),
-                          mode="r:") as tar:
-            for info in tar:
-                if wanted is not None and info.name not in wanted:
-                    continue
-                if not info.isreg():
-                    raise PackError(f"{archive}: member {info.name!r} is not a regular file")
-                _check_name(info.name, archive)
-                out.append((info.name, tar.extractfile(info).read()))
+    try:
+        with lzma.open(archive, format=lzma.FORMAT_XZ) as xz:
+            capped = _Capped(xz, raw_limit(archive.stat().st_size), archive)
+            with tarfile.open(fileobj=io.BufferedReader(capped, 1 << 16), mode="r|") as tar:
+                for info in tar:
+                    if not info.isreg():
+                        raise PackError(f"{archive}: member {info.name!r} is not a regular file")
+                    _check_name(info.name, archive)
+                    if info.size > RAW_MAX_MEMBER:
+                        raise DamagedRun(f"{archive}: member {info.name!r} is {info.size:,} bytes, over the "
+                                         f"{RAW_MAX_MEMBER:,} a raw file may have")
+                    capped.check(info.size)  # a member that says it is bigger than what is left: not read
+                    if wanted is None or info.name in wanted:
+                        out.append((info.name, tar.extractfile(info).read()))
+            # read to the stream's end: xz checks its integrity (CRC64) and its end only there
+            while capped.read(1 << 20):
+                pass
     except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
         raise DamagedRun(f"{archive}: cannot be read ({exc})") from exc
     return out
@@ -225,6 +301,22 @@ def is_packed(run) -> bool:
     return (Path(run) / RAW_ARCHIVE).is_file()
 
 
+def linked(run: Path) -> list[Path]:
+    """The run directory, its raw/, its archive or their temporary names where they are symlinks:
+    a shared campaign's link would have pack archive and delete, or unpack write, outside the run."""
+    run = Path(run)
+    return [p for p in (run, run / RAW_DIR, run / RAW_ARCHIVE, run / (RAW_ARCHIVE + ".tmp"),
+                        run / (RAW_DIR + ".unpacking"), run / (RAW_DIR + ".removing")) if p.is_symlink()]
+
+
+def _raw_dir(run: Path) -> Path | None:
+    """The run's raw/ when it is a directory of its own; None when it has none; DamagedRun for a link."""
+    raw = run / RAW_DIR
+    if raw.is_symlink():
+        raise DamagedRun(f"{raw}: a symlink (a run's raw files are its own): not read")
+    return raw if raw.is_dir() else None
+
+
 def raw_names(run) -> list[str]:
     """The names of a run's raw files, from its archive when it has one (the record; a raw/ beside it
     is a copy unpacked to look at), else from raw/; [] when it has neither."""
@@ -232,8 +324,8 @@ def raw_names(run) -> list[str]:
     archive = run / RAW_ARCHIVE
     if archive.is_file():
         return list(_archive_names(str(archive), _stamp(archive)))
-    raw = run / RAW_DIR
-    return sorted(p.name for p in raw.iterdir() if p.is_file()) if raw.is_dir() else []
+    raw = _raw_dir(run)
+    return sorted(p.name for p in raw.iterdir() if p.is_file() and not p.is_symlink()) if raw else []
 
 
 def has_raw(run, name: str) -> bool:
@@ -247,11 +339,21 @@ def raw_texts(run, names=None) -> dict[str, str]:
     wanted = None if names is None else set(names)
     archive = run / RAW_ARCHIVE
     if archive.is_file():
+        _check_archive(run, archive)
         found = dict(_members(archive, wanted))
     else:
-        raw = run / RAW_DIR
-        found = {p.name: p.read_bytes() for p in (sorted(raw.iterdir()) if raw.is_dir() else [])
-                 if p.is_file() and (wanted is None or p.name in wanted)}
+        raw = _raw_dir(run)
+        try:
+            found = {p.name: p.read_bytes() for p in (sorted(raw.iterdir()) if raw else [])
+                     if p.is_file() and not p.is_symlink() and (wanted is None or p.name in wanted)}
+        except FileNotFoundError:
+            if not archive.is_file():
+                raise
+            found = {}
+        # packed meanwhile? raw/ leaves in one rename after its archive is in place: raw/ still there
+        # after the reads means every read saw it whole
+        if raw and not raw.is_dir() and archive.is_file():
+            found = dict(_members(archive, wanted))
     return {name: _text(data) for name, data in sorted(found.items())}
 
 
@@ -268,9 +370,13 @@ def pack_raw(run) -> bool:
     to a temporary name, fsync'ed, read back and compared with every file, and only then renamed into
     place and raw/ removed. A raw/ beside an archive (unpacked to look at) is removed when it equals
     the archive. True when raw/ went; False when there was none; PackError (raw/ kept) when raw/ is
-    not the manifest's `files` or differs from an existing archive."""
+    not the manifest's `files` or differs from an existing archive, or when the run, raw/ or the
+    archive is a symlink (linked)."""
     run = Path(run)
     raw, archive = run / RAW_DIR, run / RAW_ARCHIVE
+    if links := linked(run):
+        raise PackError(f"{links[0]}: a symlink: not packed, nothing removed (a run's files are its own)")
+    finish_removal(run)
     if not raw.is_dir():
         return False
     files = _dir_files(raw)
@@ -295,8 +401,25 @@ def pack_raw(run) -> bool:
             tmp.unlink(missing_ok=True)
             raise
         _fsync_dir(run)
-    shutil.rmtree(raw)
+    # raw/ leaves in one rename, then is deleted: a reader sees all of raw/ or none of it (then the
+    # archive), and a pack killed while deleting leaves raw.removing, which the next pack finishes
+    os.replace(raw, run / RAW_REMOVING)
     _fsync_dir(run)
+    shutil.rmtree(run / RAW_REMOVING)
+    _fsync_dir(run)
+    return True
+
+
+RAW_REMOVING = RAW_DIR + ".removing"  # raw/ after its archive was verified, being deleted
+
+
+def finish_removal(run: Path) -> bool:
+    """Delete the raw.removing a killed pack left beside its verified archive (True when there was one)."""
+    leftover = Path(run) / RAW_REMOVING
+    if leftover.is_symlink() or not leftover.is_dir() or not (Path(run) / RAW_ARCHIVE).is_file():
+        return False
+    shutil.rmtree(leftover)
+    _fsync_dir(Path(run))
     return True
 
 
@@ -314,6 +437,8 @@ def unpack_raw(run) -> Path:
     for a person to read; returns raw/. A raw/ already there is left as it is."""
     run = Path(run)
     raw, archive = run / RAW_DIR, run / RAW_ARCHIVE
+    if links := linked(run):
+        raise PackError(f"{links[0]}: a symlink: not unpacked (a run's files are its own)")
     if raw.is_dir():
         return raw
     if not archive.is_file():
@@ -379,7 +504,9 @@ class RunDir:
         # rename itself after: a crash never leaves a run whose manifest is empty or missing
         _fsync_dir(self.path / "raw")
         try:  # raw/ as one archive (fsync'ed, read back), as every stored run keeps it
-            pack_raw(self.path)
+            if pack_raw(self.path):  # and its digest in the manifest, before the run is published
+                self.manifest["checks"] = checks_of(self.path)
+                write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
         except PackError as exc:  # never lose a run over it: published unpacked, which reads the same
             log.warning("%s; the run keeps raw/ unpacked", exc)
         _fsync_dir(self.path)
@@ -399,10 +526,19 @@ def upgrade_manifest(manifest: dict) -> dict:
 
 
 def rewrite_run(run: Path, manifest: dict, tidy: pd.DataFrame) -> None:
-    """Replace a finished run's tidy table and manifest (re-derived from its own raw files),
-    each file atomically."""
+    """Replace a finished run's tidy table and manifest (re-derived from its own raw files) in three
+    atomic writes, so a kill between any two leaves a run that reads whole: the old manifest first
+    learns the new table's digest ("pending", which damage() accepts too), then the table is
+    replaced, then the manifest. A run left between the last two keeps its old manifest, whose
+    rules say it is still to re-derive: the next `hostnet rederive` finishes it."""
     run = Path(run)
-    write_atomic(run / "tidy.csv", tidy[TIDY_COLUMNS].to_csv(index=False))
+    text = tidy[TIDY_COLUMNS].to_csv(index=False)
+    current = json.loads((run / "manifest.json").read_text())
+    recorded = (current.get("checks") or {}).get("tidy.csv")
+    if isinstance(recorded, dict):
+        recorded["pending"] = _check(text.encode())
+        write_atomic(run / "manifest.json", json.dumps(current, indent=2, default=str))
+    write_atomic(run / "tidy.csv", text)
     manifest["checks"] = checks_of(run)
     write_atomic(run / "manifest.json", json.dumps(manifest, indent=2, default=str))
 
@@ -412,21 +548,64 @@ INCOMPLETE = "incomplete"
 
 def run_status(run: Path) -> str | None:
     """A run directory's status; None without a manifest, INCOMPLETE when the manifest is empty or
-    unreadable (a crash before it reached the disk, a damaged file): that run is redone, not read."""
+    unreadable (a crash before it reached the disk, a damaged file, or one of a shape hostnet never
+    wrote: manifest_problem): that run is redone, not read."""
     path = Path(run) / "manifest.json"
     if not path.exists():
         return None
+    data, why = _read_manifest(path)
+    return INCOMPLETE if why else upgrade_manifest(data)["status"]
+
+
+MANIFEST_MAX_BYTES = 16 << 20  # hostnet's largest manifests are ~100 KB
+# The type of each key a reader relies on, where the manifest has it: a manifest of another shape
+# (a received campaign's, or a hand edit) is left out by name instead of failing a whole command.
+MANIFEST_TYPES = {"schema": int, "run_id": str, "campaign": str, "status": str, "experiment": str,
+                  "point": dict, "config": dict, "repetition": int, "workload": dict, "testbed": dict,
+                  "flows": list, "side_cpus": dict, "versions": dict, "probes": dict, "window": dict,
+                  "checks": dict, "files": list, "contaminated": bool, "started": (int, float),
+                  "ended": (int, float)}
+
+
+def _read_manifest(path: Path) -> tuple[dict | None, str]:
+    """The manifest, or None and why it cannot be read as one."""
     try:
-        manifest = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return INCOMPLETE
-    if not isinstance(manifest, dict) or not manifest.get("status"):
-        return INCOMPLETE
-    return load_manifest(run)["status"]
+        if path.stat().st_size > MANIFEST_MAX_BYTES:
+            return None, f"is larger than {MANIFEST_MAX_BYTES >> 20} MiB"
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError: JSON's own errors, and integers of more than 4,300 digits; RecursionError:
+        # nesting a thousand deep
+        return None, f"is empty or unreadable ({type(exc).__name__}: {str(exc)[:120]})"
+    if isinstance(data, dict) and _of_type(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
+        return None, f"has schema {data['schema']} (this hostnet reads up to {SCHEMA_VERSION}: a newer one wrote it)"
+    if not isinstance(data, dict) or not data.get("status"):
+        return None, "is empty or has no status"
+    for key, kind in MANIFEST_TYPES.items():
+        if key in data and not _of_type(data[key], kind):
+            return None, f"has a {type(data[key]).__name__} as its {key!r}, not a {_names(kind)}"
+    return data, ""
+
+
+def _of_type(value, kind) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))  # True is no int here
+
+
+def _names(kind) -> str:
+    return " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+
+
+def manifest_problem(run: Path) -> str:
+    """Why the run's manifest.json cannot be read as a manifest ("" when it can)."""
+    return _read_manifest(Path(run) / "manifest.json")[1]
 
 
 def load_manifest(run: Path) -> dict:
-    manifest = upgrade_manifest(json.loads((Path(run) / "manifest.json").read_text()))
+    data, why = _read_manifest(Path(run) / "manifest.json")
+    if why:
+        raise ValueError(f"{run}: manifest.json {why}")
+    manifest = upgrade_manifest(data)
     if manifest.get("schema") != SCHEMA_VERSION:
         raise ValueError(f"{run}: manifest schema {manifest.get('schema')} (this hostnet reads up to {SCHEMA_VERSION})")
     return manifest
@@ -435,17 +614,48 @@ def load_manifest(run: Path) -> dict:
 def read_tidy(run: Path) -> pd.DataFrame:
     """A run's tidy table; schema-1 tables get an empty flow column. DamagedRun when the table is
     not the one the run wrote (its manifest's checks)."""
-    if why := damage(run, load_manifest(run)):
+    manifest = load_manifest(run)
+    if why := damage(run, manifest):
         raise DamagedRun(f"{run}: {why}")
-    return _table(run)
+    return _table(run, manifest)
 
 
-def _table(run: Path) -> pd.DataFrame:
-    t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
-                    na_values={"value": [""]})
+def _table(run: Path, manifest: dict) -> pd.DataFrame:
+    """The run's tidy.csv; DamagedRun when it is not a table hostnet writes (tidy_problem)."""
+    try:
+        t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
+                        na_values={"value": [""]})
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
+        raise DamagedRun(f"{run}: tidy.csv cannot be read ({str(exc)[:200]})") from exc
+    if why := tidy_problem(t, manifest):
+        raise DamagedRun(f"{run}: tidy.csv {why}")
     if "flow" not in t.columns:
         t["flow"] = ""
     return t[TIDY_COLUMNS]
+
+
+# The identity columns a run's every row shares with its manifest
+IDENTITY = ("run_id", "campaign", "experiment", "repetition")
+
+
+def tidy_problem(t: pd.DataFrame, manifest: dict) -> str:
+    """Why a run's table is not one hostnet writes ("" when it is): other columns, values that are
+    not finite numbers (an unmeasured number is empty, never inf), identity columns that are not
+    the manifest's, or one (side, metric, category, flow) twice (it would narrow every interval)."""
+    if list(t.columns) not in (TIDY_COLUMNS, [c for c in TIDY_COLUMNS if c != "flow"]):
+        return f"has the columns {', '.join(map(str, t.columns))[:200]}, not {', '.join(TIDY_COLUMNS)}"
+    if not pd.api.types.is_numeric_dtype(t.value) or pd.api.types.is_bool_dtype(t.value):
+        return "has values that are not numbers"
+    if np.isinf(t.value.to_numpy(dtype=float)).any():
+        return "has infinite values"
+    for col in IDENTITY:
+        want = manifest.get(col)
+        if want is not None and len(t) and not (t[col].astype(str) == str(want)).all():
+            return f"has rows whose {col} is not the manifest's {str(want)[:80]!r}"
+    keys = [c for c in ("side", "metric", "category", "flow") if c in t.columns]
+    if t.duplicated(keys).any():
+        return f"has {int(t.duplicated(keys).sum())} rows repeating a (side, metric, category, flow)"
+    return ""
 
 
 def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = None) -> list[Path]:
@@ -460,7 +670,7 @@ def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = No
                 continue
             status = run_status(run)
             if _unreadable(run, status):
-                warnings.warn(f"{run}: manifest.json is empty or unreadable; the run is left out "
+                warnings.warn(f"{run}: manifest.json {manifest_problem(run)}; the run is left out "
                               f"(a resumed sweep redoes it)", stacklevel=2)
             if status in (None, INCOMPLETE):
                 continue
@@ -484,10 +694,12 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
         m = load_manifest(r)
         if m["status"] != "ok":
             continue
-        if why := damage(r, m):
-            warnings.warn(f"{r}: {why}; the run is left out", stacklevel=2)
-        else:
-            frames.append(_table(r))
+        try:
+            if why := damage(r, m):
+                raise DamagedRun(f"{r}: {why}")
+            frames.append(_table(r, m))
+        except DamagedRun as exc:
+            warnings.warn(f"{exc}; the run is left out", stacklevel=2)
     if not frames:
         return pd.DataFrame(columns=TIDY_COLUMNS)
     return pd.concat(frames, ignore_index=True)

@@ -13,7 +13,6 @@ import gzip
 import json
 import platform
 import re
-import shutil
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -63,9 +62,18 @@ class Profile:
         return {r.comm for r in self.rows if r.comm is not None}
 
 
+MAX_TEXT_BYTES = 2 << 30  # a text profile is read whole: at most this much of it (decompressed)
+MAX_PERF_DATA_BYTES = 32 << 30  # a gzipped perf.data is copied out for perf: at most this much
+MAX_COUNT = 2 ** 53  # above it a sum of counts (floats in pandas) no longer holds every sample
+
+
 def read_profile(path, host: Host | None = None) -> Profile:
-    """Any of the formats above, told apart by content, not by name."""
+    """Any of the formats above, told apart by content, not by name. A regular file only (a FIFO
+    would block, /dev/zero never end), within MAX_TEXT_BYTES decompressed, counts within MAX_COUNT."""
     path = Path(path)
+    if not path.is_file():
+        raise ParseError(str(path), "not a regular file (a directory, FIFO or device): breakdown reads a profile "
+                                    "saved in a file")
     with path.open("rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
     opener = gzip.open if gzipped else open
@@ -75,9 +83,23 @@ def read_profile(path, host: Host | None = None) -> Profile:
         profile = _from_perf_data(path, gzipped, host or LocalHost())
     else:
         with opener(path, "rb") as f:
-            profile = profile_from_text(f.read().decode(errors="replace"), str(path))
+            data = f.read(MAX_TEXT_BYTES + 1)
+        if len(data) > MAX_TEXT_BYTES:
+            raise ParseError(str(path), f"more than {MAX_TEXT_BYTES >> 20:,} MiB of text{' decompressed' * gzipped}: "
+                                        f"give perf.data (perf reads it in parts) or a part of the profile")
+        profile = profile_from_text(data.decode(errors="replace"), str(path))
+    check_counts(profile)
     check_symbolised(profile)
     return profile
+
+
+def check_counts(profile: Profile) -> None:
+    """Refuse counts no recording has: a row, a stack or their total above MAX_COUNT (2**70 samples
+    once garbled the table)."""
+    counts = [r.samples for r in profile.rows] + list((profile.stacks or {}).values())
+    if counts and (max(counts) > MAX_COUNT or sum(r.samples for r in profile.rows) > MAX_COUNT):
+        raise ParseError(profile.source, f"a count of {max(counts):.3g} {profile.unit} (or their total) is above "
+                                         f"2**53: no recording has that many, and sums of it lose samples")
 
 
 # A kernel sample perf could not name (its symbols are not on this machine): a bare address in perf
@@ -203,7 +225,11 @@ def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
     with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
         local = Path(tmp) / "perf.data"  # perf reads no .gz
         with gzip.open(path, "rb") as src, local.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                if dst.tell() + len(chunk) > MAX_PERF_DATA_BYTES:
+                    raise ParseError(str(path), f"decompresses to more than {MAX_PERF_DATA_BYTES >> 30} GiB of "
+                                                "perf.data")
+                dst.write(chunk)
         return _profile_of_perf_data(path, local, host)
 
 

@@ -660,12 +660,14 @@ class TopUpLog:
 
 def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[list[dict]], int], *,
                          budget_runs: int, budget_minutes: float, rounds_taken: int = 0, step: int = 1,
-                         clock=time.monotonic) -> TopUpLog:
+                         clock=time.monotonic, before_round: Callable[[list[dict]], None] = lambda points: None
+                         ) -> TopUpLog:
     """Judge, then run `step` more clean repetitions of every point an inconclusive verdict needs
     (run_more(points) runs one of each and returns how many runs it made), until no verdict asks
     for more, the sequential design's LOOKS looks are taken (rounds_taken: the campaign's decisive
     rounds before this call; each round is one more look), or the budget (runs, or minutes of wall
-    time) is spent. Returns what it did and why it stopped."""
+    time) is spent. before_round(points) is told of each look before its runs (topup records it).
+    Returns what it did and why it stopped."""
     log, start = TopUpLog(), clock()
     while True:
         wanted = judge().attrs.get("top_up", {})
@@ -684,6 +686,7 @@ def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[
         if (clock() - start) / 60 >= budget_minutes:
             log.stopped = f"budget: {budget_minutes:g} minutes spent"
             break
+        before_round(points)
         made = 0
         for _ in range(max(1, min(step, (budget_runs - log.runs) // len(points)))):  # as many as the budget allows
             made += run_more(points)

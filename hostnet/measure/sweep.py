@@ -433,6 +433,10 @@ def campaign_lock(cdir: Path):
     """Hold the campaign for one sweep: a second sweep on it is refused, naming the holder, instead
     of deleting the first one's run in progress. flock: the kernel drops it when the holder dies,
     so a killed sweep leaves no stale lock (the file stays; its content only names the last holder)."""
+    key = os.path.realpath(cdir)
+    if key in _HELD:  # this process holds it already: a top-up holds it across its rounds' sweeps
+        yield
+        return
     path = cdir / LOCK_FILE
     try:  # never through a symlink: its target would be truncated and written
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -448,9 +452,16 @@ def campaign_lock(cdir: Path):
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {platform.node()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                   .encode(), 0)
-        yield
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
     finally:
         os.close(fd)  # releases the lock
+
+
+_HELD: set[str] = set()  # the campaigns (real paths) this process holds the lock of
 
 
 def unreachable(tb: Testbed) -> dict[str, str]:
@@ -485,8 +496,12 @@ def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
 
 
 def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True,
-              reconnect_wait_s: float = RECONNECT_WAIT_S) -> dict:
+              reconnect_wait_s: float = RECONNECT_WAIT_S, top_up: bool = False) -> dict:
     """Run (or resume) a sweep. Returns {"ran", "skipped", "failed", "campaign_dir", "restore_problems"}.
+
+    A sweep records its plan in the campaign's sweep.json; a top-up round (top_up=True: one point of
+    the campaign, topup.run_more) leaves the campaign's plan there untouched and is recorded by its
+    caller under "top_ups".
 
     One sweep at a time per campaign (campaign_lock). A point that loses a host ends failed with
     the reason and the sweep goes on once every host answers again (waiting up to
@@ -516,7 +531,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     binaries = {t: native_binaries(tb, t) for t in tools if t in native.TOOLS}
     plan = _Campaign(spec, points, cfgs, tool, versions, fp, cdir, Path(runs_dir), campaign, binaries)
     with campaign_lock(cdir):
-        return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s)
+        return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s, record_plan=not top_up)
 
 
 # What earlier top-ups wrote into sweep.json (topup.py): a resume keeps it.
@@ -562,15 +577,16 @@ class _Campaign:
                           run_id=run.name, probing=probing, versions=self.versions)
 
 
-def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: float) -> dict:
+def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: float, record_plan: bool) -> dict:
     spec, fp, cdir, campaign = c.spec, c.fingerprint, c.cdir, c.name
     order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in c.points]
     order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in c.points]
     random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
-    write_atomic(cdir / "sweep.json", json.dumps(  # a kill mid-write leaves the old plan, never a torn one
-        {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": c.tool,
-         "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(cdir)}, indent=2))
+    if record_plan:  # a kill mid-write leaves the old plan, never a torn one
+        write_atomic(cdir / "sweep.json", json.dumps(
+            {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": c.tool,
+             "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(cdir)}, indent=2))
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
     started = time.monotonic()
@@ -625,9 +641,10 @@ def overlapping(tb: Testbed) -> bool:
 
 
 class _Finisher:
-    """At most one point finishing in the background while the next one sets up and warms up;
-    settle() waits for it (the next point calls it before its window opens, so the finishing work
-    never falls in a window) and counts it ran or failed. Without overlap, add() finishes at once."""
+    """At most one point finishing in the background while the next one sets up; settle() waits
+    for it (the next point calls it before its flows start, so the finishing work never falls in a
+    window nor slows the flows' start) and counts it ran or failed. Without overlap, add() finishes
+    at once."""
 
     def __init__(self, overlap: bool, done: dict):
         self.overlap, self.done = overlap, done

@@ -302,7 +302,7 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
         m.pop(key, None)
     if not steady_current:
         steadiness_rows(out, run, m)
-    total = float(old.set_index(["side", "metric"]).value[("both", "throughput_gbps")])
+    total = float(old.value[(old.side == "both") & (old.metric == "throughput_gbps")].iloc[0])
     busy = {}
     for side, per_machine in m["side_cpus"].items():
         busy[side] = side_cpu_rows(out, side, {mm: set(c) for mm, c in per_machine.items()}, raw)

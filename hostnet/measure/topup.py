@@ -13,6 +13,11 @@ than planned are topped up too, within the same budget: they would be judged on 
 adds unprofiled runs in the campaign's proportion (unprofiled_runs_due). The extra runs go into
 the same campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps
 its plan plus a record of every round under "top_ups".
+
+A kill at any moment leaves the plan intact: a round's one-point spec is recorded under "top_ups"
+(state "running") before its runs start, never written over the plan, and the next fill() or
+decide() finishes such a round first (finish_interrupted). A decisive round's look is recorded
+before its runs too, so a killed top-up's looks still count against the design's LOOKS.
 """
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import store
-from .sweep import SweepSpec, run_sweep
+from .sweep import SweepSpec, campaign_lock, run_sweep
 from ..analysis.metrics import unprofiled
 from ..analysis.verdicts import MIN_RUNS, TopUpLog, top_up_until_decided
 
@@ -60,25 +65,68 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
     """One more repetition of each point (one sweep per point, so no grid product adds others), and
     an unprofiled run wherever the point's profiled runs then call for one in the campaign's
     proportion (unprofiled_runs_due); returns the runs made. The campaign's own plan in sweep.json
-    is kept; each round is appended."""
-    sweep_json = Path(runs_dir) / campaign / "sweep.json"
-    plan = json.loads(sweep_json.read_text())
+    is kept; each round is recorded under "top_ups" before it runs and completed after it."""
+    cdir = Path(runs_dir) / campaign
     manifests = manifests_of(spec, runs_dir, campaign)
     made = 0
-    for i, point in enumerate(matching(spec, points)):
-        same = [m for m in manifests if _same(m.get("point", {}), point)]
-        reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in same if not unprofiled(m))]) + 2
-        made_off = [m.get("repetition", 0) for m in same if unprofiled(m)]
-        off = max(max(made_off, default=-1) + 1, unprofiled_runs_due(spec, reps))
-        one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
-                      repetitions=reps, unprofiled_repetitions=off,
-                      seed=spec.seed + 1000 + len(plan.get("top_ups", [])) + i)
-        done = run_sweep(tb, one, runs_dir=runs_dir, campaign=campaign, progress=False)
-        made += done["ran"] + done["failed"]
-        plan.setdefault("top_ups", []).append({"spec": asdict(one), "ran": done["ran"], "failed": done["failed"]})
-        # run_sweep wrote its own one-point plan there
-        store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
+    with campaign_lock(cdir):  # held across the rounds: no second top-up records rounds meanwhile
+        for i, point in enumerate(matching(spec, points)):
+            same = [m for m in manifests if _same(m.get("point", {}), point)]
+            reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in same if not unprofiled(m))]) + 2
+            made_off = [m.get("repetition", 0) for m in same if unprofiled(m)]
+            off = max(max(made_off, default=-1) + 1, unprofiled_runs_due(spec, reps))
+            rounds = len(_plan(cdir).get("top_ups", []))
+            one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
+                          repetitions=reps, unprofiled_repetitions=off, seed=spec.seed + 1000 + rounds + i)
+            record = {"spec": asdict(one), "state": RUNNING}
+            index = _edit_plan(cdir, partial(_append, key="top_ups", record=record))
+            made += _round(tb, one, cdir, index)
     return made
+
+
+RUNNING = "running"  # a top-up record's state from before its runs start until they are done
+
+
+def finish_interrupted(tb, *, runs_dir, campaign: str) -> int:
+    """Finish the top-up rounds a kill (or a lost host) interrupted: each recorded one-point sweep
+    runs again (run_sweep skips the repetitions it made and redoes the one it was making). Returns
+    the runs made."""
+    cdir = Path(runs_dir) / campaign
+    made = 0
+    with campaign_lock(cdir):
+        for index, record in enumerate(_plan(cdir).get("top_ups", [])):
+            if record.get("state") == RUNNING:
+                made += _round(tb, SweepSpec.from_dict(record["spec"]), cdir, index, resumed=True)
+    return made
+
+
+def _round(tb, one: SweepSpec, cdir: Path, index: int, resumed: bool = False) -> int:
+    done = run_sweep(tb, one, runs_dir=cdir.parent, campaign=cdir.name, progress=False, top_up=True)
+
+    def completed(plan):
+        record = plan["top_ups"][index]
+        record.pop("state", None)
+        record.update(ran=done["ran"], failed=done["failed"], **({"resumed": True} if resumed else {}))
+    _edit_plan(cdir, completed)
+    return done["ran"] + done["failed"]
+
+
+def _plan(cdir: Path) -> dict:
+    return json.loads((cdir / "sweep.json").read_text())
+
+
+def _edit_plan(cdir: Path, change):
+    """change(plan) applied to the campaign's sweep.json, written atomically (a kill leaves the old
+    file or the new one); returns what change returned."""
+    plan = _plan(cdir)
+    out = change(plan)
+    store.write_atomic(cdir / "sweep.json", json.dumps(plan, indent=2, default=plain))
+    return out
+
+
+def _append(plan: dict, key: str, record: dict) -> int:
+    plan.setdefault(key, []).append(record)
+    return len(plan[key]) - 1
 
 
 def unprofiled_runs_due(spec: SweepSpec, profiled_runs: int) -> int:
@@ -104,6 +152,14 @@ def plain(value):
 
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
            budget_minutes: float) -> TopUpLog:
+    """_decide under the campaign's lock: no sweep or other top-up writes its sweep.json meanwhile."""
+    with campaign_lock(Path(runs_dir) / campaign):
+        return _decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=reference_dir,
+                       budget_runs=budget_runs, budget_minutes=budget_minutes)
+
+
+def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
+            budget_minutes: float) -> TopUpLog:
     """Top the campaign up on testbed tb until judge's verdicts are decided or the budget is spent
     (a live section's: LiveOptions.top_up in options.py; `hostnet top-up` names its own); the log
     (rounds, runs, why it stopped) is written to the campaign's sweep.json."""
@@ -121,19 +177,26 @@ def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: in
         if flagged:  # a point whose runs were flagged (foreign load) is judged on too few: run it again
             table.attrs["top_up"] = {**table.attrs.get("top_up", {}), FLAGGED_RUNS: flagged}
         return table
-    sweep_json = Path(runs_dir) / campaign / "sweep.json"
+    cdir = Path(runs_dir) / campaign
+    finish_interrupted(tb, runs_dir=runs_dir, campaign=campaign)
     # each earlier decisive round was a look at the verdicts: the design's looks are per campaign
-    taken = sum(r.get("rounds", 0) for r in json.loads(sweep_json.read_text()).get("decisive_top_ups", []))
+    taken = sum(r.get("rounds", 0) for r in _plan(cdir).get("decisive_top_ups", []))
+    budget = {"runs": budget_runs, "minutes": budget_minutes}
+    index = _edit_plan(cdir, lambda plan: _append(plan, "decisive_top_ups", {
+        "rounds": 0, "runs": 0, "state": RUNNING, "budget": budget,
+        "stopped": "interrupted: the top-up was stopped during a round (its looks count)"}))
+
+    def looked(points):  # recorded before the round's runs: a kill during them still counts the look
+        _edit_plan(cdir, lambda plan: plan["decisive_top_ups"][index].update(
+            rounds=plan["decisive_top_ups"][index]["rounds"] + 1))
     log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
                                budget_runs=budget_runs, budget_minutes=budget_minutes, rounds_taken=taken,
-                               step=spec.repetitions)
+                               step=spec.repetitions, before_round=looked)
     if unjudged:
         log.stopped = f"nothing to judge: {unjudged[-1]}; {log.stopped}"
-    plan = json.loads(sweep_json.read_text())
-    plan.setdefault("decisive_top_ups", []).append(
-        {"rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
-         "budget": {"runs": budget_runs, "minutes": budget_minutes}, "per_round": log.per_round})
-    store.write_atomic(sweep_json, json.dumps(plan, indent=2, default=plain))
+    _edit_plan(cdir, lambda plan: plan["decisive_top_ups"].__setitem__(index, {
+        "rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
+        "budget": budget, "per_round": log.per_round}))
     return log
 
 
@@ -148,7 +211,13 @@ def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[di
     """Another repetition of every point with fewer than min_clean runs free of foreign load (nor
     failed), up to `rounds` times (run_more, recorded in sweep.json under "top_ups"); flagged runs
     stay in the campaign (notebooks count them). Returns the points still lacking."""
+    with campaign_lock(Path(runs_dir) / campaign):
+        return _fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=min_clean, rounds=rounds)
+
+
+def _fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[dict]:
     spec = campaign_spec(runs_dir, campaign)
+    finish_interrupted(tb, runs_dir=runs_dir, campaign=campaign)
     lacking = lacking_points(spec, manifests_of(spec, runs_dir, campaign), min_clean)
     for _ in range(rounds):
         if not lacking:

@@ -17,6 +17,28 @@ from pathlib import Path
 SKIPPED = ("rfc3987_syntax",)
 
 
+def exit_with_parent(poll_s: float = 1.0) -> None:
+    """End this process soon after the process that started it ends: a `hostnet figures` killed
+    mid-replay left its worker processes and their kept kernels running (a daemon thread watches
+    the parent's pid; PR_SET_PDEATHSIG would follow the starting thread, not the process)."""
+    import os
+    import threading
+    import time
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(1)  # orphaned: nobody reads what this process would still write
+    threading.Thread(target=watch, daemon=True, name="hostnet-exit-with-parent").start()
+
+
+def start_worker() -> None:
+    """A batch worker process's start (ProcessPoolExecutor's initializer)."""
+    skip_unused_imports()
+    exit_with_parent()
+
+
 def skip_unused_imports() -> None:
     """Make `import rfc3987_syntax` fail (ImportError, which jsonschema expects), unless it is in already."""
     for name in SKIPPED:
@@ -71,6 +93,7 @@ if __name__ == "__main__":
     if sys.path and (sys.path[0] == "" or Path(sys.path[0]) == Path.cwd()):
         del sys.path[0]
     skip_unused_imports()
+    exit_with_parent()
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance()

@@ -117,14 +117,21 @@ def build(figures_dir, reference_dir=None) -> Path:
 VERDICT_ORDER = VOCABULARY
 
 
+# What md_cell escapes: Markdown's own escapes and table cells (\\, |), links ([ ]), and HTML, which
+# Markdown passes through raw (a <script> in a manifest field would run where the page is shown)
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "[": "\\[", "]": "\\]",
+                             "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
 def md_cell(value) -> str:
-    """A Markdown table cell: `|` escaped, line breaks folded, floats to 2 decimals, missing as –."""
+    """Markdown text (a table cell, or a line): line breaks folded, floats to 2 decimals, missing as
+    –, and every character that Markdown or HTML would read as markup escaped (_MD_ESCAPES)."""
     if value is None or (isinstance(value, float) and value != value):
         return "–"
     if isinstance(value, float):
         value = f"{value:.2f}"
     text = " ".join(str(value).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|") or "–"
+    return text.translate(_MD_ESCAPES) or "–"
 
 
 def md_table(header: list[str], rows: list[list]) -> str:

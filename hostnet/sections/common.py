@@ -111,14 +111,25 @@ def top_up_record(runs_dir, campaign: str) -> str:
             f"{budget.get('minutes')} minutes); stopped: {last['stopped']}")
 
 
+MANIFEST_TEXT_MAX = 200  # characters of a manifest's string a chart or a report shows
+
+
+def shown(value, limit: int = MANIFEST_TEXT_MAX) -> str:
+    """A manifest's value as text a chart or a report may show: control characters as spaces, at
+    most `limit` characters (a received campaign's 5,000-character field once made a notebook's
+    chart fail after 1 GB); the report escapes it for its format."""
+    text = "".join(c if c.isprintable() else " " for c in str(value))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def testbed_label(manifests: list[dict]) -> str:
     m = manifests[0]
-    kind = m["testbed"]["kind"]
-    kernel = next(iter(m["versions"].values()))["kernel"]
-    cpus = {r: e["cpus"] for r, e in m["testbed"]["endpoints"].items()}
+    kind = shown(m["testbed"]["kind"])
+    kernel = shown(next(iter(m["versions"].values()))["kernel"])
+    cpus = {r: shown(e["cpus"]) for r, e in m["testbed"]["endpoints"].items()}
     # runs recorded before the receive path was a testbed property used RPS
-    steering = m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic")
-    versions = breakdown_versions(manifests)
+    steering = shown(m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic"))
+    versions = shown(breakdown_versions(manifests))
     return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
            f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering}" \
            f"{'; breakdowns ' + versions if versions else ''})"

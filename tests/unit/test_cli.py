@@ -5,6 +5,7 @@ root on the controller)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -405,6 +406,38 @@ def test_data_pack_says_in_a_line_which_run_it_refused_and_packs_the_others(tmp_
     assert out.err == f"hostnet: {odd / 'raw'} holds 2 files, its manifest lists 1 (later.txt differ): not packed\n"
     assert "1 runs packed" in out.out and "1 refused (above)" in out.out
     assert store.is_packed(good) and (odd / "raw" / "later.txt").exists() and not store.is_packed(odd)
+
+
+def test_data_pack_skips_runs_and_campaigns_that_are_symlinks_and_deletes_nothing_they_lead_to(tmp_path, capsys):
+    """#45: a received campaign's run symlinked (absolute or ../..) to a directory holding raw/ had
+    that raw/ archived in place and deleted; a raw/ symlinked to ~/.ssh was copied into the archive,
+    then the command died with a traceback and left the other campaigns unpacked."""
+    from hostnet import store
+    runs = tmp_path / "runs"
+    outside = _stored_run(tmp_path / "home" / "project" / "r-out", {"notes.txt": "mine\n"})
+    secrets = tmp_path / "home" / ".ssh"
+    secrets.mkdir()
+    (secrets / "id_ed25519").write_text("PRIVATE\n")
+    good = _stored_run(runs / "c" / "a-r0", {"x.txt": "1\n"})
+    (runs / "c" / "b-r0").symlink_to(outside)
+    (runs / "c" / "d-r0").symlink_to(Path("..") / ".." / "home" / "project" / "r-out")
+    sneaky = runs / "c" / "e-r0"
+    sneaky.mkdir()
+    (sneaky / "manifest.json").write_text(json.dumps({"schema": 2, "run_id": "e-r0", "status": "ok"}))
+    (sneaky / "raw").symlink_to(secrets)
+    (runs / "linked").symlink_to(tmp_path / "home" / "project")
+    later = _stored_run(runs / "z" / "a-r0", {"y.txt": "2\n"})
+    assert cli.main(["data", "pack", "--runs-dir", str(runs)]) == 1
+    out = capsys.readouterr()
+    for skipped in (runs / "c" / "b-r0", runs / "c" / "d-r0", runs / "linked"):
+        assert f"hostnet: {skipped}: a symlink (or it leads outside {skipped.parent}): skipped" in out.err
+    assert f"hostnet: {sneaky / 'raw'}: a symlink: not packed, nothing removed" in out.err
+    assert "2 runs packed" in out.out and "4 refused (above)" in out.out
+    assert store.is_packed(good) and store.is_packed(later)  # the campaign after the bad ones too
+    assert (outside / "raw" / "notes.txt").read_text() == "mine\n" and not store.is_packed(outside)
+    assert (secrets / "id_ed25519").exists() and not (sneaky / "raw.tar.xz").exists()
+    assert cli.main(["data", "unpack", str(sneaky)]) == 1
+    assert "raw: a symlink: not unpacked" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -1,9 +1,13 @@
 """hostnet.store: run directories (ok, failed, died mid-way), the manifest schema and its
 upgrade, and the one rule for which runs analysis leaves out."""
 import json
+import shutil
+import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hostnet import store
 
@@ -102,7 +106,7 @@ def test_a_run_is_fsynced_file_by_file_and_directory_by_directory_before_the_ren
 def _ok_run(tmp_path, run_id, rows=3):
     rd = store.RunDir(tmp_path, "c", run_id)
     rd.manifest.update(experiment="single-flow", config={"name": "tsogro"}, repetition=0)
-    return rd.finish("ok", pd.DataFrame([_row(run_id=run_id, value=float(i)) for i in range(rows)]))
+    return rd.finish("ok", pd.DataFrame([_row(run_id=run_id, value=float(i), flow=str(i)) for i in range(rows)]))
 
 
 def test_a_changed_or_missing_tidy_table_is_not_believed_and_counts_as_damaged(tmp_path):
@@ -320,3 +324,298 @@ def test_unpacking_refuses_a_run_with_nothing_to_unpack_and_member_names_that_le
     with pytest.raises(store.PackError, match="not a plain file name"):
         store.unpack_raw(bare)
     assert not (tmp_path / "escape.txt").exists() and not (bare / "raw").exists()
+
+
+def test_pack_and_unpack_refuse_a_run_raw_or_archive_that_is_a_symlink_and_touch_nothing_it_leads_to(tmp_path):
+    """#45: pack_raw followed a raw/ symlinked to ~/.ssh into the campaign's archive, and a run
+    directory symlinked elsewhere had that directory's raw/ archived and deleted."""
+    elsewhere = _raw_run(tmp_path / "elsewhere")  # someone's files, outside the runs dir
+    before = {p.name: p.read_bytes() for p in (elsewhere / "raw").iterdir()}
+    run = tmp_path / "runs" / "c" / "r0"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"schema": 2, "run_id": "r0", "status": "ok"}))
+    (run / "raw").symlink_to(elsewhere / "raw")
+    with pytest.raises(store.PackError, match=r"r0/raw: a symlink: not packed, nothing removed"):
+        store.pack_raw(run)
+    with pytest.raises(store.DamagedRun, match=r"r0/raw: a symlink .* not read"):
+        store.raw_texts(run)
+    linked_run = tmp_path / "runs" / "c" / "r1"
+    linked_run.symlink_to(elsewhere)
+    with pytest.raises(store.PackError, match=r"r1: a symlink"):
+        store.pack_raw(linked_run)
+    (run / "raw").unlink()
+    (run / "raw.tar.xz").symlink_to(elsewhere / "manifest.json")
+    with pytest.raises(store.PackError, match=r"raw.tar.xz: a symlink: not unpacked"):
+        store.unpack_raw(run)
+    with pytest.raises(store.DamagedRun, match=r"raw.tar.xz: not a regular file"):
+        store.raw_texts(run)
+    (run / "raw.tar.xz").unlink()
+    shutil.copytree(elsewhere / "raw", run / "raw")
+    (run / "raw.tar.xz.tmp").symlink_to(elsewhere / "target.txt")  # pack would write through it
+    with pytest.raises(store.PackError, match=r"raw.tar.xz.tmp: a symlink"):
+        store.pack_raw(run)
+    assert {p.name: p.read_bytes() for p in (elsewhere / "raw").iterdir()} == before
+    assert not (elsewhere / "target.txt").exists() and not store.is_packed(elsewhere)
+
+
+def test_a_pack_killed_while_removing_raw_leaves_no_partial_raw_and_the_next_pack_finishes(tmp_path, monkeypatch):
+    """#45: kill -9 during raw/'s removal left a partial raw/ beside a complete archive; pack then
+    refused the run for good and unpack said "there already". raw/ now leaves in one rename first."""
+    run = _raw_run(tmp_path)
+
+    def killed(path, *a, **kw):  # the removal dies after one file
+        next(p for p in Path(path).iterdir()).unlink()
+        raise KeyboardInterrupt
+    monkeypatch.setattr(store.shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.pack_raw(run)
+    monkeypatch.undo()
+    assert not (run / "raw").exists() and store.is_packed(run) and (run / "raw.removing").is_dir()
+    whole = store.raw_texts(_raw_run(tmp_path / "copy"))
+    assert store.raw_texts(run) == whole  # readers see the archive, whole
+    assert store.pack_raw(run) is False and not (run / "raw.removing").exists()  # finished, nothing else to do
+    assert store.unpack_raw(run) == run / "raw" and store.raw_texts(run) == whole
+
+
+def test_a_reader_of_raw_while_pack_moves_it_away_reads_the_archive_not_part_of_the_files(tmp_path, monkeypatch):
+    """#45: a run read while `data pack` worked on it gave 28, 8 or 0 of its 40 raw files."""
+    run = _raw_run(tmp_path)
+    whole = store.raw_texts(_raw_run(tmp_path / "copy"))
+    real = Path.read_bytes
+    moved = []
+
+    def read_bytes(self):  # pack finishes between the reader's first and second file
+        data = real(self)
+        if not moved and self.parent.name == "raw":
+            moved.append(self.name)
+            store.pack_raw(run)
+        return data
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    assert store.raw_texts(run) == whole and moved and store.is_packed(run)
+
+
+def _xz_tar(members: dict[str, bytes]) -> bytes:
+    import io
+    import lzma
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ)
+
+
+def test_an_archive_that_decompresses_past_its_cap_is_refused_while_streaming(tmp_path, monkeypatch):
+    """#45: 156 KB of raw.tar.xz made `data unpack` hold 2.2 GB and write 1 GiB: the whole xz stream
+    and then each member were read into memory, uncapped. Now streamed, with caps on the total
+    (RAW_MAX_RATIO x the archive's size beyond a slack, at most RAW_MAX_BYTES) and per member."""
+    import tracemalloc
+    run = tmp_path / "c" / "r0"
+    run.mkdir(parents=True)
+    bomb = _xz_tar({"perf_script.txt": bytes(256 << 20)})  # 256 MiB of zeros: ~40 KB of xz
+    (run / "raw.tar.xz").write_bytes(bomb)
+    assert store.raw_limit(len(bomb)) < 256 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(store.DamagedRun, match=r"decompresses to more than [\d,]+ bytes .* decompression bomb"):
+            store.unpack_raw(run)
+        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    # the member's header says 256 MiB, more than the cap allows: refused before its data is read
+    # (what is traced is xz's 8 MiB dictionary, the decoder's for preset 6)
+    assert peak_mb < 12, f"refusing the archive still took {peak_mb:.0f} MB"
+    with pytest.raises(store.DamagedRun, match="decompression bomb"):
+        store.raw_names(run)
+    assert not (run / "raw").exists() and not (run / "raw.unpacking").exists()
+    many = _xz_tar({f"part{i}.txt": bytes(8 << 20) for i in range(6)})  # each under the cap, not together
+    (run / "raw.tar.xz").write_bytes(many)
+    assert 8 << 20 < store.raw_limit(len(many)) < 48 << 20
+    with pytest.raises(store.DamagedRun, match="decompression bomb"):
+        store.raw_texts(run)
+    monkeypatch.setattr(store, "RAW_MAX_MEMBER", 1000)
+    (run / "raw.tar.xz").write_bytes(_xz_tar({"small.txt": b"ok\n", "big.txt": b"x" * 1001}))
+    with pytest.raises(store.DamagedRun, match=r"member 'big.txt' is 1,001 bytes, over the 1,000"):
+        store.raw_texts(run)
+    (run / "raw.tar.xz").write_bytes(_xz_tar({"small.txt": b"ok\n"}))
+    assert store.raw_texts(run) == {"small.txt": "ok\n"}  # within the caps: read as ever
+
+
+def test_an_archive_whose_xz_check_is_wrong_is_damaged_though_its_tar_reads(tmp_path):
+    """Streaming must still reach the xz stream's end, where its CRC64 is checked."""
+    run = tmp_path / "c" / "r0"
+    run.mkdir(parents=True)
+    data = bytearray(_xz_tar({"a.txt": b"hello\n" * 1000}))
+    data[-20] ^= 0xFF  # inside the index/footer after the tar's blocks
+    (run / "raw.tar.xz").write_bytes(bytes(data))
+    with pytest.raises(store.DamagedRun, match="cannot be read"):
+        store.raw_texts(run)
+
+
+HOSTILE_MANIFESTS = {
+    "deep": '{"status": "ok", "schema": 2, "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "digits": '{"status": "ok", "schema": ' + "9" * 5001 + "}",
+    "point-list": json.dumps({"status": "ok", "schema": 2, "point": [1, 2]}),
+    "testbed-str": json.dumps({"status": "ok", "schema": 2, "testbed": "<script>"}),
+    "repetition-bool": json.dumps({"status": "ok", "schema": 2, "repetition": True}),
+    "a-list": "[1, 2, 3]",
+    "no-status": json.dumps({"schema": 2}),
+    "not-utf8": b'{"status": "\xff"}',
+}
+
+
+def test_structurally_hostile_manifests_are_left_out_by_name_and_commands_go_on(tmp_path, capsys):
+    """#45: deep nesting (RecursionError), a 5,001-digit integer and wrong types crashed compare,
+    seal and rederive with tracebacks. Each such run is now left out, its problem named."""
+    from hostnet import cli
+    good = _ok_run(tmp_path, "good")
+    for name, text in HOSTILE_MANIFESTS.items():
+        (tmp_path / "c" / name).mkdir()
+        path = tmp_path / "c" / name / "manifest.json"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    problems = {name: store.manifest_problem(tmp_path / "c" / name) for name in HOSTILE_MANIFESTS}
+    assert problems["deep"].startswith("is empty or unreadable (RecursionError")
+    assert problems["digits"].startswith("is empty or unreadable (ValueError: Exceeds the limit")
+    assert problems["point-list"] == "has a list as its 'point', not a dict"
+    assert problems["testbed-str"] == "has a str as its 'testbed', not a dict"
+    assert problems["repetition-bool"] == "has a bool as its 'repetition', not a int"
+    assert problems["a-list"] == problems["no-status"] == "is empty or has no status"
+    assert problems["not-utf8"].startswith("is empty or unreadable (UnicodeDecodeError")
+    assert store.manifest_problem(good) == ""
+    with pytest.warns(UserWarning) as caught:
+        assert store.list_runs(tmp_path, "c") == [good]
+    said = " | ".join(str(w.message) for w in caught)
+    for name, why in problems.items():
+        assert f"{tmp_path / 'c' / name}: manifest.json {why}; the run is left out" in said
+    for argv, said in ((["seal", "c"], "0 of 1 runs sealed"), (["rederive", "c"], "0 of 1 runs re-derived")):
+        with pytest.warns(UserWarning):
+            assert cli.main([*argv, "--runs-dir", str(tmp_path)]) == 0, argv
+        assert capsys.readouterr().out.startswith(said)  # the good run handled, the others named above
+
+
+def test_a_tidy_table_hostnet_would_not_write_is_damaged_and_left_out_by_name(tmp_path):
+    """#45: tidy.csv was not validated: duplicated rows silently narrowed the intervals (±1.93 to
+    ±1.05), inf was accepted, and a missing column was a traceback."""
+    runs = {name: _ok_run(tmp_path, name) for name in ("dup", "inf", "column", "text", "ident", "fine")}
+    edits = {
+        "dup": lambda t: pd.concat([t, t.iloc[:1]]),
+        "inf": lambda t: t.assign(value=[1.0, float("inf"), 2.0]),
+        "column": lambda t: t.drop(columns=["metric"]),
+        "text": lambda t: t.assign(value=["1", "two", "3"]),
+        "ident": lambda t: t.assign(run_id=["ident", "other", "ident"]),
+    }
+    for name, edit in edits.items():
+        (runs[name] / "tidy.csv").write_text(edit(pd.read_csv(runs[name] / "tidy.csv")).to_csv(index=False))
+        # its digest dropped too (the checks stop accidents, not edits): the content is still checked
+        m = store.load_manifest(runs[name])
+        m.pop("checks")
+        (runs[name] / "manifest.json").write_text(json.dumps(m))
+    with pytest.warns(UserWarning) as caught:
+        tidy = store.load_tidy(tmp_path, "c")
+    said = " | ".join(str(w.message) for w in caught)
+    assert set(tidy.run_id) == {"fine"}
+    expect = {"dup": "has 1 rows repeating a (side, metric, category, flow)", "inf": "has infinite values",
+              "column": "has the columns run_id, campaign, experiment, config, repetition, side, category",
+              "text": "has values that are not numbers", "ident": "has rows whose run_id is not the manifest's 'ident'"}
+    for name, why in expect.items():
+        assert f"{runs[name]}: tidy.csv {why}" in said, name
+        with pytest.raises(store.DamagedRun, match="tidy.csv"):
+            store.read_tidy(runs[name])
+
+
+def test_the_manifest_records_the_archives_digest_and_a_changed_archive_is_refused(tmp_path):
+    """#45: raw.tar.xz had no recorded digest, so rederive re-sealed tables derived from an edited
+    archive. A new run records it as it is published; `hostnet seal` adds it to older runs."""
+    rd = store.RunDir(tmp_path, "c", "r1")
+    rd.manifest.update(experiment="single-flow", config={"name": "tsogro"}, repetition=0)
+    rd.write_raw("tool.txt", "what the tool said\n")
+    run = rd.finish("ok", pd.DataFrame([_row(run_id="r1")]))
+    checks = store.load_manifest(run)["checks"]
+    assert checks["raw.tar.xz"]["sha256"] == store.checks_of(run)["raw.tar.xz"]["sha256"]
+    assert store.raw_texts(run) == {"tool.txt": "what the tool said\n"}
+    (run / "raw.tar.xz").write_bytes(store.archive_bytes({"tool.txt": b"what someone wrote instead\n"}))
+    with pytest.raises(store.DamagedRun, match=r"raw.tar.xz: changed after the run \(sha256 "):
+        store.raw_texts(run)
+    # a run packed before manifests recorded the archive: seal adds its digest, once
+    m = store.load_manifest(run)
+    m["checks"].pop("raw.tar.xz")
+    (run / "manifest.json").write_text(json.dumps(m))
+    assert store.raw_texts(run) == {"tool.txt": "what someone wrote instead\n"}  # nothing recorded to hold it to
+    assert store.seal(run) and not store.seal(run)
+    assert store.load_manifest(run)["checks"]["raw.tar.xz"] == store.checks_of(run)["raw.tar.xz"]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                  max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=st.dictionaries(st.sampled_from(sorted(set(store.MANIFEST_TYPES) - {"status"})), _JSON, max_size=6),
+       status=st.sampled_from(["ok", "failed", "", None]))
+def test_any_manifest_is_accepted_or_left_out_by_name_never_a_traceback(tmp_path_factory, fields, status):
+    """Hypothesis: manifests of any JSON shape over the keys readers rely on. Each is read or left
+    out with the key that is wrong named; listing a campaign never raises."""
+    where = tmp_path_factory.mktemp("m")
+    run = where / "c" / "r0"
+    run.mkdir(parents=True)
+    data = {"schema": store.SCHEMA_VERSION, **fields, **({"status": status} if status is not None else {})}
+    (run / "manifest.json").write_text(json.dumps(data))
+    why = store.manifest_problem(run)
+    wrong = [k for k, kind in store.MANIFEST_TYPES.items() if k in data and not store._of_type(data[k], kind)]
+    if not status:
+        assert why == "is empty or has no status"
+    elif wrong:
+        assert why.startswith(f"has a {type(data[wrong[0]]).__name__} as its {wrong[0]!r}")
+    else:
+        assert why == ""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        listed = store.list_runs(where, "c")
+    assert listed == ([] if why else [run])
+    assert bool(why) == any(f"{run}: manifest.json {why}" in str(w.message) for w in caught)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.floats() | st.integers(min_value=-2**60, max_value=2**60)
+                       | st.text(alphabet="abcxyz", min_size=1, max_size=4),
+                       min_size=1, max_size=5),
+       dup=st.booleans(), drop=st.sampled_from([None, *store.TIDY_COLUMNS]),
+       other_id=st.booleans())
+def test_any_tidy_table_is_read_whole_or_left_out_by_name(tmp_path_factory, values, dup, drop, other_id):
+    """Hypothesis: tables with any values (inf, text, huge integers), a row repeated, a column
+    dropped, a row of another run. Each is read as written or left out, named; never a traceback."""
+    import math
+    where = tmp_path_factory.mktemp("t")
+    run = _ok_run(where, "r0", rows=len(values))
+    rows = [_row(run_id="r0", value=v, flow=str(i)) for i, v in enumerate(values)]
+    if dup:
+        rows.append(rows[0])
+    if other_id:
+        rows[-1] = {**rows[-1], "run_id": "r9"}
+    t = pd.DataFrame(rows)
+    if drop:
+        t = t.drop(columns=[drop])
+    (run / "tidy.csv").write_text(t.to_csv(index=False))
+    m = store.load_manifest(run)
+    m.pop("checks")  # the digest is not what is tested here
+    (run / "manifest.json").write_text(json.dumps(m))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tidy = store.load_tidy(where, "c")
+    said = [str(w.message) for w in caught if "tidy.csv" in str(w.message)]
+
+    def number(v):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    numbers = [number(v) for v in values]
+    good = (not dup and not other_id and drop in (None, "flow") and all(n is not None for n in numbers)
+            and not any(math.isinf(n) for n in numbers if n is not None) and not (drop == "flow" and len(values) > 1))
+    assert len(tidy) == (len(values) if good else 0) and bool(said) != good, (said, t)
+    if not good:
+        assert said[0].startswith(f"{run}: tidy.csv ")

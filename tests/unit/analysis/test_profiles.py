@@ -314,3 +314,41 @@ def test_a_column_that_would_change_the_counts_is_still_refused():
     text = gzip.decompress((VARIANTS / "flat_sym_ipc.txt.gz").read_bytes()).decode()
     with pytest.raises(ParseError, match=r"columns \['Weight'\] are not read"):
         profiles.profile_from_text(text.replace("IPC   [IPC Coverage]", "Weight              "), "perf report")
+
+
+def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recording_has(tmp_path, monkeypatch):
+    """#45: `hostnet breakdown` hung for good on a FIFO, took unbounded memory on /dev/zero and on a
+    gzip bomb, and accepted a count of 2**70 (the table garbled)."""
+    import gzip
+    import os
+    import threading
+    fifo = tmp_path / "profile.fifo"
+    os.mkfifo(fifo)
+    answer = []
+    reader = threading.Thread(target=lambda: answer.append(_error_of(profiles.read_profile, fifo)), daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock it: the test's verdict is already that read_profile blocked
+        with open(fifo, "wb"):
+            pass
+        pytest.fail("read_profile blocked on a FIFO")
+    assert "not a regular file (a directory, FIFO or device)" in answer[0]
+    assert "not a regular file" in _error_of(profiles.read_profile, "/dev/zero")
+    assert "not a regular file" in _error_of(profiles.read_profile, tmp_path)
+    monkeypatch.setattr(profiles, "MAX_TEXT_BYTES", 1 << 20)
+    bomb = tmp_path / "perf.script.gz"
+    bomb.write_bytes(gzip.compress(b"swapper 0 [000] 1.0: 1 cpu-clock:\n" * 40000))  # 1.4 MB of text
+    assert bomb.stat().st_size < 20_000
+    assert "more than 1 MiB of text decompressed" in _error_of(profiles.read_profile, bomb)
+    huge = tmp_path / "huge.folded"
+    huge.write_text(f"iperf3;tcp_sendmsg {2 ** 70}\niperf3;tcp_recvmsg 1\n")  # one line alone: its gcd is 1 sample
+    assert "a count of 1.18e+21 samples (or their total) is above 2**53" in _error_of(profiles.read_profile, huge)
+    many = tmp_path / "many.folded"
+    many.write_text(f"iperf3;a {2 ** 52}\niperf3;b {2 ** 52}\niperf3;c 5\n")  # each fine, the total not
+    assert "above 2**53" in _error_of(profiles.read_profile, many)
+
+
+def _error_of(call, *args) -> str:
+    with pytest.raises(ParseError) as err:
+        call(*args)
+    return str(err.value)

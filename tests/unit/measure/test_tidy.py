@@ -110,6 +110,44 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     assert not rederive(run)  # already current: nothing to do
 
 
+@pytest.mark.parametrize("killed_at", [1, 2, 3])
+def test_a_rederive_killed_between_its_writes_leaves_a_run_that_reads_and_the_next_rederive_finishes(
+        tmp_path, monkeypatch, killed_at):
+    """#45: killed between writing tidy.csv and manifest.json, a re-derived run held a new table
+    beside the old manifest's digest: DAMAGED, and every later rederive stopped on it. Now each of
+    the three writes may be the last (the kill injected at the 1st, 2nd or 3rd rename)."""
+    import json
+    import shutil
+
+    from conftest import REPO
+    from hostnet import store
+    from hostnet.measure.tidy import rederive
+    src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
+    run = tmp_path / src.name
+    shutil.copytree(src, run)
+    m = json.loads((run / "manifest.json").read_text())
+    m.update(attribution_rule="irqs-off-callchain/2")  # recorded under an older rule: to re-derive
+    (run / "manifest.json").write_text(json.dumps(m))
+    real, calls = store.write_atomic, []
+
+    def write_atomic(path, text):
+        calls.append(path.name)
+        if len(calls) == killed_at:
+            raise KeyboardInterrupt  # kill -9 before this rename: the earlier ones are on disk
+        real(path, text)
+    monkeypatch.setattr(store, "write_atomic", write_atomic)
+    with pytest.raises(KeyboardInterrupt):
+        rederive(run)
+    monkeypatch.undo()
+    assert calls[:killed_at] == ["manifest.json", "tidy.csv", "manifest.json"][:killed_at]
+    assert store.damage(run, store.load_manifest(run)) == ""  # it reads: not DAMAGED
+    store.read_tidy(run)
+    assert rederive(run)  # still recorded under the older rule: the next rederive finishes it
+    done = store.load_manifest(run)
+    assert "pending" not in done["checks"]["tidy.csv"] and store.damage(run, done) == ""
+    assert not rederive(run)
+
+
 def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_run_gives(tmp_path):
     """Re-derivation reads raw files through the store: a run whose raw/ is packed gives the same
     tidy.csv and manifest, byte for byte, as the same run unpacked; forced under the current rules
@@ -133,8 +171,11 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
     assert store.pack_raw(runs["packed"]) and not (runs["packed"] / "raw").exists()
     stripped = {f: (runs["packed"] / f).read_bytes() for f in ("tidy.csv", "manifest.json")}
     assert rederive(runs["unpacked"]) and rederive(runs["packed"])
-    for f in ("tidy.csv", "manifest.json"):
-        assert (runs["packed"] / f).read_bytes() == (runs["unpacked"] / f).read_bytes() != stripped[f], f
+    assert (runs["packed"] / "tidy.csv").read_bytes() == (runs["unpacked"] / "tidy.csv").read_bytes() \
+        != stripped["tidy.csv"]
+    packed_m, unpacked_m = (json.loads((runs[f] / "manifest.json").read_text()) for f in ("packed", "unpacked"))
+    assert packed_m["checks"].pop("raw.tar.xz") == store.checks_of(runs["packed"])["raw.tar.xz"]  # its archive's too
+    assert packed_m == unpacked_m and (runs["packed"] / "manifest.json").read_bytes() != stripped["manifest.json"]
     # every row back: the stored table's values (its bytes are what the pandas/numpy that wrote it print;
     # the dependency floors print a last digit of some floats otherwise)
     pd.testing.assert_frame_equal(store.read_tidy(runs["packed"]), store.read_tidy(src), check_exact=False, rtol=1e-12)

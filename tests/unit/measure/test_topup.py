@@ -46,12 +46,14 @@ def write_run(cdir, point, rep, tag="r"):
 
 @pytest.fixture
 def fake_sweeps(monkeypatch):
-    """run_sweep as the real one behaves for top-ups: skips repetitions already made, writes its own plan."""
+    """run_sweep as the real one behaves for top-ups: skips repetitions already made, writes its own
+    plan only when it is not a top-up round."""
     calls = []
 
-    def run_sweep(tb, spec, *, runs_dir, campaign, progress=True):
+    def run_sweep(tb, spec, *, runs_dir, campaign, progress=True, top_up=False):
         cdir = runs_dir / campaign
-        (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
+        if not top_up:
+            (cdir / "sweep.json").write_text(json.dumps({"spec": asdict(spec)}))
         ran = 0
         for p in spec.points():
             for tag, count in (("r", spec.repetitions), ("u", spec.unprofiled_repetitions)):
@@ -102,7 +104,7 @@ def test_a_top_up_adds_unprofiled_runs_in_the_campaigns_proportion(tmp_path, fak
     cdir = campaign(tmp_path, spec)
     added = []
     for _ in range(6):
-        before = {p.name for p in cdir.iterdir()}
+        before = {p.name for p in cdir.iterdir()} | {".sweep.lock"}  # the campaign's lock, held per round
         added.append(topup.run_more(None, spec, [{"flows": 2}], runs_dir=tmp_path, campaign="c"))
         assert {p.name for p in cdir.iterdir()} - before <= {f"all-opts-2-{t}" for t in
                                                               ("r3", "r4", "r5", "r6", "r7", "r8", "u1", "u2")}
@@ -112,6 +114,77 @@ def test_a_top_up_adds_unprofiled_runs_in_the_campaigns_proportion(tmp_path, fak
     assert not (cdir / "all-opts-1-u1").exists()  # the point not topped up keeps its one
     assert [topup.unprofiled_runs_due(spec, n) for n in (2, 3, 5, 6, 9)] == [0, 1, 1, 2, 3]
     assert topup.unprofiled_runs_due(SPEC, 30) == 0  # a campaign without unprofiled runs gets none
+
+
+def _kill_during_the_round(runs_dir):
+    """In a forked child: run_more whose sweep writes its first run and then waits for kill -9."""
+    import time
+
+    def run_sweep(tb, spec, **kw):
+        write_run(runs_dir / "c", spec.points()[0], spec.repetitions - 1)
+        (runs_dir / "ready").touch()  # the run is on disk
+        time.sleep(60)
+    topup.run_sweep = run_sweep
+    topup.run_more(None, SPEC, [{"flows": 2}], runs_dir=runs_dir, campaign="c")
+
+
+def test_a_top_up_killed_during_its_round_keeps_the_plan_and_the_next_top_up_finishes_the_round(tmp_path,
+                                                                                                fake_sweeps):
+    """#45: run_sweep rewrote sweep.json with the round's one-point spec and run_more put the plan
+    back only after the round, so kill -9 during any round left the campaign planned as one point
+    (a copy of the BIG TCP campaign: 2x2 points and 5 repetitions became 1 point and 6). The round is
+    now recorded under top_ups before its runs; the plan is never written."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+    cdir = campaign(tmp_path)
+    plan = json.loads((cdir / "sweep.json").read_text())
+    child = multiprocessing.get_context("fork").Process(target=_kill_during_the_round, args=(tmp_path,))
+    child.start()
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "ready").exists() and child.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (tmp_path / "ready").exists(), "the child never reached its round"
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(10)
+    after = json.loads((cdir / "sweep.json").read_text())
+    assert after["spec"] == plan["spec"] and after["order"] == ["original plan"]
+    [record] = after["top_ups"]
+    assert record["state"] == "running" and record["spec"]["grid"] == {"flows": [2]}
+    assert topup.campaign_spec(tmp_path, "c") == SPEC  # what every later top-up reads
+    # the next top-up finishes that round first (the fake sweep skips the run the child made)
+    assert topup.fill(None, runs_dir=tmp_path, campaign="c", min_clean=1, rounds=1) == []
+    [record] = json.loads((cdir / "sweep.json").read_text())["top_ups"]
+    assert "state" not in record and record["resumed"] and (record["ran"], record["failed"]) == (0, 0)
+    assert [s.grid for s in fake_sweeps] == [{"flows": [2]}]
+
+
+def test_a_decisive_round_killed_during_its_runs_still_counts_its_look(tmp_path, fake_sweeps, monkeypatch):
+    """A look is taken when a round is chosen: recorded before its runs, so a top-up stopped during
+    them cannot give the campaign more looks than the design's LOOKS allow."""
+    cdir = campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
+        return t
+
+    def stopped(*a, **kw):
+        raise KeyboardInterrupt
+    real = topup.run_sweep
+    monkeypatch.setattr(topup, "run_sweep", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                     budget_minutes=BUDGET_MINUTES)
+    [looked] = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"]
+    assert looked["rounds"] == 1 and looked["state"] == "running" and looked["stopped"].startswith("interrupted")
+    monkeypatch.setattr(topup, "run_sweep", real)
+    log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=100,
+                       budget_minutes=BUDGET_MINUTES)
+    # the interrupted round is finished first; the design's looks less the one taken remain
+    assert log.rounds == verdicts.LOOKS - 2 and log.stopped.startswith(f"the design's {verdicts.LOOKS} looks")
+    assert json.loads((cdir / "sweep.json").read_text())["spec"] == asdict(SPEC)
 
 
 def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake_sweeps):

@@ -365,3 +365,52 @@ def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):
     assert batch.sweep_table_path(plan, "replay") == tmp_path / "sweep.csv"
     plan = [{"dir": tmp_path / "s-02-sizes_kb-200-embedded"}, {"dir": tmp_path / "s-02-sizes_kb-2000-embedded"}]
     assert batch.sweep_table_path(plan, "run") == tmp_path / "s-02-sizes_kb-sweep.csv"  # not "...-200-sweep"
+
+
+def test_a_batch_worker_or_kernel_ends_when_the_process_that_started_it_is_killed(tmp_path):
+    """#45: kill -9 of a replaying `hostnet figures` left its ProcessPool workers and their kept
+    kernels running. Each watches its parent (batch_kernel.exit_with_parent) and ends after it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    child_pid = tmp_path / "child.pid"
+    (tmp_path / "child.py").write_text(
+        "import os, sys, time\n"
+        "from hostnet.notebook.batch_kernel import exit_with_parent\n"
+        "exit_with_parent(0.05)\n"
+        "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+        "time.sleep(60)\n")
+    (tmp_path / "parent.py").write_text(
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]])\n"
+        "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, str(tmp_path / "parent.py"), str(tmp_path / "child.py"), str(child_pid)],
+                              cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        deadline = time.monotonic() + 30
+        while not child_pid.exists() or not child_pid.read_text():
+            assert time.monotonic() < deadline and parent.poll() is None, "the child never started"
+            time.sleep(0.05)
+        pid = int(child_pid.read_text())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(pid):
+            assert time.monotonic() < deadline, f"the orphaned child {pid} still runs 10 s after its parent died"
+            time.sleep(0.05)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if child_pid.exists() and child_pid.read_text() and _alive(int(child_pid.read_text())):
+            os.kill(int(child_pid.read_text()), signal.SIGKILL)  # the test's own child, by its pid
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (an orphan is reaped by init, or by pytest's process as a subreaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

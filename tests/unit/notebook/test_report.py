@@ -6,6 +6,7 @@ import re
 import shutil
 
 import pandas as pd
+import pytest
 
 from conftest import REPO
 from hostnet.notebook import report
@@ -64,7 +65,7 @@ def test_one_section_per_notebook_with_every_finding():
     for m in metas:
         body = sections[report.md_cell(m["title"])]
         assert f"`notebooks/{m['notebook']}`" in body and f"`data/runs/{m['campaign']}`" in body
-        assert m["testbed"] in body
+        assert report.md_cell(m["testbed"]) in body
         rows = [line for line in body.splitlines() if line.startswith("| F")]
         extra = report.extra_columns(m["verdicts"])
         for v in m["verdicts"]:  # the verdict, then each accounting's and the unsteady runs' columns
@@ -159,3 +160,22 @@ def test_extensions_are_shown_and_counted_apart_and_both_accountings_named(tmp_p
             "experiment judged again)") in text
     assert "| F04 | 99: depends on the testbed (raw: not reproduced; NIC-equivalent: reproduced) |" in text
     assert "| verdict | raw | NIC-equivalent | sensitivity | unsteady runs | steady runs only |" in text
+
+
+def test_results_markdown_escapes_manifest_strings_that_markdown_or_html_would_run(tmp_path):
+    """#45: md_cell escaped only | and \\: a <script> in a manifest's rx_steering reached docs/results.md
+    verbatim and ran where the Markdown was rendered to HTML (nbconvert's mistune); a
+    [x](javascript:...) link survived too."""
+    mistune = pytest.importorskip("mistune", reason="nbconvert's Markdown renderer (the dev venv has it)")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    meta = json.loads(sorted(FIGURES.glob("*.meta.json"))[0].read_text())
+    meta["testbed"] = "embedded (receive path <script>alert(1)</script>) [x](javascript:alert(2)) a|b"
+    meta["title"] = "<img src=x onerror=alert(3)>"
+    (figures / "01.meta.json").write_text(json.dumps(meta))
+    text = report.results_markdown(figures)
+    html = mistune.html(text)
+    assert "<script" not in html and "<img" not in html and 'href="javascript:' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as the text it is
+    assert "[x](javascript:alert(2))" in html  # as text, not a link
+    assert report.md_cell("a|b [c] <d> & e\\f") == "a\\|b \\[c\\] &lt;d&gt; &amp; e\\\\f"

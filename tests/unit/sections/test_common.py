@@ -31,3 +31,11 @@ def test_mixed_or_stale_versions_say_so():
 def test_runs_without_stacks_or_failed_add_nothing():
     assert common.breakdown_versions([manifest(rule=None), manifest(rule="x/1", status="failed")]) == ""
     assert "breakdowns" not in common.testbed_label([manifest(rule=None)])
+
+
+def test_a_received_manifests_long_or_odd_strings_reach_a_label_cut_and_on_one_line():
+    """#45: a 5,000-character manifest string in a chart's subtitle made a notebook fail after ~1 GB."""
+    label = common.testbed_label([manifest(steering="x" * 5000 + "\n\x1b[31m")])
+    assert "x" * 199 + "…" in label and "x" * 200 not in label
+    assert label.isprintable()
+    assert common.shown("rps") == "rps" and common.shown("a\tb\x00c") == "a b c" and common.shown([0, 1]) == "[0, 1]"
