@@ -472,10 +472,9 @@ def _remove_crumbs() -> str:
 
 def _held_elsewhere() -> str:
     """Host-wide settings live testbeds hold (knobs/machine.py), which a restore leaves in place."""
-    from . import testbed
     from .knobs.machine import Ledger
     held = [f"{e['knob']}[{e['key']}] = {v!r} by {Path(j).stem}"
-            for e in Ledger(testbed.state_dir()).held() for j, v in e["holders"].items()]
+            for e in Ledger().held() for j, v in e["holders"].items()]
     return ("; host-wide settings held by live testbeds, left as they are until the last lets go: "
             + ", ".join(held)) if held else ""
 

@@ -542,6 +542,16 @@ def live_ready() -> str | None:
     return None
 
 
+@pytest.fixture(autouse=True)
+def _own_machine_ledger(request, monkeypatch, tmp_path_factory):
+    """Tests on fake hosts keep their own machine ledger (knobs/machine.py), not this machine's in
+    /run/hostnet; live tests change this machine's settings and share its ledger, as hostnet does."""
+    if request.node.get_closest_marker("live") is None:
+        where = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames \
+            else tmp_path_factory.mktemp("ledger")
+        monkeypatch.setenv("HOSTNET_LEDGER_DIR", str(where))
+
+
 @pytest.fixture
 def state_dir(tmp_path, monkeypatch):
     d = tmp_path / "state"

@@ -15,7 +15,7 @@ from typing import Iterable
 from ..hosts import Host, HostError, host_from_description, netns_exists
 from .base import Knob, KnobError, SettingGone
 from . import guard as mgmt_guard
-from .machine import Ledger, is_global, scope
+from .machine import BOOT_ID, Ledger, is_global, scope
 from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
                            read_on_host)
 from .journal_lock import JournalBusy, acquire, generation, release
@@ -28,6 +28,14 @@ def read_entries(path: Path) -> list[dict]:
 
 def _ident(desc: dict) -> str:
     return json.dumps(desc, sort_keys=True)
+
+
+def boot_id(host: Host) -> str | None:
+    """The host's boot id (None where it cannot be read): the ledger believes no entry of another boot."""
+    try:
+        return host.read_text(BOOT_ID).strip() or None
+    except HostError:
+        return None
 
 
 class Journal:
@@ -67,7 +75,8 @@ class Journal:
         if known is not None:
             return known
         if is_global(knob, key):  # the machine's value before any testbed changed it (machine.py)
-            prior = Ledger(self.path.parent).baseline(host.describe(), knob.name, key, lambda: knob.read(host, key))
+            prior = Ledger().baseline(host.describe(), knob.name, key, lambda: knob.read(host, key),
+                                      boot=lambda: boot_id(host))
         else:
             prior = knob.read(host, key)
         entry = {"host": host.describe(), "knob": knob.name, "key": key, "prior": prior,
@@ -92,7 +101,7 @@ class Journal:
         if not is_global(knob, key):
             knob.write(host, key, str(value))
             return
-        Ledger(self.path.parent).claim(host.describe(), knob.name, key, str(value), self.path, prior,
+        Ledger().claim(host.describe(), knob.name, key, str(value), self.path, prior,
                                        write=lambda: knob.write(host, key, str(value)),
                                        same=lambda a, b: knob.normalize(a) == knob.normalize(b))
 
@@ -171,7 +180,7 @@ def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict, journa
     prior = entry["prior"]
     try:
         if is_global(knob, entry["key"]):  # left as it is while another live testbed holds it
-            prior = Ledger(journal.parent).release(desc, knob.name, entry["key"], journal, prior)
+            prior = Ledger().release(desc, knob.name, entry["key"], journal, prior)
             if prior is None:
                 return []
         host = _host(desc, known, resolved)

@@ -3,16 +3,20 @@
 A testbed's journal is its own (one controller per journal), but a global-scope setting (a
 kernel-wide sysctl, the tracefs mount, IRQ affinity) is shared by every testbed on the machine:
 two embedded testbeds at once would each journal the other's value as their prior and restore
-it under the other's window. The ledger (<state dir>/machine.ledger, rewritten whole under an
-flock) keeps, per machine, host setting: the machine's value before any testbed changed it (the
+it under the other's window. The ledger (/run/hostnet/machine.ledger, one per controller machine
+whatever state directory a session journals in; rewritten whole under an flock) keeps, per
+machine, host setting: the machine's value before any testbed changed it (the
 baseline every journal records as its prior), and its holders (each a journal path and the value
 it set). A second testbed that needs the value in place joins the holders; one that needs
 another value is refused, naming the holder; a restore writes the baseline back only when no
 other live holder remains. A holder is live while its journal's lock is held (journal_lock); a
 killed session's hold lapses, and its baseline stays until the last holder puts it back.
 
-Scope of the guarantee: testbeds driven from this controller (one state directory). Two
-controllers on different machines driving one server do not see each other's ledgers.
+Scope of the guarantee: testbeds driven from this controller machine, from any state directory
+(two users, or HOSTNET_STATE_DIR set in one shell, see each other's holds). Two controllers on
+different machines driving one server do not see each other's ledgers. An entry recorded under
+an earlier boot of its host is not believed over the machine's value (its "boot"); /run is
+emptied by a reboot anyway.
 """
 from __future__ import annotations
 
@@ -27,6 +31,13 @@ from .base import Knob, KnobError
 from .journal_lock import FILE_MODE, in_use, private_dir
 
 LEDGER = "machine.ledger"
+MACHINE_DIR = "/run/hostnet"  # tmpfs: a reboot empties it, as it resets the settings the ledger guards
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def ledger_dir() -> Path:
+    """Where this machine's ledger lives: MACHINE_DIR, or $HOSTNET_LEDGER_DIR (the unit tests' own)."""
+    return Path(os.environ.get("HOSTNET_LEDGER_DIR") or MACHINE_DIR)
 
 
 class SettingHeld(KnobError):
@@ -57,10 +68,10 @@ def _ident(machine: str, knob: str, key: str) -> str:
 
 
 class Ledger:
-    """The machine ledger beside a journal directory."""
+    """The machine's ledger (in ledger_dir(), or `directory`)."""
 
-    def __init__(self, state_dir: str | os.PathLike):
-        self.path = Path(state_dir) / LEDGER
+    def __init__(self, directory: str | os.PathLike | None = None):
+        self.path = Path(directory if directory is not None else ledger_dir()) / LEDGER
 
     @contextmanager
     def _locked(self):
@@ -100,14 +111,18 @@ class Ledger:
             raise KnobError(f"cannot write the machine ledger {self.path} ({exc.strerror}); not changing "
                             f"host-wide settings") from exc
 
-    def baseline(self, desc: dict, knob: str, key: str, read) -> str:
+    def baseline(self, desc: dict, knob: str, key: str, read, boot=lambda: None) -> str:
         """The machine's value before any testbed changed it: the ledger's while a setting is held
-        (or its holder's session died unrestored: its crumb is not a baseline), else read() now."""
+        (or its holder's session died unrestored: its crumb is not a baseline), else read() now.
+        boot(): the host's boot id (None: unknown); an entry of another boot is not believed."""
         ident = _ident(machine_of(desc), knob, key)
+        now = boot()
         with self._locked() as settings:
             entry = settings.get(ident)
-            if entry is None or not _live(entry) and not _unrestored(entry):
-                entry = settings[ident] = {"host": desc, "knob": knob, "key": key, "prior": read(), "holders": {}}
+            earlier_boot = entry is not None and None not in (now, entry.get("boot")) and entry["boot"] != now
+            if entry is None or earlier_boot or not _live(entry) and not _unrestored(entry):
+                entry = settings[ident] = {"host": desc, "knob": knob, "key": key, "prior": read(), "holders": {},
+                                           **({"boot": now} if now else {})}
             return entry["prior"]
 
     def claim(self, desc: dict, knob: str, key: str, value: str, journal: Path, prior: str, *, write, same) -> None:

@@ -566,7 +566,9 @@ def test_any_manifest_is_accepted_or_left_out_by_name_never_a_traceback(tmp_path
     (run / "manifest.json").write_text(json.dumps(data))
     why = store.manifest_problem(run)
     wrong = [k for k, kind in store.MANIFEST_TYPES.items() if k in data and not store._of_type(data[k], kind)]
-    if not status:
+    if store._of_type(data.get("schema"), int) and data["schema"] > store.SCHEMA_VERSION:
+        assert why.startswith(f"has schema {data['schema']} (this hostnet reads up to {store.SCHEMA_VERSION}")
+    elif not status:
         assert why == "is empty or has no status"
     elif wrong:
         assert why.startswith(f"has a {type(data[wrong[0]]).__name__} as its {wrong[0]!r}")

@@ -137,3 +137,36 @@ def test_a_setting_nobody_holds_leaves_the_ledger_when_it_is_listed(tmp_path):
     ledger.baseline({"name": "fake", "kind": "FakeHost"}, "sysctl", FLOW, lambda: "0")
     assert (tmp_path / LEDGER).exists()
     assert ledger.held() == [] and not (tmp_path / LEDGER).exists()
+
+
+def test_testbeds_journaling_in_two_state_dirs_share_the_machines_one_ledger(tmp_path):
+    """#45: the ledger lived in each state dir, so two users (or HOSTNET_STATE_DIR set in one shell)
+    undid each other's host-wide settings: rps_sock_flow_entries was left at 32768 where the
+    baseline was 0. Now one ledger per machine, whatever dir a session journals in."""
+    host = machine(**{FLOW: "0"})
+    a = Journal(tmp_path / "alice" / "state" / "a.journal")
+    b = Journal(tmp_path / "bob" / "state" / "b.journal")
+    a.set(host, KNOBS["sysctl"], FLOW, "32768")
+    with pytest.raises(SettingHeld, match=r"held at '32768' by the testbed of .*alice/state/a\.journal"):
+        b.set(host, KNOBS["sysctl"], FLOW, "0")
+    b.set(host, KNOBS["sysctl"], FLOW, "32768")
+    assert [e["prior"] for e in b.entries()] == ["0"]  # the machine's baseline, not A's value
+    assert restore(a.path, host) == [] and value(host) == "32768"  # B still holds it
+    assert restore(b.path, host) == [] and value(host) == "0"
+    assert (tmp_path / LEDGER).exists() is False  # the machine's ledger (this test's), emptied
+    assert not (tmp_path / "alice" / "state" / LEDGER).exists()
+
+
+def test_a_ledger_entry_of_an_earlier_boot_is_not_believed_over_the_machines_value(tmp_path):
+    """#45: after a reboot a stale entry's recorded value beat the machine's real baseline."""
+    host = machine(**{FLOW: "0"})
+    host.files["/proc/sys/kernel/random/boot_id"] = "boot-1\n"
+    a = Journal(tmp_path / "a.journal")
+    a.set(host, KNOBS["sysctl"], FLOW, "32768")
+    assert json.loads((tmp_path / LEDGER).read_text())["settings"][f"local sysctl {FLOW}"]["boot"] == "boot-1"
+    # the machine reboots (its settings back to their defaults, 4096 here); A's journal was never restored
+    host.files["/proc/sys/kernel/random/boot_id"] = "boot-2\n"
+    host.files[sysctl_path(FLOW)] = "4096\n"
+    b = Journal(tmp_path / "b.journal")
+    b.set(host, KNOBS["sysctl"], FLOW, "32768")
+    assert [e["prior"] for e in b.entries()] == ["4096"]  # read now, not the earlier boot's 0
