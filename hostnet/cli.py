@@ -472,9 +472,10 @@ def _remove_crumbs() -> str:
 
 def _held_elsewhere() -> str:
     """Host-wide settings live testbeds hold (knobs/machine.py), which a restore leaves in place."""
+    from . import testbed
     from .knobs.machine import Ledger
     held = [f"{e['knob']}[{e['key']}] = {v!r} by {Path(j).stem}"
-            for e in Ledger().held() for j, v in e["holders"].items()]
+            for e in Ledger(fallback=testbed.state_dir()).held() for j, v in e["holders"].items()]
     return ("; host-wide settings held by live testbeds, left as they are until the last lets go: "
             + ", ".join(held)) if held else ""
 
@@ -790,7 +791,7 @@ def cmd_rederive(args) -> int:
                 went = rederive(run, force=args.force)
             # one run's damaged or hand-made files stop that run, named, not the campaign's others
             except (store.DamagedRun, store.PackError, ParseError, ValueError, KeyError, TypeError,
-                    AttributeError) as exc:
+                    AttributeError, OSError) as exc:
                 print(f"hostnet: {run}: not re-derived ({type(exc).__name__}: {str(exc)[:300]})", file=sys.stderr)
                 refused += 1
                 continue
@@ -838,7 +839,7 @@ def _runs_to_pack(targets: list[str], runs_dir: str) -> tuple[list[Path], int]:
         targets = [str(c) for c in sorted(base.iterdir()) if c.is_dir()]
     runs, skipped = [], 0
     for t in targets:
-        path = Path(t) if Path(t).is_dir() else base / t
+        path = Path(os.path.abspath(t if Path(t).is_dir() else base / t))  # "." has a name and a parent too
         if not path.is_dir():
             raise FileNotFoundError(f"no run or campaign {t} (a directory, or a campaign under {base})")
         if path.is_symlink() or not _stays_in(path, path.parent):
@@ -911,13 +912,18 @@ def cmd_data_unpack(args) -> int:
 
 def cmd_seal(args) -> int:
     from . import store
-    sealed = total = 0
+    sealed = total = refused = 0
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
-            sealed += store.seal(run)
-    print(f"{sealed} of {total} runs sealed (the others had their checks, or no tidy table)")
-    return 0
+            try:
+                sealed += store.seal(run)
+            except store.DamagedRun as exc:  # a table that no longer holds is not sealed with its archive
+                print(f"hostnet: {exc}: not sealed", file=sys.stderr)
+                refused += 1
+    print(f"{sealed} of {total} runs sealed (the others had their checks, or no tidy table)"
+          + (f"; {refused} refused (above)" if refused else ""))
+    return 1 if refused else 0
 
 
 def _steering_option(p: argparse.ArgumentParser) -> None:

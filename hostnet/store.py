@@ -22,6 +22,7 @@ quality line counts as failed. Unreadable manifests in a campaign are warned abo
 """
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import io
@@ -30,6 +31,7 @@ import logging
 import lzma
 import os
 import shutil
+import stat
 import tarfile
 import time
 import warnings
@@ -62,21 +64,52 @@ def checks_of(run: Path) -> dict:
     out = {}
     for name in CHECKED:
         path = Path(run) / name
-        if path.exists():
-            out[name] = _check(path.read_bytes())
+        if path.exists() or path.is_symlink():
+            out[name] = _check(_regular_bytes(path))
     archive = Path(run) / RAW_ARCHIVE
     if archive.is_file() and not archive.is_symlink():
-        out[RAW_ARCHIVE] = {"sha256": hashlib.sha256(archive.read_bytes()).hexdigest()}
+        out[RAW_ARCHIVE] = {"sha256": _sha256_of(archive)}
     return out
+
+
+STORED_MAX_BYTES = 1 << 30  # a run's manifest or tidy.csv read whole: hostnet's are KB to a few MB
+
+
+def _regular_bytes(path: Path, limit: int = STORED_MAX_BYTES) -> bytes:
+    """A stored file's bytes: a regular file of the run's own (never through a link, never a FIFO
+    or device: /dev/zero reports size 0), at most `limit` of them; DamagedRun otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DamagedRun(f"{path}: a symlink (a run's files are its own): not read") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DamagedRun(f"{path}: not a regular file: not read")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise DamagedRun(f"{path}: larger than {limit:,} bytes: not read")
+    return data
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _check_archive(run: Path, archive: Path) -> None:
     """DamagedRun when the run's manifest records its archive's sha256 and the archive differs."""
+    if archive.is_symlink() or not archive.is_file():
+        raise DamagedRun(f"{archive}: not a regular file (a run's archive is its own, never a link)")
     try:
         want = json.loads((run / "manifest.json").read_text())["checks"][RAW_ARCHIVE]["sha256"]
     except (OSError, ValueError, KeyError, TypeError):
         return  # packed before manifests recorded the archive's digest (hostnet seal adds it)
-    got = hashlib.sha256(archive.read_bytes()).hexdigest()
+    got = _sha256_of(archive)
     if got != want:
         raise DamagedRun(f"{archive}: changed after the run (sha256 {got[:12]}, {str(want)[:12]} recorded)")
 
@@ -92,15 +125,20 @@ def damage(run: Path, manifest: dict) -> str:
     if manifest.get("status") != "ok":
         return ""
     path = Path(run) / "tidy.csv"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return "tidy.csv is missing"
     want = (manifest.get("checks") or {}).get("tidy.csv")
     if want is None:
         return ""
-    got = checks_of(run)["tidy.csv"]
-    pending = want.get("pending") or {}  # a re-derivation stopped between its writes (rewrite_run)
+    if not isinstance(want, dict) or not isinstance(want.get("sha256"), str):
+        return "its manifest's checks of tidy.csv are not hostnet's (no sha256)"
+    try:
+        got = _check(_regular_bytes(path))
+    except DamagedRun as exc:
+        return f"tidy.csv {str(exc).removeprefix(f'{path}: ')}"
+    pending = want.get("pending") if isinstance(want.get("pending"), dict) else {}  # rewrite_run stopped midway
     if got["sha256"] not in (want["sha256"], pending.get("sha256")):
-        return (f"tidy.csv was changed after the run ({got['rows']} rows, {want['rows']} recorded; "
+        return (f"tidy.csv was changed after the run ({got['rows']} rows, {want.get('rows')} recorded; "
                 f"sha256 {got['sha256'][:12]}, {want['sha256'][:12]} recorded)")
     return ""
 
@@ -158,7 +196,9 @@ def write_atomic(path: Path, text: str) -> None:
     never a zero-length or torn one."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        tmp.unlink(missing_ok=True)  # a stale one, or a link a received run put there: never written through
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -217,6 +257,7 @@ RAW_MAX_BYTES = 2 << 30  # all members together
 RAW_MAX_MEMBER = 1 << 30  # one member (read whole into memory)
 RAW_MAX_RATIO = 400  # decompressed bytes per archive byte, beyond the first RAW_RATIO_SLACK
 RAW_RATIO_SLACK = 16 << 20
+RAW_MAX_MEMBERS = 10_000  # hostnet writes a few dozen raw files per run
 
 
 class _Capped(io.RawIOBase):
@@ -253,19 +294,25 @@ def _members(archive: Path, wanted=None) -> list[tuple[str, bytes]]:
     exceeds a cap, PackError for a member that is not a plain file."""
     if archive.is_symlink() or not archive.is_file():
         raise DamagedRun(f"{archive}: not a regular file (a run's archive is its own, never a link)")
-    out = []
+    out, names, declared = [], set(), 0
     try:
         with lzma.open(archive, format=lzma.FORMAT_XZ) as xz:
             capped = _Capped(xz, raw_limit(archive.stat().st_size), archive)
             with tarfile.open(fileobj=io.BufferedReader(capped, 1 << 16), mode="r|") as tar:
                 for info in tar:
-                    if not info.isreg():
+                    # a sparse member's holes never pass through the stream: its size is not counted there
+                    if not info.isreg() or info.issparse():
                         raise PackError(f"{archive}: member {info.name!r} is not a regular file")
                     _check_name(info.name, archive)
+                    if info.name in names or len(names) >= RAW_MAX_MEMBERS:
+                        raise DamagedRun(f"{archive}: member {info.name!r} twice, or more than {RAW_MAX_MEMBERS:,} "
+                                         f"members: not an archive hostnet writes")
+                    names.add(info.name)
                     if info.size > RAW_MAX_MEMBER:
                         raise DamagedRun(f"{archive}: member {info.name!r} is {info.size:,} bytes, over the "
                                          f"{RAW_MAX_MEMBER:,} a raw file may have")
-                    capped.check(info.size)  # a member that says it is bigger than what is left: not read
+                    declared += info.size  # what the members say they hold, all together
+                    capped.check(declared - capped.count)  # more than is left: refused before it is read
                     if wanted is None or info.name in wanted:
                         out.append((info.name, tar.extractfile(info).read()))
             # read to the stream's end: xz checks its integrity (CRC64) and its end only there
@@ -351,8 +398,9 @@ def raw_texts(run, names=None) -> dict[str, str]:
                 raise
             found = {}
         # packed meanwhile? raw/ leaves in one rename after its archive is in place: raw/ still there
-        # after the reads means every read saw it whole
-        if raw and not raw.is_dir() and archive.is_file():
+        # after the reads means every read saw it whole (and no raw/ now, an archive now: read that)
+        if (raw is None or not raw.is_dir()) and archive.is_file():
+            _check_archive(run, archive)
             found = dict(_members(archive, wanted))
     return {name: _text(data) for name, data in sorted(found.items())}
 
@@ -507,7 +555,7 @@ class RunDir:
             if pack_raw(self.path):  # and its digest in the manifest, before the run is published
                 self.manifest["checks"] = checks_of(self.path)
                 write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
-        except PackError as exc:  # never lose a run over it: published unpacked, which reads the same
+        except (PackError, DamagedRun) as exc:  # never lose a run over it: published unpacked, which reads the same
             log.warning("%s; the run keeps raw/ unpacked", exc)
         _fsync_dir(self.path)
         os.replace(self.path, self.final)
@@ -554,6 +602,8 @@ def run_status(run: Path) -> str | None:
     if not path.exists():
         return None
     data, why = _read_manifest(path)
+    if why.startswith("has schema"):  # a newer hostnet's run: not redone, not read, said
+        raise ValueError(f"{run}: manifest.json {why}")
     return INCOMPLETE if why else upgrade_manifest(data)["status"]
 
 
@@ -570,9 +620,9 @@ MANIFEST_TYPES = {"schema": int, "run_id": str, "campaign": str, "status": str, 
 def _read_manifest(path: Path) -> tuple[dict | None, str]:
     """The manifest, or None and why it cannot be read as one."""
     try:
-        if path.stat().st_size > MANIFEST_MAX_BYTES:
-            return None, f"is larger than {MANIFEST_MAX_BYTES >> 20} MiB"
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_regular_bytes(path, MANIFEST_MAX_BYTES).decode("utf-8"))
+    except DamagedRun as exc:
+        return None, f"cannot be read ({str(exc).removeprefix(f'{path}: ')})"
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         # ValueError: JSON's own errors, and integers of more than 4,300 digits; RecursionError:
         # nesting a thousand deep
@@ -623,8 +673,8 @@ def read_tidy(run: Path) -> pd.DataFrame:
 def _table(run: Path, manifest: dict) -> pd.DataFrame:
     """The run's tidy.csv; DamagedRun when it is not a table hostnet writes (tidy_problem)."""
     try:
-        t = pd.read_csv(Path(run) / "tidy.csv", dtype={"category": str, "flow": str}, keep_default_na=False,
-                        na_values={"value": [""]})
+        t = pd.read_csv(io.BytesIO(_regular_bytes(Path(run) / "tidy.csv")), dtype={"category": str, "flow": str},
+                        keep_default_na=False, na_values={"value": [""]})
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
         raise DamagedRun(f"{run}: tidy.csv cannot be read ({str(exc)[:200]})") from exc
     if why := tidy_problem(t, manifest):
@@ -644,7 +694,7 @@ def tidy_problem(t: pd.DataFrame, manifest: dict) -> str:
     the manifest's, or one (side, metric, category, flow) twice (it would narrow every interval)."""
     if list(t.columns) not in (TIDY_COLUMNS, [c for c in TIDY_COLUMNS if c != "flow"]):
         return f"has the columns {', '.join(map(str, t.columns))[:200]}, not {', '.join(TIDY_COLUMNS)}"
-    if not pd.api.types.is_numeric_dtype(t.value) or pd.api.types.is_bool_dtype(t.value):
+    if len(t) and (not pd.api.types.is_numeric_dtype(t.value) or pd.api.types.is_bool_dtype(t.value)):
         return "has values that are not numbers"
     if np.isinf(t.value.to_numpy(dtype=float)).any():
         return "has infinite values"

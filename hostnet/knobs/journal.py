@@ -75,8 +75,8 @@ class Journal:
         if known is not None:
             return known
         if is_global(knob, key):  # the machine's value before any testbed changed it (machine.py)
-            prior = Ledger().baseline(host.describe(), knob.name, key, lambda: knob.read(host, key),
-                                      boot=lambda: boot_id(host))
+            prior = Ledger(fallback=self.path.parent).baseline(
+                host.describe(), knob.name, key, lambda: knob.read(host, key), boot=lambda: boot_id(host))
         else:
             prior = knob.read(host, key)
         entry = {"host": host.describe(), "knob": knob.name, "key": key, "prior": prior,
@@ -101,7 +101,7 @@ class Journal:
         if not is_global(knob, key):
             knob.write(host, key, str(value))
             return
-        Ledger().claim(host.describe(), knob.name, key, str(value), self.path, prior,
+        Ledger(fallback=self.path.parent).claim(host.describe(), knob.name, key, str(value), self.path, prior,
                                        write=lambda: knob.write(host, key, str(value)),
                                        same=lambda a, b: knob.normalize(a) == knob.normalize(b))
 
@@ -180,7 +180,7 @@ def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict, journa
     prior = entry["prior"]
     try:
         if is_global(knob, entry["key"]):  # left as it is while another live testbed holds it
-            prior = Ledger().release(desc, knob.name, entry["key"], journal, prior)
+            prior = Ledger(fallback=journal.parent).release(desc, knob.name, entry["key"], journal, prior)
             if prior is None:
                 return []
         host = _host(desc, known, resolved)

@@ -12,8 +12,10 @@ another value is refused, naming the holder; a restore writes the baseline back 
 other live holder remains. A holder is live while its journal's lock is held (journal_lock); a
 killed session's hold lapses, and its baseline stays until the last holder puts it back.
 
-Scope of the guarantee: testbeds driven from this controller machine, from any state directory
-(two users, or HOSTNET_STATE_DIR set in one shell, see each other's holds). Two controllers on
+Scope of the guarantee: testbeds driven from this controller machine by root, from any state
+directory (HOSTNET_STATE_DIR set in one shell and not in another: both see each other's holds). A
+session of another user (which cannot change host-wide settings here) keeps its ledger in its
+state directory. Two controllers on
 different machines driving one server do not see each other's ledgers. An entry recorded under
 an earlier boot of its host is not believed over the machine's value (its "boot"); /run is
 emptied by a reboot anyway.
@@ -35,9 +37,13 @@ MACHINE_DIR = "/run/hostnet"  # tmpfs: a reboot empties it, as it resets the set
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
-def ledger_dir() -> Path:
-    """Where this machine's ledger lives: MACHINE_DIR, or $HOSTNET_LEDGER_DIR (the unit tests' own)."""
-    return Path(os.environ.get("HOSTNET_LEDGER_DIR") or MACHINE_DIR)
+def ledger_dir(fallback: str | os.PathLike | None = None) -> Path:
+    """Where this machine's ledger lives: $HOSTNET_LEDGER_DIR (the unit tests' own), else MACHINE_DIR
+    for root, whose sessions are the ones that can change host-wide settings. A session of another
+    user keeps its ledger in `fallback` (its state directory): /run/hostnet is root's."""
+    if env := os.environ.get("HOSTNET_LEDGER_DIR"):
+        return Path(env)
+    return Path(MACHINE_DIR if os.geteuid() == 0 or fallback is None else fallback)
 
 
 class SettingHeld(KnobError):
@@ -68,10 +74,10 @@ def _ident(machine: str, knob: str, key: str) -> str:
 
 
 class Ledger:
-    """The machine's ledger (in ledger_dir(), or `directory`)."""
+    """The machine's ledger (in ledger_dir(fallback), or `directory`)."""
 
-    def __init__(self, directory: str | os.PathLike | None = None):
-        self.path = Path(directory if directory is not None else ledger_dir()) / LEDGER
+    def __init__(self, directory: str | os.PathLike | None = None, *, fallback: str | os.PathLike | None = None):
+        self.path = Path(directory if directory is not None else ledger_dir(fallback)) / LEDGER
 
     @contextmanager
     def _locked(self):

@@ -70,14 +70,14 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
     manifests = manifests_of(spec, runs_dir, campaign)
     made = 0
     with campaign_lock(cdir):  # held across the rounds: no second top-up records rounds meanwhile
+        before = len(_plan(cdir).get("top_ups", []))  # each round's seed its own, across calls too
         for i, point in enumerate(matching(spec, points)):
             same = [m for m in manifests if _same(m.get("point", {}), point)]
             reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in same if not unprofiled(m))]) + 2
             made_off = [m.get("repetition", 0) for m in same if unprofiled(m)]
             off = max(max(made_off, default=-1) + 1, unprofiled_runs_due(spec, reps))
-            rounds = len(_plan(cdir).get("top_ups", []))
             one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
-                          repetitions=reps, unprofiled_repetitions=off, seed=spec.seed + 1000 + rounds + i)
+                          repetitions=reps, unprofiled_repetitions=off, seed=spec.seed + 1000 + before + i)
             record = {"spec": asdict(one), "state": RUNNING}
             index = _edit_plan(cdir, partial(_append, key="top_ups", record=record))
             made += _round(tb, one, cdir, index)

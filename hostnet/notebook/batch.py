@@ -321,7 +321,7 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
     from concurrent.futures import ProcessPoolExecutor, as_completed
     log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=batch_kernel.start_worker) as pool:
+                             initializer=batch_kernel.start_worker, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_execute_recorded, nb, params, output_dir, keep): nb for nb in notebooks}
         for future in as_completed(futures):
             yield (futures[future], *future.result())

@@ -17,14 +17,15 @@ from pathlib import Path
 SKIPPED = ("rfc3987_syntax",)
 
 
-def exit_with_parent(poll_s: float = 1.0) -> None:
-    """End this process soon after the process that started it ends: a `hostnet figures` killed
-    mid-replay left its worker processes and their kept kernels running (a daemon thread watches
-    the parent's pid; PR_SET_PDEATHSIG would follow the starting thread, not the process)."""
+def exit_with_parent(parent: int | None = None, poll_s: float = 1.0) -> None:
+    """End this process soon after `parent` (default: the process that started it) ends: a `hostnet
+    figures` killed mid-replay left its worker processes running (a daemon thread watches the
+    parent's pid; PR_SET_PDEATHSIG would follow the starting thread, not the process). Their
+    kernels need nothing of this: ipykernel ends a kernel whose parent is gone (JPY_PARENT_PID)."""
     import os
     import threading
     import time
-    parent = os.getppid()
+    parent = parent or os.getppid()
 
     def watch():
         while os.getppid() == parent:
@@ -33,10 +34,12 @@ def exit_with_parent(poll_s: float = 1.0) -> None:
     threading.Thread(target=watch, daemon=True, name="hostnet-exit-with-parent").start()
 
 
-def start_worker() -> None:
-    """A batch worker process's start (ProcessPoolExecutor's initializer)."""
+def start_worker(parent: int | None = None) -> None:
+    """A replay worker process's start (ProcessPoolExecutor's initializer; parent: the batch's pid,
+    so a batch killed before the worker looked is seen too). Live notebooks run in the batch's own
+    process, never in a worker."""
     skip_unused_imports()
-    exit_with_parent()
+    exit_with_parent(parent)
 
 
 def skip_unused_imports() -> None:
@@ -93,7 +96,6 @@ if __name__ == "__main__":
     if sys.path and (sys.path[0] == "" or Path(sys.path[0]) == Path.cwd()):
         del sys.path[0]
     skip_unused_imports()
-    exit_with_parent()
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance()

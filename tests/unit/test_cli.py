@@ -438,6 +438,15 @@ def test_data_pack_skips_runs_and_campaigns_that_are_symlinks_and_deletes_nothin
     assert (secrets / "id_ed25519").exists() and not (sneaky / "raw.tar.xz").exists()
     assert cli.main(["data", "unpack", str(sneaky)]) == 1
     assert "raw: a symlink: not unpacked" in capsys.readouterr().err
+    b2 = _stored_run(runs / "z" / "b-r0", {"y.txt": "3\n"})
+    import os
+    here = os.getcwd()
+    os.chdir(runs / "z")
+    try:  # "." names a campaign like any other directory
+        assert cli.main(["data", "pack", "."]) == 0
+    finally:
+        os.chdir(here)
+    assert store.is_packed(b2)
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -566,9 +566,13 @@ def test_any_manifest_is_accepted_or_left_out_by_name_never_a_traceback(tmp_path
     (run / "manifest.json").write_text(json.dumps(data))
     why = store.manifest_problem(run)
     wrong = [k for k, kind in store.MANIFEST_TYPES.items() if k in data and not store._of_type(data[k], kind)]
-    if store._of_type(data.get("schema"), int) and data["schema"] > store.SCHEMA_VERSION:
+    newer = store._of_type(data.get("schema"), int) and data["schema"] > store.SCHEMA_VERSION
+    if newer:  # a newer hostnet's run: said, never redone nor left out quietly
         assert why.startswith(f"has schema {data['schema']} (this hostnet reads up to {store.SCHEMA_VERSION}")
-    elif not status:
+        with pytest.raises(ValueError, match="a newer one wrote it"):
+            store.list_runs(where, "c")
+        return
+    if not status:
         assert why == "is empty or has no status"
     elif wrong:
         assert why.startswith(f"has a {type(data[wrong[0]]).__name__} as its {wrong[0]!r}")
@@ -621,3 +625,86 @@ def test_any_tidy_table_is_read_whole_or_left_out_by_name(tmp_path_factory, valu
     assert len(tidy) == (len(values) if good else 0) and bool(said) != good, (said, t)
     if not good:
         assert said[0].startswith(f"{run}: tidy.csv ")
+
+
+def test_seal_names_a_run_whose_table_no_longer_holds_and_seals_the_others(tmp_path, capsys):
+    """A packed run whose tidy.csv changed is not sealed with its archive's digest (that would bless
+    the change); `hostnet seal` names it and goes on."""
+    from hostnet import cli
+    runs = {name: _ok_run(tmp_path, name) for name in ("changed", "fine")}
+    for run in runs.values():  # packed before manifests recorded the archive's digest
+        m = store.load_manifest(run)
+        m["checks"].pop("raw.tar.xz")
+        (run / "manifest.json").write_text(json.dumps(m))
+    (runs["changed"] / "tidy.csv").write_text((runs["changed"] / "tidy.csv").read_text() + "x\n")
+    assert cli.main(["seal", "c", "--runs-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert f"hostnet: {runs['changed']}: tidy.csv was changed after the run" in out.err
+    assert out.out.startswith("1 of 2 runs sealed") and "1 refused (above)" in out.out
+    assert "raw.tar.xz" in store.load_manifest(runs["fine"])["checks"]
+
+
+def test_an_archive_whose_members_claim_more_than_they_hold_is_refused(tmp_path):
+    """Review of #45: sparse members' holes never pass through the stream, so the stream's count
+    missed them; a name twice, or 10,000s of members, are no archive hostnet writes."""
+    import io
+    import lzma
+    import tarfile
+    run = tmp_path / "c" / "r0"
+    run.mkdir(parents=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        info = tarfile.TarInfo("perf_report.txt")
+        info.type, info.size = tarfile.GNUTYPE_SPARSE, 0
+        tar.addfile(info)
+    (run / "raw.tar.xz").write_bytes(lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ))
+    with pytest.raises((store.PackError, store.DamagedRun)):
+        store.raw_texts(run)
+    (run / "raw.tar.xz").write_bytes(_twice("a.txt"))
+    with pytest.raises(store.DamagedRun, match="member 'a.txt' twice"):
+        store.raw_texts(run)
+
+
+def _twice(name: str) -> bytes:
+    import io
+    import lzma
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for data in (b"one\n", b"two\n"):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ)
+
+
+def test_atomic_writes_and_stored_reads_never_go_through_a_link_or_a_device(tmp_path):
+    """Review of #45: write_atomic opened NAME.tmp with open(), so a tidy.csv.tmp a received run
+    linked to ~/.bashrc had rederive overwrite it; a manifest.json linked to /dev/zero was read
+    forever (its size, 0, passed the size cap)."""
+    import os
+    victim = tmp_path / "bashrc"
+    victim.write_text("mine\n")
+    run = _ok_run(tmp_path, "r0")
+    (run / "manifest.json.tmp").symlink_to(victim)
+    store.write_atomic(run / "manifest.json", (run / "manifest.json").read_text())
+    assert victim.read_text() == "mine\n" and not (run / "manifest.json.tmp").exists()
+    linked = tmp_path / "c" / "linked"
+    linked.mkdir()
+    (linked / "manifest.json").symlink_to("/dev/zero")
+    assert store.manifest_problem(linked).startswith("cannot be read (a symlink")
+    fifo = tmp_path / "c" / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "manifest.json")
+    assert store.manifest_problem(fifo) == "cannot be read (not a regular file: not read)"
+    (run / "tidy.csv").unlink()
+    (run / "tidy.csv").symlink_to(victim)
+    assert "a symlink" in pytest.raises(store.DamagedRun, store.read_tidy, run).value.args[0]
+
+
+def test_checks_of_another_shape_are_a_damaged_run_not_a_traceback(tmp_path):
+    run = _ok_run(tmp_path, "r0")
+    m = store.load_manifest(run)
+    for checks in ({"tidy.csv": "abc"}, {"tidy.csv": {"rows": 3}}, {"tidy.csv": {"sha256": 5}}):
+        assert store.damage(run, {**m, "checks": checks}) == \
+            "its manifest's checks of tidy.csv are not hostnet's (no sha256)"

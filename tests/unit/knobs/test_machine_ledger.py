@@ -170,3 +170,16 @@ def test_a_ledger_entry_of_an_earlier_boot_is_not_believed_over_the_machines_val
     b = Journal(tmp_path / "b.journal")
     b.set(host, KNOBS["sysctl"], FLOW, "32768")
     assert [e["prior"] for e in b.entries()] == ["4096"]  # read now, not the earlier boot's 0
+
+
+def test_roots_sessions_share_run_hostnet_and_another_users_keeps_its_own(monkeypatch, tmp_path):
+    """/run/hostnet is root's (0700): a session of another user, which cannot change host-wide
+    settings, keeps its ledger in its state directory instead of failing on it."""
+    from hostnet.knobs import machine as m
+    monkeypatch.delenv("HOSTNET_LEDGER_DIR")
+    monkeypatch.setattr(m.os, "geteuid", lambda: 0)
+    assert Ledger(fallback=tmp_path).path == m.Path("/run/hostnet/machine.ledger")
+    monkeypatch.setattr(m.os, "geteuid", lambda: 1000)
+    assert Ledger(fallback=tmp_path).path == tmp_path / LEDGER
+    monkeypatch.setenv("HOSTNET_LEDGER_DIR", str(tmp_path / "t"))
+    assert Ledger(fallback=tmp_path).path == tmp_path / "t" / LEDGER

@@ -368,8 +368,9 @@ def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):
 
 
 def test_a_batch_worker_or_kernel_ends_when_the_process_that_started_it_is_killed(tmp_path):
-    """#45: kill -9 of a replaying `hostnet figures` left its ProcessPool workers and their kept
-    kernels running. Each watches its parent (batch_kernel.exit_with_parent) and ends after it."""
+    """#45: kill -9 of a replaying `hostnet figures` left its ProcessPool workers running. Each
+    watches its parent (batch_kernel.exit_with_parent) and ends after it; a kernel ends after the
+    worker that started it (ipykernel's own parent poller)."""
     import os
     import signal
     import subprocess
@@ -379,7 +380,7 @@ def test_a_batch_worker_or_kernel_ends_when_the_process_that_started_it_is_kille
     (tmp_path / "child.py").write_text(
         "import os, sys, time\n"
         "from hostnet.notebook.batch_kernel import exit_with_parent\n"
-        "exit_with_parent(0.05)\n"
+        "exit_with_parent(poll_s=0.05)\n"
         "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
         "time.sleep(60)\n")
     (tmp_path / "parent.py").write_text(
