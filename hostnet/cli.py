@@ -175,8 +175,8 @@ def cmd_run(args) -> int:
     try:
         for c in args.config:
             stackconfig.get_config(c, congestion_control=args.cc)
-        if args.duration <= 0 or args.warmup < 0 or args.repetitions < 1:
-            raise ValueError("duration must be > 0 s, warm-up >= 0 s and repetitions >= 1")
+        if args.duration <= 0 or args.warmup < 0 or args.repetitions < 1 or not args.reconnect_wait >= 0:
+            raise ValueError("duration must be > 0 s, warm-up >= 0 s, repetitions >= 1 and --reconnect-wait >= 0 s")
     except ValueError as exc:
         _die(str(exc))
     pattern = EXPERIMENTS[args.experiment]
@@ -201,7 +201,8 @@ def cmd_run(args) -> int:
     # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
     with testbed.using(spec, prefix="r", steering=_live(args).steering, **shape) as tb:
         campaign = args.campaign or store.new_campaign_id(args.experiment, tb.kind)
-        runs = run_configs(tb, sweep_spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
+        runs = run_configs(tb, sweep_spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet,
+                           reconnect_wait_s=args.reconnect_wait)
     _print_summary(runs)
     return 0 if runs else 1
 
@@ -217,6 +218,8 @@ def cmd_sweep(args) -> int:
     from .measure.sweep import SweepError, run_sweep
     try:
         spec = _sweep_spec(args, declaration)
+        if not args.reconnect_wait >= 0:
+            raise ValueError("--reconnect-wait must be >= 0 s")
     except (SweepError, ValueError) as exc:
         _die(str(exc))
     from . import store, testbed
@@ -227,7 +230,8 @@ def cmd_sweep(args) -> int:
         # named after the declaration asked for (short-flows, zero-copy), else what the spec stores as
         stem = args.spec if _declared_name(args.spec) else spec.stored_as
         campaign = args.campaign or store.new_campaign_id(stem, tb.kind)
-        out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet)
+        out = run_sweep(tb, spec, runs_dir=args.runs_dir, campaign=campaign, progress=not args.quiet,
+                        reconnect_wait_s=args.reconnect_wait)
     print(f"sweep {campaign}: {out['ran']} ran, {out['skipped']} already done, {out['failed']} failed; "
           f"runs in {out['campaign_dir']}")
     print(f"resume with: hostnet sweep {args.spec} --campaign {campaign}"
@@ -236,6 +240,13 @@ def cmd_sweep(args) -> int:
 
 
 SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
+
+
+def _reconnect_flag(parser) -> None:
+    from .hosts import RECONNECT_WAIT_S
+    parser.add_argument("--reconnect-wait", type=float, default=RECONNECT_WAIT_S, metavar="SECONDS",
+                        help=f"how long a host that stopped answering mid-campaign is waited for before the "
+                             f"campaign stops, its settings left journaled (default {RECONNECT_WAIT_S:g})")
 
 
 def _declared_name(spec: str) -> bool:
@@ -561,6 +572,7 @@ def _live_commands(sub) -> None:
     r.add_argument("--rpc-tool", choices=("auto", "netperf", "sockperf"), default="auto",
                    help="auto: netperf where installed (make netperf), else sockperf")
     r.add_argument("--quiet", action="store_true", help="no progress line per point")
+    _reconnect_flag(r)
     _steering_option(r)
     r.set_defaults(func=cmd_run)
 
@@ -588,6 +600,7 @@ def _live_commands(sub) -> None:
     w.add_argument("--testbed", help="sweep specs: embedded (a fresh one, the default), the name of one that is "
                                      "up, or a testbed.yaml of servers")
     w.add_argument("--quiet", action="store_true", help="no progress line per point")
+    _reconnect_flag(w)
     _steering_option(w)
     w.set_defaults(func=cmd_sweep)
 
@@ -966,6 +979,10 @@ def main(argv=None) -> int:
         return 128 + signal.SIGPIPE  # what a tool killed by SIGPIPE returns (`cat big | head -1`)
     except Exception as exc:
         if isinstance(exc, _one_line_errors()):
+            first = exc.__context__
+            if isinstance(first, _one_line_errors()) and not exc.__suppress_context__:
+                # e.g. a restore that failed after the campaign had stopped: both said, the cause first
+                print(f"hostnet: {first}", file=sys.stderr)
             _die(str(exc))
         if isinstance(exc, OSError) and exc.errno in FULL:
             _die(f"{exc.strerror}: {exc.filename or 'a file hostnet writes'} (free space there, or point --runs-dir or "

@@ -150,7 +150,9 @@ class FakeRemote:
 
         class Connection:
             def __init__(self, host, **kwargs):
+                from types import SimpleNamespace
                 self.client, self.generation, self.is_connected = Client(), None, False
+                self.transport = SimpleNamespace(channel_timeout=3600, set_keepalive=lambda s: None, sock=None)
 
             def open(self):
                 remote.open_attempt()
@@ -188,6 +190,7 @@ class FakeRemote:
         if self._drop_when is not None and self._drop_when(argv):
             self._drop_at, self._drop_when = now + self._drop_delay, None
         rc, out = 0, ""
+        from hostnet.hosts import ProcessTag
         from hostnet.hosts.ssh import _START, _START_MANY
         if argv[:2] == ["sh", "-c"] and argv[2] == _START:  # a background start
             self._pid += 1
@@ -202,6 +205,11 @@ class FakeRemote:
             rc = 0 if self.running.get(int(argv[4]), 0) > now else 1
         elif argv[0] == "kill" and argv[-1].startswith("-"):  # a process group
             self.running.pop(int(argv[-1][1:]), None)
+        elif argv[:2] == ["kill", "-KILL"]:  # marked processes (ProcessTag.kill_on)
+            for pid in argv[2:]:
+                self.running.pop(int(pid), None)
+        elif argv[:2] == ["sh", "-c"] and argv[2] == ProcessTag._FIND:  # the marked processes still running
+            out = "".join(f"{pid}\n" for pid, until in self.running.items() if until > now)
         elif argv[:2] == ["sh", "-c"] and argv[2] == _PERF_CONTROL_SH:  # perf record --control
             out = "ack\n"
         elif argv[:2] == ["sh", "-c"] and argv[2] == _COUNTERS_SH:  # an endpoint's counter snapshot
@@ -642,7 +650,7 @@ def capture_sweeps(monkeypatch, tmp_path, tb):
     from hostnet.testbed import servers
     specs = []
 
-    def run_sweep(t, spec, *, runs_dir, campaign, progress=True):
+    def run_sweep(t, spec, *, runs_dir, campaign, progress=True, reconnect_wait_s=None):
         specs.append((t, spec))
         return {"campaign_dir": str(tmp_path)}
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from .base import (STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag, Result, check_argv,
-                   process_start_ticks)
+from .base import (RECONNECT_WAIT_S, STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag,
+                   Result, check_argv, process_start_ticks)
 from .local import LocalHost, NetnsHost, netns_exists
 from .ssh import SshHost, SshOptions
 
-__all__ = ["STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "HostUnreachable", "LocalHost", "NetnsHost", "Proc",
-           "ProcessTag", "Result", "SshHost", "SshOptions", "check_argv", "host_from_description", "netns_exists",
-           "process_start_ticks"]
+__all__ = ["RECONNECT_WAIT_S", "STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "HostUnreachable", "LocalHost",
+           "NetnsHost", "Proc", "ProcessTag", "Result", "SshHost", "SshOptions", "check_argv", "gone_namespace",
+           "host_from_description", "netns_exists", "process_start_ticks"]
 
 
 def host_from_description(desc: dict) -> Host:
@@ -53,3 +53,18 @@ def _proxy_command(recorded) -> str | None:
     return proxy_command(m.group(1), m.group(2), m.group(3))
 
 
+
+
+def gone_namespace(desc: dict) -> str | None:
+    """The hostnet namespace a described host lived in, when that namespace no longer exists (a
+    reboot, `ip netns del`): a NetnsHost's, or an SshHost's reached through hostnet's own namespace
+    proxy (or through a jump host that was). None for a host that is not in a gone namespace."""
+    if desc.get("kind") == "NetnsHost":
+        return None if netns_exists(str(desc.get("netns"))) else str(desc.get("netns"))
+    if desc.get("kind") == "SshHost":
+        m = _NETNS_PROXY.fullmatch(str(desc.get("proxy_command") or ""))
+        if m:
+            return None if netns_exists(m.group(1)) else m.group(1)
+        if isinstance(desc.get("proxy_jump"), dict):
+            return gone_namespace(desc["proxy_jump"])
+    return None

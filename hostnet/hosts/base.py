@@ -22,6 +22,9 @@ T = TypeVar("T")
 # instead of taking turns (a default 64 KB pipe stalls the writer within a millisecond).
 STREAM_CHUNK = 1 << 18
 STREAM_PIPE = 1 << 20  # Linux's default limit for unprivileged pipes (fs.pipe-max-size)
+# How long a campaign waits for a host that stopped answering mid-point (a rebooting server, a
+# flapping link, an sshd that died) before it stops, saying so (`--reconnect-wait`).
+RECONNECT_WAIT_S = 120.0
 
 
 # The sudo password of non-root SSH logins (hosts/ssh.py). Read by SshHost only, and kept out of

@@ -28,6 +28,8 @@ from .base import (STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreach
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
+KEEPALIVE_S = 5  # an idle connection says something this often, so a dead link shows (_watch_link)
+LINK_DEAD_S = 30  # data a server has not acknowledged for this long: the link is gone
 # Background start: detach into its own session, remember the PID, send output to files.
 # The script is constant; the command arrives as separate, quoted arguments.
 # umask 077: the output files (and whatever the command writes) are the login user's alone.
@@ -128,6 +130,57 @@ class RemoteProc:
         self.host.run(["rm", "-f", f"{self._base}.out", f"{self._base}.err"], check=False)
 
 
+def _proxy_socket(command: str):
+    """paramiko's ProxyCommand as the socket, fixed where it hangs: once the command exits, its
+    recv() selects a readable EOF forever and spins a CPU without ever telling the transport the link
+    is gone (paramiko #1277, PR #1180 unmerged), so every call waits out its channel timeout; close()
+    reaps the command and its pipes (#1713, #1715)."""
+    import subprocess
+
+    import paramiko
+
+    class ProxySocket(paramiko.ProxyCommand):
+        def recv(self, size):
+            import select
+            buffer, start = b"", time.monotonic()
+            try:
+                while len(buffer) < size:
+                    wait = None
+                    if self.timeout is not None:
+                        wait = self.timeout - (time.monotonic() - start)
+                        if wait <= 0:
+                            if buffer:
+                                return buffer
+                            raise socket.timeout()
+                    ready, _, _ = select.select([self.process.stdout], [], [], wait)
+                    if ready:
+                        data = os.read(self.process.stdout.fileno(), size - len(buffer))
+                        if not data:  # EOF: the command ended; b"" is how a socket says so
+                            return buffer
+                        buffer += data
+                return buffer
+            except socket.timeout:  # an OSError too, but the transport's idle tick, not a failure
+                raise
+            except (OSError, ValueError) as exc:  # closed under the transport's reader
+                raise paramiko.ProxyCommandFailure(" ".join(self.cmd), getattr(exc, "strerror", str(exc))) from exc
+
+        def close(self):
+            if self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(2)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+            for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+    return ProxySocket(command)
+
+
 def proxy_tokens(command: str, host) -> str:
     """ssh_config's %h, %p, %r and %% in a ProxyCommand, filled in here: fabric parses a gateway string
     as a config of its own without the Port, so its %p would always be 22."""
@@ -172,15 +225,25 @@ class SshHost(Host):
         self.tool_paths = dict(options.tool_paths or {})
         self.guard_connection_interface = options.guard_connection_interface
         self._conn = None
+        self._lost: tuple[float, str] | None = None  # when and why the last connection attempt failed
         self._opening = threading.Lock()  # hosts behind one jump host may open it at the same time
 
     # -- connection -------------------------------------------------------------------------
     def connection(self):
         """The fabric Connection, opened on first use (and again if it dropped), strict about host keys
-        (also through a jump host, whose own connection is as strict)."""
+        (also through a jump host, whose own connection is as strict). A host that could not be
+        reached is not tried again for connect_timeout seconds: the calls meanwhile (a failed point's
+        cleanup stopping each of its processes) fail at once instead of each waiting out a timeout."""
         with self._opening:
             if self._conn is None or not self._conn.is_connected:
-                self._conn = self._open()
+                if self._lost is not None and time.monotonic() - self._lost[0] < self.connect_timeout:
+                    raise HostUnreachable(self._lost[1])
+                try:
+                    self._conn = self._open()
+                except HostUnreachable as exc:
+                    self._lost = (time.monotonic(), str(exc))
+                    raise
+                self._lost = None
             return self._conn
 
     def _through_jump(self):
@@ -204,17 +267,19 @@ class SshHost(Host):
         import paramiko
         from fabric import Config, Connection
 
+        _quiet_paramiko()
+
         kwargs = {"look_for_keys": self.key_filename is None, "allow_agent": self.key_filename is None,
                   "banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
         if self.key_filename:
             kwargs["key_filename"] = self.key_filename
         if self.proxy_jump is not None:
             kwargs["sock"] = self._through_jump()
-        # the proxy command runs here as a child of ours: without the sudo password in its environment
-        gateway = f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}" if self.proxy_command else None
+        elif self.proxy_command:
+            # the proxy command runs here as a child of ours: without the sudo password in its environment
+            kwargs["sock"] = _proxy_socket(f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}")
         conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
-                          connect_kwargs=kwargs, gateway=gateway,
-                          config=Config(overrides={"load_ssh_configs": False}))
+                          connect_kwargs=kwargs, config=Config(overrides={"load_ssh_configs": False}))
         # fabric installs AutoAddPolicy; a measurement tool must not trust a host it has never seen.
         if self.insecure:
             conn.client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
@@ -233,12 +298,26 @@ class SshHost(Host):
             if "not found in known_hosts" in str(exc):
                 raise HostError(f"{self.name}: host key unknown (not in {self.known_hosts}); add it with "
                                 f"ssh-keyscan, or opt out for a throwaway lab") from exc
+            if _silent(exc):
+                raise HostUnreachable(f"{self.name}: unreachable (no SSH server answered: {exc})") from exc
             raise HostError(f"{self.name}: SSH failed: {exc}") from exc
         except (socket.timeout, TimeoutError) as exc:
             raise HostUnreachable(f"{self.name}: unreachable (no answer within {self.connect_timeout} s)") from exc
         except OSError as exc:
             raise HostUnreachable(f"{self.name}: unreachable ({exc.strerror or exc})") from exc
+        self._watch_link(conn.transport)
         return conn
+
+    def _watch_link(self, transport) -> None:
+        """A link that dies without a word must end what waits on it: paramiko waits an hour for a
+        channel to open, and a command waiting for output sends nothing, so nothing notices. An
+        endpoint's sshd killed under the namespace proxy leaves nc holding a half-closed socket:
+        only a write gets the reset that ends it, so the transport sends a keepalive when idle; a
+        TCP socket also gives up on data unacknowledged for LINK_DEAD_S (a server that vanished)."""
+        transport.channel_timeout = self.connect_timeout
+        transport.set_keepalive(KEEPALIVE_S)
+        if isinstance(transport.sock, socket.socket):
+            transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(LINK_DEAD_S * 1000))
 
     def close(self) -> None:
         if self._conn is not None:
@@ -285,6 +364,9 @@ class SshHost(Host):
             # the link dropped under the command: the next call reconnects (or says unreachable)
             self.close()
             raise HostUnreachable(f"{self.name}: SSH link lost during {argv[0]}: {exc or type(exc).__name__}") from exc
+        if res.exited == -1 and not conn.is_connected:  # the channel closed with the link, no exit status
+            self.close()
+            raise HostUnreachable(f"{self.name}: SSH link lost during {argv[0]}")
         stderr = sudo.stderr(res.stderr) if sudo else res.stderr
         self._sudo_failed(sudo, res.exited, stderr)
         out = Result(tuple(check_argv(argv)), res.exited, res.stdout, stderr)
@@ -416,6 +498,23 @@ class SshHost(Host):
                 "proxy_command": self.proxy_command, "sudo": self.sudo,
                 "insecure_accept_unknown_keys": self.insecure,
                 **({"proxy_jump": self.proxy_jump.describe()} if self.proxy_jump is not None else {})}
+
+
+def _quiet_paramiko() -> None:
+    """paramiko's transport thread prints a traceback for every connection that meets no SSH server
+    (Python's last-resort handler, when nobody configured logging); hostnet says the same in one
+    HostUnreachable. A handler the user gave paramiko, or the root logger's, still gets them."""
+    import logging
+    logger = logging.getLogger("paramiko")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def _silent(exc: Exception) -> bool:
+    """Whether a failed connection met no SSH server at all (a proxy command that ended, a port
+    that closed before the banner): unreachable, like a refused TCP connection."""
+    import paramiko
+    return isinstance(exc, paramiko.ProxyCommandFailure) or str(exc).startswith("Error reading SSH protocol banner")
 
 
 def _channel_chunks(channel):

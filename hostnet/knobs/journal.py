@@ -8,17 +8,22 @@ lines too, so either copy is enough. Restoring twice is harmless: every knob wri
 from __future__ import annotations
 
 import json
+import logging
 import os
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..hosts import Host, HostError, host_from_description, netns_exists
+from ..hosts import Host, HostError, HostUnreachable, LocalHost, gone_namespace, host_from_description
 from .base import Knob, KnobError, SettingGone
 from . import guard as mgmt_guard
 from .machine import BOOT_ID, Ledger, is_global, scope
 from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
                            read_on_host)
 from .journal_lock import JournalBusy, acquire, generation, release
+
+log = logging.getLogger(__name__)
 
 
 def read_entries(path: Path) -> list[dict]:
@@ -149,12 +154,15 @@ def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_
         if ident not in seen:
             seen.add(ident)
             merged.append(entry)
-    resolved: dict[str, Host | None] = {}
+    state = _Restoring(known, path)
     for entry in reversed(merged):
-        problems += _restore_entry(entry, KNOBS, known, resolved, path)
+        problems += _restore_entry(entry, KNOBS, state)
+    problems += state.unreachable_problems()
     if not problems:
-        problems += _delete_host_copies(path, merged, resolved)
+        problems += _delete_host_copies(path, merged, state.resolved)
     if not problems:
+        if state.gone and path.exists():
+            _archive(path, state)
         path.unlink(missing_ok=True)
         if not keep_lock:
             release(path, remove=True)
@@ -163,36 +171,74 @@ def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_
     return problems, sources
 
 
-def _host(desc: dict, known: dict, resolved: dict) -> Host | None:
-    ident = _ident(desc)
-    if ident not in resolved:
-        resolved[ident] = known.get(ident) or host_from_description(desc)
-    return resolved[ident]
+@dataclass
+class _Restoring:
+    """One restore's view of its hosts: the ones rebuilt, the ones that did not answer (tried once,
+    then left: every later entry of theirs stays journaled), the namespaces found gone."""
+    known: dict
+    journal: Path
+    resolved: dict = field(default_factory=dict)
+    unreachable: dict = field(default_factory=dict)  # host ident -> [name, why, entries left]
+    gone: dict = field(default_factory=dict)  # namespace -> entries that went with it
+
+    def host(self, desc: dict) -> Host | None:
+        ident = _ident(desc)
+        if ident not in self.resolved:
+            self.resolved[ident] = self.known.get(ident) or host_from_description(desc)
+        return self.resolved[ident]
+
+    def unreachable_problems(self) -> list[str]:
+        return [f"{why}: {left} setting{'s' * (left != 1)} of {name} stay{'s' * (left == 1)} journaled in "
+                f"{self.journal}; `hostnet restore` puts {'them' if left != 1 else 'it'} back once {name} answers"
+                for name, why, left in self.unreachable.values()]
 
 
-def _restore_entry(entry: dict, knobs: dict, known: dict, resolved: dict, journal: Path) -> list[str]:
+def _restore_entry(entry: dict, knobs: dict, state: _Restoring) -> list[str]:
     desc = entry["host"]
-    if desc.get("kind") == "NetnsHost" and not netns_exists(str(desc.get("netns"))):
+    if (ident := _ident(desc)) in state.unreachable:
+        state.unreachable[ident][2] += 1
         return []
     knob = knobs.get(entry["knob"])
     if knob is None:
         return [f"unknown knob {entry['knob']!r} in the journal"]
+    gone = gone_namespace(desc)
+    if gone is not None:
+        state.gone[gone] = state.gone.get(gone, 0) + 1
+        if not is_global(knob, entry["key"]):
+            return []  # it went away with its namespace
     prior = entry["prior"]
     try:
         if is_global(knob, entry["key"]):  # left as it is while another live testbed holds it
-            prior = Ledger(fallback=journal.parent).release(desc, knob.name, entry["key"], journal, prior)
+            prior = Ledger(fallback=state.journal.parent).release(desc, knob.name, entry["key"], state.journal, prior)
             if prior is None:
                 return []
-        host = _host(desc, known, resolved)
+        # a host-wide setting made from a namespace that is gone is this machine's: put back from here
+        host = LocalHost("root-ns") if gone is not None else state.host(desc)
         if _already(knob, host, entry["key"], prior):
             return []  # nothing to put back (a write that failed, or one undone by hand)
         knob.write(host, entry["key"], prior)
     except SettingGone:  # e.g. NAPI threads gone with threaded NAPI (restored by an earlier pass)
         return []
     except (KnobError, HostError) as exc:
+        if _unreachable(exc):  # tried once in this restore: the host's other entries are not
+            state.unreachable[ident] = [desc.get("name"), str(exc.__cause__ or exc), 1]
+            return []
         return [f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
                 f"{prior!r}: {exc}"]
     return []
+
+
+def _archive(path: Path, state: _Restoring) -> None:
+    """A journal whose namespaces went away is kept for the record, beside the state, under a name
+    no restore looks for, with a line saying why nothing more is to be put back."""
+    archived = path.with_name(f"{path.name}.gone-{time.strftime('%Y%m%dT%H%M%S')}")
+    count = sum(state.gone.values())
+    note = (f"{count} journaled setting{'s' * (count != 1)} lived in namespace{'s' * (len(state.gone) != 1)} "
+            f"that no longer exist{'s' * (len(state.gone) == 1)} ({', '.join(sorted(state.gone))}) and went with "
+            f"them (host-wide ones were put back from this machine)")
+    path.rename(archived)
+    archived.with_name(archived.name + ".note").write_text(note + "\n")
+    log.warning("%s: %s; journal archived as %s", path, note, archived)
 
 
 def _already(knob, host, key: str, prior: str) -> bool:
@@ -201,8 +247,15 @@ def _already(knob, host, key: str, prior: str) -> bool:
     failed: e.g. a global sysctl seen from a network namespace rehearsing a server."""
     try:
         return knob.normalize(knob.read(host, key)) == knob.normalize(prior)
-    except (KnobError, HostError):
+    except (KnobError, HostError) as exc:
+        if _unreachable(exc):
+            raise
         return False
+
+
+def _unreachable(exc: Exception) -> bool:
+    """A host that did not answer, also when a knob wrapped that in its own error."""
+    return isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable)
 
 
 def _delete_host_copies(path: Path, entries: list[dict], resolved: dict) -> list[str]:

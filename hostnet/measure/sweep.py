@@ -56,7 +56,7 @@ from tqdm.auto import tqdm
 from .. import __version__, inputfiles, native, project, schema
 from . import benches, config as stackconfig, udp_loss
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
-from ..hosts import HostUnreachable
+from ..hosts import RECONNECT_WAIT_S, HostUnreachable, SshHost
 from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
                      start_point)
 from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
@@ -83,9 +83,6 @@ class SweepError(ValueError):
     pass
 
 
-# How long a sweep waits for a host that stopped answering mid-point (a rebooting switch, a flapping
-# link) before it stops, saying so.
-RECONNECT_WAIT_S = 120.0
 RECONNECT_POLL_S = 5.0
 
 
@@ -476,6 +473,20 @@ def unreachable(tb: Testbed) -> dict[str, str]:
     return out
 
 
+def _stop_leftovers(tb: Testbed) -> None:
+    """The failed point's processes on a host that answers again (perf, iperf3 and the probes run
+    in sessions of their own, so a lost SSH link does not end them): stopped by their mark before
+    the next point measures beside them."""
+    hosts = {id(h): h for h in [*tb.machines.values(), *(e.host for e in tb.endpoints.values())]}
+    for host in hosts.values():
+        tag = getattr(host, "tag", None)
+        if isinstance(host, SshHost) and tag is not None:
+            stopped = tag.kill_on(host)
+            if stopped:
+                tqdm.write(f"{host.name}: stopped {len(stopped)} process{'es' * (len(stopped) != 1)} the lost "
+                           f"point left running")
+
+
 def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
     """After a point lost a host: wait up to wait_s for every host to answer, then put back at once
     every setting the campaign journaled (the failed point may have left some half-applied; the
@@ -490,6 +501,7 @@ def wait_and_restore(tb: Testbed, wait_s: float) -> list[str]:
                 f"{' and '.join(lost)} answer{'s' if len(lost) == 1 else ''} again, and running the sweep "
                 f"again resumes it")
         time.sleep(RECONNECT_POLL_S)
+    _stop_leftovers(tb)
     # the same Journal journals the next point's changes: it reads its file anew for every record(),
     # and it keeps the lock, so no second controller takes the testbed between two points
     return tb.journal.restore(keep_lock=True)
@@ -686,8 +698,10 @@ class _Finisher:
                 self._pool.shutdown(wait=True)
 
 
-def run_configs(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True) -> list[Path]:
+def run_configs(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress: bool = True,
+                reconnect_wait_s: float = RECONNECT_WAIT_S) -> list[Path]:
     """A sweep's successful runs (`hostnet run`, and the sections that need only the runs)."""
-    out = run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress)
+    out = run_sweep(tb, spec, runs_dir=runs_dir, campaign=campaign, progress=progress,
+                    reconnect_wait_s=reconnect_wait_s)
     cdir = Path(out["campaign_dir"])
     return sorted(r for r in cdir.iterdir() if r.is_dir() and _status(r) == "ok")

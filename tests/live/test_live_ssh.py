@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -277,3 +278,86 @@ def test_non_root_login_session_interface_is_guarded(sudo_login, sshbed, monkeyp
         assert j.entries() == []
     finally:
         host.close()
+
+
+def _ns_pids(netns: str, comm: str) -> list[int]:
+    pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.split()
+    out = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == comm:
+                out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.parametrize("ending", ["reconnect-budget", "sigterm"])
+def test_a_receiver_whose_sshd_dies_mid_point_never_hangs_the_run(ending, state_dir, tmp_path, summary_line):
+    """Issue 45: kill -9 of the receiver's sshd during a point left `hostnet run` spinning at 98 % of a
+    CPU for 12 minutes, deaf to SIGTERM, and `restore`/`testbed down` looping. Now the run exits once
+    its reconnect wait is over (or at SIGTERM), `restore` names the host and keeps the journal, and
+    `testbed down` leaves nothing behind. The sshds are processes this testbed started."""
+    import sys
+    from conftest import REPO
+    from hostnet.hosts import ProcessTag
+    name = f"sl{os.getpid() % 10000}{ending[0]}"
+    env = {**os.environ, "HOSTNET_STATE_DIR": str(state_dir)}
+    cli = [sys.executable, "-m", "hostnet.cli"]
+
+    def hostnet(*args, timeout=120):
+        return subprocess.run([*cli, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    up = hostnet("testbed", "up", "--ssh", "--name", name)
+    assert up.returncode == 0, up.stderr
+    snd, rcv = f"hostnet-{name}-snd", f"hostnet-{name}-rcv"
+    wait_s = 5 if ending == "reconnect-budget" else 600
+    try:
+        run = subprocess.Popen([*cli, "run", "single-flow", "--testbed", name, "--duration", "4", "--warmup", "1",
+                                "--repetitions", "2", "--reconnect-wait", str(wait_s), "--runs-dir", str(tmp_path),
+                                "--quiet"], cwd=REPO, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # unbuffered: its lines arrive as it says them
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: [lines.append(line) for line in run.stdout], daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 90
+        while not _ns_pids(snd, "iperf3"):  # the first point's flow runs
+            assert run.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        time.sleep(1.0)
+        sshds = _ns_pids(rcv, "sshd")
+        assert len(sshds) >= 2  # the listener and the controller's session
+        for pid in sshds:
+            os.kill(pid, 9)
+        killed = time.monotonic()
+        if ending == "sigterm":
+            while not any("a host stopped answering" in line for line in lines):
+                assert time.monotonic() - killed < 60, "".join(lines)
+                time.sleep(0.1)
+            run.send_signal(15)
+            signalled = time.monotonic()
+        budget = wait_s + 2 * 10 + 10 if ending == "reconnect-budget" else 30  # + two connect timeouts
+        run.wait(timeout=budget)
+        exited = time.monotonic()
+        took = exited - killed
+        reader.join(10)
+        out = "".join(lines)
+        assert run.returncode == 2, out
+        assert "receiver@ssh" in out and "stay journaled" in out, out
+        if ending == "reconnect-budget":
+            assert f"no answer for {wait_s:g} s, sweep stopped" in out, out
+        journal = state_dir / f"{name}.journal"
+        restore = hostnet("restore", "--name", name, timeout=60)
+        assert restore.returncode == 2 and "receiver@ssh" in restore.stderr and journal.exists(), restore.stderr
+        down = hostnet("testbed", "down", "--name", name, timeout=60)
+        assert down.returncode == 0, down.stderr
+        assert not journal.exists() and list(state_dir.glob(f"{name}.journal.gone-*.note"))
+        assert not [ns for ns in (snd, rcv) if Path("/run/netns", ns).exists()]
+        assert not ProcessTag(f"{state_dir}/{name}").running() and not ProcessTag(f"{state_dir}/{name}/infra").running()
+        after_term = f", {exited - signalled:.1f} s after SIGTERM" if ending == "sigterm" else ""
+        summary_line(f"sshd killed mid-point: hostnet run exited {took:.1f} s later{after_term} "
+                     f"(--reconnect-wait {wait_s}); restore named the host, testbed down left nothing")
+    finally:
+        if "run" in locals() and run.poll() is None:
+            run.kill()
+            run.wait()
+        hostnet("testbed", "down", "--name", name)

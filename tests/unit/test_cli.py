@@ -268,6 +268,42 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
     assert seen["spec"].configs == ["tsogro"] and seen["spec"].grid == {}  # the spec it checked is the one it runs
 
 
+def test_a_host_lost_mid_campaign_says_why_it_stopped_and_what_stays_journaled(monkeypatch, tmp_path, capsys):
+    """The sweep's HostUnreachable and the restore that could not reach the host either: the restore's
+    RestoreError (raised over it) used to be all the user saw. Both, the cause first; and
+    --reconnect-wait reaches the sweep."""
+    import contextlib
+
+    from hostnet.hosts import HostUnreachable
+    from hostnet.measure import sweep
+    from hostnet.testbed.base import RestoreError
+    seen = {}
+
+    @contextlib.contextmanager
+    def using(spec, **kw):
+        try:
+            yield type("Tb", (), {"kind": "embedded"})()
+        finally:
+            raise RestoreError("k1", ["receiver@ssh: unreachable: 11 settings of receiver@ssh stay journaled"])
+
+    def run_configs(tb, spec, **kw):
+        seen.update(kw)
+        raise HostUnreachable("sweep c stopped at run 1 of 3: receiver@ssh: no answer for 5 s")
+    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    monkeypatch.setattr(testbed, "using", using)
+    monkeypatch.setattr(sweep, "run_configs", run_configs)
+    with pytest.raises(SystemExit):
+        cli.main(["run", "single-flow", "--testbed", "k1", "--reconnect-wait", "5", "--quiet"])
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["hostnet: sweep c stopped at run 1 of 3: receiver@ssh: no answer for 5 s",
+                   "hostnet: k1: could not restore: receiver@ssh: unreachable: 11 settings of receiver@ssh stay "
+                   "journaled"]
+    assert seen["reconnect_wait_s"] == 5
+    with pytest.raises(SystemExit):
+        cli.main(["run", "single-flow", "--reconnect-wait", "-1"])
+    assert "--reconnect-wait >= 0 s" in capsys.readouterr().err
+
+
 def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     from hostnet.measure import sweep
     using = _Using("embedded")

@@ -6,6 +6,7 @@ environment. SshHost against a real sshd: tests/live/test_live_ssh.py."""
 import json
 import os
 import shlex
+import time
 
 import pytest
 
@@ -241,28 +242,62 @@ def test_session_interface_of_a_sudo_login_is_read_outside_sudo(monkeypatch):
         host.connection_interfaces()
 
 
+def keepalive(transport, interval):
+    transport.keepalive_s = interval
+
+
 def test_proxy_command_runs_without_the_sudo_password(monkeypatch):
-    """The proxy command is a local child (paramiko's ProxyCommand); run the one connection() builds."""
+    """The proxy command is a local child (the socket connection() builds); read what it printed."""
     import fabric
-    import paramiko
     monkeypatch.setenv("HOSTNET_SUDO_PASSWORD", "s3cret")
     built = {}
 
     class Conn:
-        def __init__(self, *a, gateway=None, **kw):
-            built["gateway"] = gateway
+        def __init__(self, *a, connect_kwargs=None, **kw):
+            built["sock"] = connect_kwargs["sock"]
             self.client = type("C", (), {"set_missing_host_key_policy": lambda s, p: None,
                                          "load_host_keys": lambda s, f: None})()
+            self.transport = type("T", (), {"channel_timeout": 3600, "sock": None, "set_keepalive": keepalive})()
 
         def open(self):
             pass
     monkeypatch.setattr(fabric, "Connection", Conn)
     SshHost("198.18.0.9", proxy_command="sh -c 'printf %s ${HOSTNET_SUDO_PASSWORD-unset}'").connection()
-    proxy = paramiko.ProxyCommand(built["gateway"])
+    proxy = built["sock"]
     try:
-        assert proxy.process.stdout.read() == b"unset"
+        assert proxy.recv(100) == b"unset"
     finally:
         proxy.close()
+
+
+def test_a_proxy_command_that_ended_reads_as_a_closed_socket_at_once():
+    """paramiko's own ProxyCommand spun a CPU for good once the command exited (select says readable,
+    read says b"" for ever) and never told the transport: `hostnet run` hung at 98 % CPU when the
+    receiver's sshd was killed (issue 45). Ours returns what it has, then b"" (a socket's EOF)."""
+    from hostnet.hosts.ssh import _proxy_socket
+    proxy = _proxy_socket("printf abc")
+    proxy.settimeout(5)
+    try:
+        started = time.monotonic()
+        assert proxy.recv(10) == b"abc"
+        assert proxy.recv(10) == b""
+        assert time.monotonic() - started < 2
+    finally:
+        proxy.close()
+    assert proxy.process.returncode is not None and proxy.process.stdout.closed  # reaped, pipes closed
+
+
+def test_a_quiet_proxy_command_times_out_like_a_socket_and_close_ends_it():
+    import socket
+    from hostnet.hosts.ssh import _proxy_socket
+    proxy = _proxy_socket("sleep 30")
+    proxy.settimeout(0.1)
+    try:
+        with pytest.raises(socket.timeout):  # the transport's idle tick, not a failure
+            proxy.recv(10)
+    finally:
+        proxy.close()
+    assert proxy.process.returncode is not None
 
 
 def test_proxy_command_tokens_are_filled_in_with_the_hosts_own_port():
@@ -340,8 +375,13 @@ class FakeFabric:
                 self.closed = True
 
         class Transport:
+            sock = None
+
             def __init__(self):
                 self.opened = []
+
+            def set_keepalive(self, interval):
+                self.keepalive_s = interval
 
             def open_channel(self, kind, dest, src, timeout=None):
                 if fabric.refuse_channel:
@@ -360,7 +400,7 @@ class FakeFabric:
                 self.known = path
 
         class Connection:
-            def __init__(self, host, user, port, connect_timeout, connect_kwargs, gateway, config):
+            def __init__(self, host, user, port, connect_timeout, connect_kwargs, config, gateway=None):
                 self.host, self.port, self.kwargs, self.gateway = host, port, connect_kwargs, gateway
                 self.client, self.transport, self.is_connected = Client(), Transport(), False
                 fabric.made.append(self)
@@ -431,3 +471,100 @@ def test_an_unknown_target_key_behind_the_jump_closes_the_channel(monkeypatch, t
 def test_a_proxy_command_and_a_jump_host_are_exclusive():
     with pytest.raises(HostError, match="not both"):
         SshHost("10.1.0.1", proxy_command="nc %h %p", proxy_jump=SshHost("gw"))
+
+
+def test_a_host_that_could_not_be_reached_is_not_tried_again_within_its_connect_timeout(monkeypatch):
+    """A failed point's cleanup stops each of its processes on the lost host: each call used to wait
+    out its own connection attempt. Within connect_timeout of a failed attempt calls fail at once."""
+    from conftest import FakeRemote
+    from hostnet.hosts import HostUnreachable
+    remote = FakeRemote()
+    remote.install(monkeypatch)
+    remote.up = False  # down for good
+    host = SshHost("198.18.0.9", name="lab", options=SshOptions(insecure_accept_unknown_keys=True,
+                                                                 connect_timeout=0.3))
+    for _ in range(5):
+        with pytest.raises(HostUnreachable, match="lab: unreachable"):
+            host.run(["true"])
+    assert remote.refused == 1
+    time.sleep(0.35)
+    with pytest.raises(HostUnreachable):
+        host.run(["true"])
+    assert remote.refused == 2  # tried again once its timeout passed
+    remote.up, remote.down_for = True, 0
+    time.sleep(0.35)
+    assert host.run(["true"]).ok  # and answers when it is back
+
+
+def fake_connection(monkeypatch, *, on_open=None, on_run=None):
+    import fabric
+
+    class Conn:
+        def __init__(self, *a, **kw):
+            self.client = type("C", (), {"set_missing_host_key_policy": lambda s, p: None,
+                                         "load_host_keys": lambda s, f: None})()
+            self.transport = type("T", (), {"channel_timeout": 3600, "sock": None, "set_keepalive": keepalive})()
+            self.is_connected = False
+
+        def open(self):
+            if on_open:
+                on_open()
+            self.is_connected = True
+
+        def run(self, command, **kw):
+            return on_run(self)
+
+        def close(self):
+            self.is_connected = False
+    monkeypatch.setattr(fabric, "Connection", Conn)
+
+
+def test_a_connection_that_meets_no_ssh_server_is_unreachable_and_channels_wait_no_hour(monkeypatch):
+    """A proxy command whose nc found nothing listening ends before the banner: unreachable (as a
+    refused TCP connection is), not an SSH failure; an open connection's channels wait connect_timeout."""
+    import paramiko
+    from hostnet.hosts import HostUnreachable
+
+    def no_banner():
+        raise paramiko.SSHException("Error reading SSH protocol banner")
+    fake_connection(monkeypatch, on_open=no_banner)
+    with pytest.raises(HostUnreachable, match="lab: unreachable .no SSH server answered"):
+        SshHost("198.18.0.9", name="lab").run(["true"])
+    fake_connection(monkeypatch)
+    host = SshHost("198.18.0.9", name="lab", options=SshOptions(connect_timeout=7))
+    assert host.connection().transport.channel_timeout == 7
+
+
+def test_an_idle_link_says_something_so_a_dead_one_shows(monkeypatch):
+    """An endpoint's sshd killed under the namespace proxy left nc.openbsd holding a half-closed socket
+    (CLOSE-WAIT): no EOF reached paramiko, and a command waiting for output waited out its whole
+    timeout. A keepalive's write gets the reset that ends nc; a TCP socket gives up on data
+    unacknowledged for LINK_DEAD_S."""
+    import socket
+
+    from hostnet.hosts.ssh import KEEPALIVE_S, LINK_DEAD_S
+    fake_connection(monkeypatch)
+    transport = SshHost("198.18.0.9", name="lab").connection().transport
+    assert transport.keepalive_s == KEEPALIVE_S
+    tcp = socket.socket()
+    try:
+        transport.sock = tcp
+        SshHost("198.18.0.9", name="lab")._watch_link(transport)
+        assert tcp.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == LINK_DEAD_S * 1000
+    finally:
+        tcp.close()
+
+
+def test_a_command_whose_channel_closed_with_the_link_is_unreachable_not_exit_status_minus_1(monkeypatch):
+    """A channel that closes with its transport gives no exit status: paramiko says -1. That is the
+    link lost, not the command's answer."""
+    from types import SimpleNamespace
+
+    from hostnet.hosts import HostUnreachable
+
+    def link_gone(conn):
+        conn.is_connected = False
+        return SimpleNamespace(exited=-1, stdout="", stderr="")
+    fake_connection(monkeypatch, on_run=link_gone)
+    with pytest.raises(HostUnreachable, match="lab: SSH link lost during ethtool"):
+        SshHost("198.18.0.9", name="lab").run(["ethtool", "-k", "eth1"], check=False)

@@ -352,3 +352,72 @@ def test_a_setting_already_at_its_prior_is_not_written_again(tmp_path, monkeypat
     assert j.entries()[0]["prior"] == "212992"
     monkeypatch.setattr(journal_mod, "host_from_description", lambda desc: host)
     assert restore_journal(tmp_path / "j") == [] and not (tmp_path / "j").exists()
+
+
+class Silent(FakeHost):
+    """A server that stopped answering: every read and write is HostUnreachable, and counted."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.tries = 0
+
+    def read_text(self, path):
+        from hostnet.hosts import HostUnreachable
+        self.tries += 1
+        raise HostUnreachable(f"{self.name}: unreachable (no SSH server answered)")
+
+    write_text = read_text
+
+    def describe(self):
+        return {"name": self.name, "kind": "FakeHost", "silent": True}
+
+
+def test_a_restore_tries_an_unreachable_host_once_keeps_its_settings_and_puts_back_the_rest(tmp_path):
+    """An sshd killed mid-campaign: `hostnet restore` and `testbed down` looped on "Error reading SSH
+    protocol banner", a connection timeout per setting (issue 45). Now the silent host is tried once
+    per restore, named in one problem, and its settings stay journaled for a later restore."""
+    keys = ["net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_mtu_probing"]
+    gone, ok = Silent("receiver@ssh"), sysctl_host(**{k: "1" for k in keys})
+    path = tmp_path / "j"
+    lines = [{"host": h.describe(), "knob": "sysctl", "key": k, "prior": "1"} for h in (gone, ok) for k in keys]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for k in keys:
+        ok.files[sysctl_path(k)] = "2\n"
+    problems = restore_journal(path, hosts=[gone, ok])
+    assert gone.tries == 1
+    assert problems == [f"receiver@ssh: unreachable (no SSH server answered): 3 settings of receiver@ssh stay "
+                        f"journaled in {path}; `hostnet restore` puts them back once receiver@ssh answers"]
+    assert all(ok.files[sysctl_path(k)] == "1\n" for k in keys)  # the host that answers got its values back
+    assert len(Journal(path).entries()) == 6  # the journal stays whole for the next try
+
+
+def test_a_journal_whose_namespaces_are_gone_is_archived_with_a_note(tmp_path, monkeypatch, caplog):
+    """An --ssh testbed's namespaces deleted by hand (or a reboot): every later `hostnet restore` exited 2
+    with 18 errors, for every user (issue 45). Settings of a namespace went with it; a host-wide one
+    set from it is this machine's and is put back from here; the journal is archived, noted."""
+    import hostnet.knobs.journal as journal_mod
+    monkeypatch.setattr("hostnet.hosts.netns_exists", lambda name: False)
+    machine = sysctl_host(**{"net.core.rps_sock_flow_entries": "32768"})
+    monkeypatch.setattr(journal_mod, "LocalHost", lambda name: machine)
+    ssh = {"name": "receiver@ssh", "kind": "SshHost", "address": "198.18.0.2", "user": "root", "port": 22,
+           "key_filename": None, "known_hosts": None, "sudo": False, "insecure_accept_unknown_keys": False,
+           "proxy_command": "ip netns exec hostnet-k1-rcv nc %h %p"}
+    ns = {"name": "sender", "kind": "NetnsHost", "netns": "hostnet-k1-snd"}
+    path = tmp_path / "k1.journal"
+    lines = [{"host": ssh, "knob": "sysctl", "key": RMEM, "prior": "4096 131072 6291456"},
+             {"host": ns, "knob": "sysctl", "key": RMEM, "prior": "4096 131072 6291456"},
+             {"host": ssh, "knob": "sysctl", "key": "net.core.rps_sock_flow_entries", "prior": "0"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with caplog.at_level("WARNING", logger="hostnet.knobs.journal"):
+        assert restore_journal(path) == []
+    assert machine.files[sysctl_path("net.core.rps_sock_flow_entries")] == "0\n"
+    assert not path.exists()
+    archived = list(tmp_path.glob("k1.journal.gone-*"))
+    assert len(archived) == 2
+    kept = next(p for p in archived if not p.name.endswith(".note"))
+    assert kept.read_text() == "".join(json.dumps(line) + "\n" for line in lines)
+    note = kept.with_name(kept.name + ".note").read_text()
+    assert note == ("3 journaled settings lived in namespaces that no longer exist (hostnet-k1-rcv, hostnet-k1-snd) "
+                    "and went with them (host-wide ones were put back from this machine)\n")
+    assert str(kept) in caplog.text
+    assert restore_journal(path) == []  # and the next restore has nothing left to do

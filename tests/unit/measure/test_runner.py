@@ -35,7 +35,9 @@ def ssh_testbed(tmp_path, monkeypatch, remote: FakeRemote) -> Testbed:
     journaled sysctl, so a restore has something to put back."""
     remote.files[f"/proc/sys/{RMEM.replace('.', '/')}"] = PRIOR + "\n"
     remote.install(monkeypatch)
-    host = SshHost("198.18.0.9", name="lab", options=SshOptions(insecure_accept_unknown_keys=True))
+    # a fake link answers at once: a failed connection is tried again after 0.05 s, not 10 (ssh.py)
+    host = SshHost("198.18.0.9", name="lab",
+                   options=SshOptions(insecure_accept_unknown_keys=True, connect_timeout=0.05))
     eps = {role: Endpoint(role, host, "enp1s0", ip, [cpu], "lab")
            for role, ip, cpu in (("sender", "198.18.0.1", 0), ("receiver", "198.18.0.2", 1))}
 

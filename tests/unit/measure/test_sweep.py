@@ -130,6 +130,32 @@ def test_a_lost_link_fails_the_point_restores_when_the_host_answers_and_the_swee
     assert [e["prior"] for e in tb.journal.entries()] == [PRIOR]
 
 
+def test_what_the_lost_point_left_running_is_stopped_once_the_host_answers(tmp_path, ssh_sweep):
+    """perf, iperf3 and the probes run in their own sessions on the server: an sshd (or a link) that
+    died leaves them running, measuring beside the next point. Stopped by their mark once it answers."""
+    from hostnet.hosts import ProcessTag
+    from hostnet.hosts.ssh import _START, _START_MANY
+    tb, remote = ssh_sweep
+    tb.machines["lab"].tag = ProcessTag("unit-tag")
+    remote.lifetime_s = 600  # the first point's processes would run on ...
+    lost = {}
+
+    def drop(argv):
+        if argv != ["cat", "/proc/stat"]:
+            return False
+        lost["running"] = set(remote.running)
+        remote.lifetime_s = 1.0  # ... what starts after the loss ends by itself
+        return True
+    remote.drop_after(0.1, when=drop, down_for=2)
+    sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False, reconnect_wait_s=60)
+    kills = [i for i, argv in enumerate(remote.commands) if argv[:2] == ["kill", "-KILL"]]
+    assert len(kills) == 1
+    stopped = {int(p) for p in remote.commands[kills[0]][2:]}
+    assert stopped and stopped <= lost["running"]  # the lost point's, and only what still ran
+    starts_after = [argv for argv in remote.commands[kills[0]:] if argv[2:3] in ([_START], [_START_MANY])]
+    assert starts_after  # stopped before the second point started its own
+
+
 def test_native_tools_are_built_again_once_a_lost_host_answers(tmp_path, ssh_sweep, monkeypatch):
     """A host that rebooted comes back without /tmp, where its native builds were: the points after
     it run freshly built tools, not the paths of the gone ones."""
