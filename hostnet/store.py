@@ -812,7 +812,15 @@ def load_manifests(runs_dir, campaign: str | None = None, experiment: str | None
     out = Manifests(unreadable=unreadable_runs(runs_dir, campaign) if campaign else ())
     for r in list_runs(runs_dir, campaign, experiment):
         m = load_manifest(r)
-        if why := damage(r, m):
+        why = damage(r, m)
+        if not why and m.get("status") == "ok" and not m.get("checks"):
+            # no recorded digest (an old run, or checks removed): the table itself is looked at, as
+            # load_tidy does, so the quality line never counts ok a run the analysis leaves out
+            try:
+                _table(r, m)
+            except DamagedRun as exc:
+                why = str(exc).removeprefix(f"{r}: ")
+        if why:
             m = {**m, "status": DAMAGED, "error": f"{r}: {why}"}
         out.append(m)
     return out

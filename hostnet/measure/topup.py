@@ -189,7 +189,12 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
     def looked(points):  # recorded before the round's runs: a kill during them still counts the look
         _edit_plan(cdir, lambda plan: plan["decisive_top_ups"][index].update(
             rounds=plan["decisive_top_ups"][index]["rounds"] + 1))
-    log = top_up_until_decided(judged, partial(run_more, tb, spec, runs_dir=runs_dir, campaign=campaign),
+    def more(points) -> int:  # each round's runs counted as it ends: a kill in a later one keeps them
+        made = run_more(tb, spec, points, runs_dir=runs_dir, campaign=campaign)
+        _edit_plan(cdir, lambda plan: plan["decisive_top_ups"][index].update(
+            runs=plan["decisive_top_ups"][index]["runs"] + made))
+        return made
+    log = top_up_until_decided(judged, more,
                                budget_runs=budget_runs, budget_minutes=budget_minutes, rounds_taken=taken,
                                step=spec.repetitions, before_round=looked)
     if unjudged:

@@ -523,6 +523,11 @@ def test_a_tidy_table_hostnet_would_not_write_is_damaged_and_left_out_by_name(tm
         assert f"{runs[name]}: tidy.csv {why}" in said, name
         with pytest.raises(store.DamagedRun, match="tidy.csv"):
             store.read_tidy(runs[name])
+    # and the quality line counts them damaged, not ok (it counted them ok while the analysis left them out)
+    status = {m["run_id"]: (m["status"], m.get("error") or "") for m in store.load_manifests(tmp_path, "c")}
+    assert status["fine"] == ("ok", "")
+    for name, why in expect.items():
+        assert status[name][0] == store.DAMAGED and status[name][1].startswith(f"{runs[name]}: tidy.csv {why}"), name
 
 
 def test_the_manifest_records_the_archives_digest_and_a_changed_archive_is_refused(tmp_path):

@@ -187,6 +187,31 @@ def test_a_decisive_round_killed_during_its_runs_still_counts_its_look(tmp_path,
     assert json.loads((cdir / "sweep.json").read_text())["spec"] == asdict(SPEC)
 
 
+def test_a_decisive_top_up_killed_in_a_later_round_keeps_the_runs_of_the_rounds_before(tmp_path, fake_sweeps,
+                                                                                     monkeypatch):
+    """The record said "runs": 0 until the whole top-up ended: one killed in its second round hid the
+    runs its first had made."""
+    cdir = campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):  # never decided
+        t = pd.DataFrame(columns=verdicts.COLUMNS)
+        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
+        return t
+    real, calls = topup.run_sweep, []
+
+    def second_round_killed(*a, **kw):  # a round is as many runs as the campaign planned: 2, one sweep each
+        calls.append(1)
+        if len(calls) > 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+    monkeypatch.setattr(topup, "run_sweep", second_round_killed)
+    with pytest.raises(KeyboardInterrupt):
+        topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
+                     budget_minutes=BUDGET_MINUTES)
+    [record] = json.loads((cdir / "sweep.json").read_text())["decisive_top_ups"]
+    assert record["rounds"] == 2 and record["state"] == "running" and record["runs"] == 2
+
+
 def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake_sweeps):
     cdir = campaign(tmp_path)
 
