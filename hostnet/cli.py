@@ -632,10 +632,13 @@ def _data_commands(sub) -> None:
     k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
                                 "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver; "
                                 "`hostnet data unpack RUN` first)")
-    k.add_argument("--cpus", type=_cpu_set, nargs="+", metavar="SET",
-                   help="CPU sets, each broken down apart: 1 or 0,1 or 0-3 (default: each CPU, then all)")
-    k.add_argument("--comm", nargs="+", help="the application's commands; others are foreign, kernel threads that "
-                                             "serve it (ksoftirqd, kworker, napi/, swapper, ...) stay (default: all)")
+    # one value per flag, repeated for more: a list flag (nargs="+") swallowed the FILE after it
+    k.add_argument("--cpus", type=_cpu_set, action="append", metavar="SET",
+                   help="a CPU set broken down apart: 1 or 0,1 or 0-3; repeat it for more sets (default: each CPU, "
+                        "then all)")
+    k.add_argument("--comm", action="append", help="an application command (repeat it for more); others are foreign, "
+                                                   "kernel threads that serve it (ksoftirqd, kworker, napi/, swapper, "
+                                                   "...) stay (default: all)")
     k.add_argument("--kthreads", help="a regex of more kernel threads to count with --comm")
     k.add_argument("--series", help="taxonomy: linux-6 or linux-5 (default: the recorded kernel's, else the "
                                     "running one's)")

@@ -9,11 +9,13 @@ breakdown (attribution.py); a report gives the leaf breakdown only (perf prunes 
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import platform
 import re
 import tempfile
+import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,20 +79,45 @@ def read_profile(path, host: Host | None = None) -> Profile:
     with path.open("rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
     opener = gzip.open if gzipped else open
-    with opener(path, "rb") as f:
+    with _compressed_damage(path, gzipped), opener(path, "rb") as f:
         perf_data = f.read(len(PERF_DATA_MAGIC)) == PERF_DATA_MAGIC
     if perf_data:
-        profile = _from_perf_data(path, gzipped, host or LocalHost())
+        with _compressed_damage(path, gzipped):
+            profile = _from_perf_data(path, gzipped, host or LocalHost())
     else:
-        with opener(path, "rb") as f:
+        with _compressed_damage(path, gzipped), opener(path, "rb") as f:
             data = f.read(MAX_TEXT_BYTES + 1)
         if len(data) > MAX_TEXT_BYTES:
             raise ParseError(str(path), f"more than {MAX_TEXT_BYTES >> 20:,} MiB of text{' decompressed' * gzipped}: "
                                         f"give perf.data (perf reads it in parts) or a part of the profile")
-        profile = profile_from_text(data.decode(errors="replace"), str(path))
+        profile = profile_from_text(_utf8(data, str(path)), str(path))
     check_counts(profile)
     check_symbolised(profile)
     return profile
+
+
+@contextlib.contextmanager
+def _compressed_damage(path: Path, gzipped: bool):
+    """A truncated or corrupt .gz is one line naming the file (gzip says EOFError, BadGzipFile or a
+    zlib error, without the file's name)."""
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        if not gzipped:
+            raise
+        what = "cut short" if isinstance(exc, EOFError) else f"corrupt ({exc})"
+        raise ParseError(str(path), f"the gzip file is {what}: compress the profile again from its source") from exc
+
+
+def _utf8(data: bytes, source: str) -> str:
+    """The text, or a ParseError naming the line of the first byte that is not UTF-8: a replacement
+    character would move a damaged symbol out of its layer silently (into unclassified)."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ParseError(source, f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be read (a damaged copy?)",
+                         line) from exc
 
 
 def check_counts(profile: Profile) -> None:
@@ -163,6 +190,8 @@ def profile_from_text(text: str, source: str) -> Profile:
     sp = parse_script_default(text.splitlines(), source)
     p = _from_stacks(source, "perf script", sp.samples)
     p.event, p.release = sp.event, sp.release
+    p.notes.append("kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the kernel)"
+                   + (f"; {sp.by_address:,} frames without one ([unknown]) by their address" if sp.by_address else ""))
     return p
 
 
@@ -184,8 +213,10 @@ def text_format(text: str, source: str) -> str:
     first = body[0]
     if re.fullmatch(r"\S.* \d+", first) and not any(ln[0] in " \t" for ln in body[:50]):
         return "hostnet folded" if re.match(r"\d+;", first) else "folded"
-    if re.match(r"^\S.*?\s+-?\d+\s+\[\d+\]\s+[\w:.-]+:\s*$", first):
-        return "hostnet perf script"  # -F comm,tid,cpu,event,ip,sym: no time field
+    frame = next((ln for ln in body[:50] if ln[0] in " \t"), "")
+    with_dso = re.search(r"\s\((/|\[|//).*\)$", frame.rstrip())
+    if re.match(r"^\S.*?\s+-?\d+\s+\[\d+\]\s+[\w:.-]+:\s*$", first) and not with_dso:
+        return "hostnet perf script"  # -F comm,tid,cpu,event,ip,sym: no time field, no (dso)
     return "perf script"
 
 
@@ -447,7 +478,12 @@ def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | Non
         embedded = embedded or recorded.get("testbed", {}).get("kind") == "embedded"
     else:
         series, series_from = series_of(profile, series, host)
-    tax = taxonomies.load(series)
+    try:
+        tax = taxonomies.load(series)
+    except ValueError as exc:  # e.g. a linux-3 profile: say which file, where the series came from, and the way out
+        known = ", ".join(sorted(p.stem for p in Path(taxonomies.__file__).parent.glob("linux-*.tsv")))
+        raise ParseError(str(path), f"{exc} (series {series_from}); break it down with one hostnet has: "
+                                    f"--series {known.replace(', ', ' or --series ')}") from exc
     ours = workload_comms(profile, comms, kthreads)
     results = [breakdown(profile, s, tax, ours, embedded=embedded) for s in cpu_sets(profile, cpus)]
     return profile, results, tax.version, series_from

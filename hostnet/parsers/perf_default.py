@@ -1,7 +1,9 @@
 """perf output in the formats hostnet did not ask for: a profile a researcher brings.
 
 - `perf script` with its default fields ("comm tid [cpu] time: period event:", frames as
-  "address symbol+offset (dso)");
+  "address symbol+offset (dso)"), or with -F leaving out the time, the CPU or the period, pid/tid
+  or tid (perf 3.x onwards); a frame is kernel or user by its DSO (kernel_dso), by its address
+  only where perf printed none;
 - `perf report --stdio` with any of perf's column layouts (children or not, call graphs or not,
   any --sort of cpu, comm, pid, dso, sym; -n or not): the self overhead per row;
 - folded stacks from Brendan Gregg's stackcollapse-perf.pl ("comm;root;...;leaf count", with
@@ -26,9 +28,10 @@ from .perf_script import KERNEL_BASE, USER, Sample
 
 NO_CPU = -1  # the input has no CPU field: every sample is on this pseudo-CPU
 
-# comm may contain spaces; pid/tid or tid; CPU only when recorded; the period is printed since perf 4.x
+# comm may contain spaces; pid/tid or tid; CPU only when recorded; the time unless -F left it out
+# (perf 3.x with `record -p`, -F comm,tid,cpu,event,...); the period is printed since perf 4.x
 _HEAD = re.compile(r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-                   r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>\S+?):(?:\s+.*)?$")
+                   r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]\S*?):(?:\s+.*)?$")
 _FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+)\s+(?P<rest>\S.*)$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 _RELEASE = re.compile(r"^# os release : (?P<release>\S+)")
@@ -41,6 +44,7 @@ class ScriptProfile:
     event: str
     has_cpu: bool
     release: str | None  # from `perf script --header`'s "# os release", where present
+    by_address: int = 0  # frames without a DSO ("[unknown]"), called kernel or user by their address
 
 
 def parse_script_default(lines: Iterable[str], source: str = "perf script") -> ScriptProfile:
@@ -53,7 +57,8 @@ def parse_script_default(lines: Iterable[str], source: str = "perf script") -> S
         periods[sample] += period
     if not samples:
         raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
-    return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"))
+    return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"),
+                         meta.get("by_address", 0))
 
 
 def script_samples(lines: Iterable[str], source: str = "perf script",
@@ -79,7 +84,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script",
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
-            frames.append(_frame(line, source, n))
+            frames.append(_frame(line, source, n, meta))
             continue
         m = _HEAD.match(line)
         if not m:
@@ -102,8 +107,10 @@ def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
     return Sample(cpu, head["comm"], tuple(frames)), int(head["period"] or 1)
 
 
-def _frame(line: str, source: str, n: int) -> str:
-    """"\t<address> <symbol>+<offset> (<dso>)" -> hostnet's frame name."""
+def _frame(line: str, source: str, n: int, meta: dict | None = None) -> str:
+    """"\t<address> <symbol>+<offset> (<dso>)" -> hostnet's frame name: kernel or user by the DSO
+    perf printed (kernel_dso), by the address only where it printed none ("[unknown]"), counted in
+    meta["by_address"]."""
     m = _FRAME.match(line)
     if not m:
         raise ParseError(source, f"not a stack frame (address symbol (dso)): {line.strip()[:80]!r}", n)
@@ -111,9 +118,35 @@ def _frame(line: str, source: str, n: int) -> str:
     if dso is None:
         raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? {line.strip()[:80]!r}", n)
     sym = _OFFSET.sub("", sym) if "+0x" in sym else sym
-    if sym == "[unknown]" and dso != "[unknown]":
+    if sym in ("[unknown]", "") and dso != "[unknown]":
         sym = f"[{dso.rsplit('/', 1)[-1]}]"  # named after its DSO, as stackcollapse-perf.pl does
-    return sym if int(m["addr"], 16) >= KERNEL_BASE else sym + USER
+    elif not sym:
+        sym = "[unknown]"
+    kernel = kernel_dso(dso)
+    if kernel is None:
+        kernel = int(m["addr"], 16) >= KERNEL_BASE
+        if meta is not None:
+            meta["by_address"] = meta.get("by_address", 0) + 1
+    return sym if kernel else sym + USER
+
+
+# DSOs in brackets that are user space: the vDSO and friends, anonymous and JIT memory
+_USER_BRACKETED = {"[vdso]", "[vsyscall]", "[vectors]", "[sigpage]", "[heap]", "[stack]", "[uprobes]", "[jit]"}
+_MODULE_FILE = re.compile(r"\.ko(\.(xz|zst|gz))?$")
+
+
+def kernel_dso(dso: str) -> bool | None:
+    """Whether a frame's DSO is the kernel (None: perf printed none, "[unknown]"). The kernel is
+    [kernel.kallsyms], [kernel.vmlinux], [guest.kernel.kallsyms], [bpf_prog], a module ([nf_tables],
+    or its .ko file) or a vmlinux file: older perf resolving symbols through a vmlinux prints its
+    kernel frames at small addresses (`8d60a0 tcp_v4_do_rcv (/lib/modules/4.3.0/build/vmlinux)`),
+    which the address alone called user space."""
+    if dso == "[unknown]":
+        return None
+    if dso.startswith("[") and dso.endswith("]"):
+        return dso not in _USER_BRACKETED and not dso.startswith("[anon")
+    name = dso.rsplit("/", 1)[-1]
+    return name.startswith("vmlinux") or bool(_MODULE_FILE.search(name))
 
 
 def split_dso(rest: str) -> tuple[str, str | None]:
@@ -126,7 +159,9 @@ def split_dso(rest: str) -> tuple[str, str | None]:
     for i in range(len(rest) - 1, -1, -1):
         depth += {")": 1, "(": -1}.get(rest[i], 0)
         if depth == 0:
-            if i == 0 or rest[i - 1] != " ":
+            if i == 0:  # no symbol at all: "7f1e... (/lib/libc-2.15.so)"
+                return "", rest[1:-1]
+            if rest[i - 1] != " ":
                 return rest, None
             return rest[:i].rstrip(), rest[i + 1:-1]
     return rest, None
