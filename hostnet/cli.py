@@ -381,7 +381,7 @@ def cmd_breakdown(args) -> int:
     try:
         profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
-            embedded=args.embedded)
+            embedded=args.embedded, event=args.event)
         if args.flamegraph:
             cpus = sorted({c for r in results for c in r["cpus"]})
             from .charts.profiles import flamegraph
@@ -640,6 +640,7 @@ def _data_commands(sub) -> None:
                                                    "kernel threads that serve it (ksoftirqd, kworker, napi/, swapper, "
                                                    "...) stay (default: all)")
     k.add_argument("--kthreads", help="a regex of more kernel threads to count with --comm")
+    k.add_argument("--event", help="the event to break down, in a perf script text of several (e.g. cpu-clock)")
     k.add_argument("--series", help="taxonomy: linux-6 or linux-5 (default: the recorded kernel's, else the "
                                     "running one's)")
     k.add_argument("--embedded", action="store_true", help="recorded on hostnet's embedded testbed (attribution: "

@@ -69,7 +69,7 @@ MAX_PERF_DATA_BYTES = 32 << 30  # a gzipped perf.data is copied out for perf: at
 MAX_COUNT = 2 ** 53  # above it a sum of counts (floats in pandas) no longer holds every sample
 
 
-def read_profile(path, host: Host | None = None) -> Profile:
+def read_profile(path, host: Host | None = None, event: str | None = None) -> Profile:
     """Any of the formats above, told apart by content, not by name. A regular file only (a FIFO
     would block, /dev/zero never end), within MAX_TEXT_BYTES decompressed, counts within MAX_COUNT."""
     path = Path(path)
@@ -82,6 +82,9 @@ def read_profile(path, host: Host | None = None) -> Profile:
     with _compressed_damage(path, gzipped), opener(path, "rb") as f:
         perf_data = f.read(len(PERF_DATA_MAGIC)) == PERF_DATA_MAGIC
     if perf_data:
+        if event is not None:
+            raise ParseError(str(path), "--event picks one event of a perf script text: give `perf script -i "
+                                        "perf.data` of this file")
         with _compressed_damage(path, gzipped):
             profile = _from_perf_data(path, gzipped, host or LocalHost())
     else:
@@ -90,7 +93,7 @@ def read_profile(path, host: Host | None = None) -> Profile:
         if len(data) > MAX_TEXT_BYTES:
             raise ParseError(str(path), f"more than {MAX_TEXT_BYTES >> 20:,} MiB of text{' decompressed' * gzipped}: "
                                         f"give perf.data (perf reads it in parts) or a part of the profile")
-        profile = profile_from_text(_utf8(data, str(path)), str(path))
+        profile = profile_from_text(_utf8(data, str(path)), str(path), event)
     check_counts(profile)
     check_symbolised(profile)
     return profile
@@ -155,8 +158,10 @@ def check_symbolised(profile: Profile) -> None:
     profile.notes.append(f"{100 * share:.2f} % of the kernel samples have no symbol (counted as unclassified)")
 
 
-def profile_from_text(text: str, source: str) -> Profile:
+def profile_from_text(text: str, source: str, event: str | None = None) -> Profile:
     kind = text_format(text, source)
+    if event is not None and kind != "perf script":
+        raise ParseError(source, f"--event picks one event of a perf script text; this is {kind}")
     if kind == "hostnet perf report":
         return _from_rows(source, kind, parse_perf_report(text, source), "samples")
     if kind == "perf report":
@@ -168,6 +173,7 @@ def profile_from_text(text: str, source: str) -> Profile:
         p.event = rep.event
         p.notes.append("a perf report gives the leaf breakdown only: its call graphs are pruned (0.5 % by default), "
                        "so the call-chain attribution needs perf script text or the perf.data")
+        p.notes.append(landed(rows))
         if not counted:  # each printed overhead is off by up to 0.005 % of all samples
             total = sum(r.samples for r in rows)
             bound = 100.0 * 0.005 * len(rep.rows) / total if total else float("nan")
@@ -187,12 +193,24 @@ def profile_from_text(text: str, source: str) -> Profile:
         p = _from_stacks(source, "folded (stackcollapse-perf.pl)", fp.samples)
         p.notes += fp.notes
         return p
-    sp = parse_script_default(text.splitlines(), source)
+    sp = parse_script_default(text.splitlines(), source, event)
     p = _from_stacks(source, "perf script", sp.samples)
     p.event, p.release = sp.event, sp.release
     p.notes.append("kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the kernel)"
                    + (f"; {sp.by_address:,} frames without one ([unknown]) by their address" if sp.by_address else ""))
     return p
+
+
+def landed(rows: list[SymbolSamples]) -> str:
+    """What a leaf-only breakdown cannot place: the samples whose leaf is where interrupts come back
+    on (irq-restore, softirq end: attribution.LANDING), counted there (mostly etc), which call
+    chains give to the layer that ran with interrupts off."""
+    total = sum(r.samples for r in rows)
+    there = sum(r.samples for r in rows if r.kernel and r.symbol in attribution.LANDING)
+    share = 100.0 * there / total if total else 0.0
+    return (f"{share:.1f} % of the samples landed where interrupts come back on (leaves such as handle_softirqs "
+            f"and _raw_spin_unlock_irqrestore): a leaf breakdown counts them there; perf script text with call "
+            f"chains (or the perf.data) gives them to the layer that ran")
 
 
 HOSTNET_REPORT_COLUMNS = ["Overhead", "Samples", "CPU", "Command", "Symbol"]  # PERF_REPORT_ARGS' header
@@ -412,12 +430,12 @@ def format_table(profile: Profile, results: list[dict], series: str, series_from
         head.append("CPU roles from the run's manifest.json: " + (", ".join(
             f"CPU {c} {side}" for c, side in sorted(roles.items())) or "none recorded"))
     head += [f"note: {n}" for n in profile.notes]
-    width = 13
     cols = []
     for r in results:
         cols.append((f"CPU {cpu_label(r['cpus'])} leaf", "leaf_pct", r))
         if r["attributed_pct"] is not None:
             cols.append((f"CPU {cpu_label(r['cpus'])} chain", "attributed_pct", r))
+    width = max([13, *(len(c[0]) for c in cols)])  # a long label ("CPU 0,1,2,3 chain") keeps two spaces before it
     lines = ["category".ljust(14) + "".join(c[0].rjust(width + 2) for c in cols)]
     for cat in metrics.BREAKDOWN_ORDER:
         lines.append(cat.ljust(14) + "".join(f"{r[key][cat]:{width + 1}.2f}%" for _, key, r in cols))
@@ -465,9 +483,9 @@ def next_to_paper(results: list[dict], config: str = "all-opts", paper_csv=None)
 
 def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | None = None,
             kthreads: str | None = None, series: str | None = None, embedded: bool = False,
-            host: Host | None = None) -> tuple[Profile, list[dict], str, str]:
+            host: Host | None = None, event: str | None = None) -> tuple[Profile, list[dict], str, str]:
     """Read a profile and break it down per CPU set: (profile, results, series, where from)."""
-    profile = read_profile(path, host)
+    profile = read_profile(path, host, event)
     recorded = run_manifest(path)
     if recorded and not series and recorded.get("taxonomy"):
         # a stored run's profile: the kernel series the run recorded (today's table of it) and the

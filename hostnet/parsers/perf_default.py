@@ -47,33 +47,42 @@ class ScriptProfile:
     by_address: int = 0  # frames without a DSO ("[unknown]"), called kernel or user by their address
 
 
-def parse_script_default(lines: Iterable[str], source: str = "perf script") -> ScriptProfile:
-    """Default `perf script` text -> samples counted (and their periods summed) per stack."""
+def parse_script_default(lines: Iterable[str], source: str = "perf script", event: str | None = None) -> ScriptProfile:
+    """Default `perf script` text -> samples counted (and their periods summed) per stack; with
+    `event`, that event's samples only (a text of several events is refused without it)."""
     samples: Counter = Counter()
     periods: Counter = Counter()
     meta: dict = {}
-    for sample, period in script_samples(lines, source, meta):
+    for sample, period in script_samples(lines, source, meta, event):
         samples[sample] += 1
         periods[sample] += period
     if not samples:
+        if event is not None and meta.get("events"):
+            raise ParseError(source, f"no samples of event {event!r}; the text has {_events(meta['events'])}")
         raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
     return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"),
                          meta.get("by_address", 0))
 
 
-def script_samples(lines: Iterable[str], source: str = "perf script",
-                   meta: dict | None = None) -> Iterator[tuple[Sample, int]]:
-    """(sample, period) in file order; `meta` gets the event, whether samples have a CPU, and the
-    kernel release where `perf script --header` printed it. One event only (mixing events'
-    samples would be a meaningless sum); a frame outside a sample or a line that is neither a
-    sample header nor a frame raises, naming the line."""
+def _events(events: Counter) -> str:
+    return ", ".join(f"{e} ({n:,} samples)" for e, n in events.most_common())
+
+
+def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict | None = None,
+                   event: str | None = None) -> Iterator[tuple[Sample, int]]:
+    """(sample, period) in file order; `meta` gets the event, whether samples have a CPU, the
+    kernel release where `perf script --header` printed it, and the samples per event. One event
+    only: `event`'s, else the text must hold one (mixing events' samples would be a meaningless
+    sum; the whole text is read to name them all). A frame outside a sample or a line that is
+    neither a sample header nor a frame raises, naming the line."""
     meta = {} if meta is None else meta
+    events = meta.setdefault("events", Counter())
     head, frames = None, []
-    seen = False
+    seen = skipping = mixed = False
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line.strip():
-            if head is not None:
+            if head is not None and not skipping and not mixed:
                 yield _sample(head, frames)
             head, frames = None, []
             continue
@@ -84,21 +93,27 @@ def script_samples(lines: Iterable[str], source: str = "perf script",
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
-            frames.append(_frame(line, source, n, meta))
+            if not skipping:
+                frames.append(_frame(line, source, n, meta))
             continue
         m = _HEAD.match(line)
         if not m:
             raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
                                      f"{line[:80]!r}", n)
-        if head is not None:
+        if head is not None and not skipping and not mixed:
             yield _sample(head, frames)
         head, frames, seen = m.groupdict(), [], True
-        if meta.setdefault("event", head["event"]) != head["event"]:
-            raise ParseError(source, f"samples of more than one event ({meta['event']}, {head['event']}): their "
-                                     "counts do not add up; pick one with perf script --event", n)
+        events[head["event"]] += 1
+        skipping = event is not None and head["event"] != event
+        if skipping:
+            continue
+        mixed = mixed or meta.setdefault("event", head["event"]) != head["event"]
         if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
             raise ParseError(source, "some samples have a CPU field and some do not", n)
-    if head is not None:
+    if mixed:
+        raise ParseError(source, f"samples of {len(events)} events, {_events(events)}: their counts do not add up; "
+                                 f"break down one with --event NAME")
+    if head is not None and not skipping:
         yield _sample(head, frames)
 
 

@@ -100,3 +100,39 @@ def test_a_kernel_series_hostnet_has_no_table_for_names_the_file_and_the_way_out
     with pytest.raises(ParseError, match=r"default.txt.gz: no taxonomy for kernel series 'linux-3'.*as asked.*"
                                          r"--series linux-5 or --series linux-6"):
         profiles.analyse(path, series="linux-3")
+
+
+def test_a_text_of_two_events_names_them_and_breaks_down_the_one_asked(capsys):
+    """`perf record -e cpu-clock -e page-faults`: refused with advice (perf script --event) that needs
+    the perf.data, which a person holding only the text does not have."""
+    path = LAYOUTS / "two_events.txt.gz"
+    with pytest.raises(ParseError, match=r"samples of 2 events, cpu-clock \(482 samples\), page-faults \(9 samples\)"
+                                         r": their counts do not add up; break down one with --event NAME"):
+        profiles.read_profile(path)
+    clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
+    assert (clock.event, sum(clock.stacks.values())) == ("cpu-clock", 482)
+    assert (faults.event, sum(faults.stacks.values())) == ("page-faults", 9)
+    with pytest.raises(ParseError, match=r"no samples of event 'cycles'; the text has cpu-clock \(482 samples\)"):
+        profiles.read_profile(path, event="cycles")
+    assert cli.main(["breakdown", str(path), "--event", "page-faults", "--cpus", "0-1", "--csv"]) == 0
+    assert capsys.readouterr().out.startswith("cpus,category,leaf_pct,attributed_pct")
+    with pytest.raises(ParseError, match="--event picks one event of a perf script text; this is perf report"):
+        profiles.read_profile(FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz", event="cpu-clock")
+
+
+def test_a_leaf_only_report_says_how_much_landed_where_interrupts_come_back_on():
+    """Someone with only `perf report` saw etc at ~40 % and nothing said call chains would move it."""
+    notes = profiles.read_profile(FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz").notes
+    assert ("30.6 % of the samples landed where interrupts come back on (leaves such as handle_softirqs and "
+            "_raw_spin_unlock_irqrestore): a leaf breakdown counts them there; perf script text with call chains "
+            "(or the perf.data) gives them to the layer that ran") in notes
+
+
+def test_long_cpu_set_labels_never_run_together():
+    """`CPU 3 chainCPU 0,1,2,3 leaf`: the columns were 13 wide whatever their label."""
+    profile, results, series, series_from = profiles.analyse(LAYOUTS / "default.txt.gz", cpus=[[0], [0, 1]])
+    results[1] = {**results[1], "cpus": [0, 1, 2, 3]}  # a label as long as a 4-CPU set's (this recording has 2)
+    text = profiles.format_table(profile, results, series, series_from)
+    header = next(line for line in text.splitlines() if line.startswith("category"))
+    assert [part.strip() for part in header.split("  ") if part.strip()] == [
+        "category", "CPU 0 leaf", "CPU 0 chain", "CPU 0,1,2,3 leaf", "CPU 0,1,2,3 chain"]

@@ -154,7 +154,8 @@ FRAME = "\tffffffff81baefe0 _copy_from_iter+0x80 ([kernel.kallsyms])\n"
     ("garbage here\n", r":1: not a perf script sample header"),
     (HEAD + "\tffffffff81baefe0 _copy_from_iter+0x80\n", r":2: a frame without its '\(dso\)'"),
     (HEAD + "\tnot-an-address\n", r":2: not a stack frame"),
-    (HEAD + FRAME + "\n" + HEAD.replace("cpu-clock", "cycles") + FRAME, r":4: samples of more than one event"),
+    (HEAD + FRAME + "\n" + HEAD.replace("cpu-clock", "cycles") + FRAME,  # the whole text read to name every event
+     r": samples of 2 events, cpu-clock \(1 samples\), cycles \(1 samples\): .* with --event NAME"),
     (HEAD + FRAME + "\n" + HEAD.replace("[000] ", "") + FRAME, r":4: some samples have a CPU field"),
 ])
 def test_damaged_default_perf_script_raises_naming_the_line(text, why):
