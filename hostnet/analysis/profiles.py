@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import itertools
 import json
 import platform
 import re
@@ -19,7 +20,7 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import pandas as pd
 
@@ -88,12 +89,12 @@ def read_profile(path, host: Host | None = None, event: str | None = None) -> Pr
         with _compressed_damage(path, gzipped):
             profile = _from_perf_data(path, gzipped, host or LocalHost())
     else:
-        with _compressed_damage(path, gzipped), opener(path, "rb") as f:
-            data = f.read(MAX_TEXT_BYTES + 1)
-        if len(data) > MAX_TEXT_BYTES:
-            raise ParseError(str(path), f"more than {MAX_TEXT_BYTES >> 20:,} MiB of text{' decompressed' * gzipped}: "
-                                        f"give perf.data (perf reads it in parts) or a part of the profile")
-        profile = profile_from_text(_utf8(data, str(path)), str(path), event)
+        lines = _text_lines(path, gzipped)
+        peek = list(itertools.islice(lines, 400))  # enough to tell the format (text_format)
+        if text_format("".join(peek), str(path)) == "perf script":  # streamed: memory bounded at any size
+            profile = _from_script(itertools.chain(peek, lines), str(path), event)
+        else:
+            profile = profile_from_text("".join(itertools.chain(peek, lines)), str(path), event)
     check_counts(profile)
     check_symbolised(profile)
     return profile
@@ -112,15 +113,29 @@ def _compressed_damage(path: Path, gzipped: bool):
         raise ParseError(str(path), f"the gzip file is {what}: compress the profile again from its source") from exc
 
 
-def _utf8(data: bytes, source: str) -> str:
-    """The text, or a ParseError naming the line of the first byte that is not UTF-8: a replacement
-    character would move a damaged symbol out of its layer silently (into unclassified)."""
-    try:
-        return data.decode()
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ParseError(source, f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be read (a damaged copy?)",
-                         line) from exc
+MAX_LINE_BYTES = 1 << 20  # perf prints no line near this long; a longer one is not perf's text
+
+
+def _text_lines(path: Path, gzipped: bool) -> Iterator[str]:
+    """The file's lines, decoded one at a time: a byte that is not UTF-8 is a ParseError naming its
+    line (a replacement character would move a damaged symbol into unclassified silently); at most
+    MAX_TEXT_BYTES in all and MAX_LINE_BYTES a line, so no input is ever held whole."""
+    opener = gzip.open if gzipped else open
+    total = 0
+    with _compressed_damage(path, gzipped), opener(path, "rb") as f:
+        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+            total += len(raw)
+            if total > MAX_TEXT_BYTES:
+                raise ParseError(str(path), f"more than {MAX_TEXT_BYTES >> 20:,} MiB of text"
+                                            f"{' decompressed' * gzipped}: give perf.data (perf reads it in parts) "
+                                            f"or a part of the profile")
+            if len(raw) > MAX_LINE_BYTES:
+                raise ParseError(str(path), f"a line of more than {MAX_LINE_BYTES >> 20} MiB: not perf's text", n)
+            try:
+                yield raw.decode()
+            except UnicodeDecodeError as exc:
+                raise ParseError(str(path), f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be read (a "
+                                            f"damaged copy?)", n) from exc
 
 
 def check_counts(profile: Profile) -> None:
@@ -193,7 +208,11 @@ def profile_from_text(text: str, source: str, event: str | None = None) -> Profi
         p = _from_stacks(source, "folded (stackcollapse-perf.pl)", fp.samples)
         p.notes += fp.notes
         return p
-    sp = parse_script_default(text.splitlines(), source, event)
+    return _from_script(text.splitlines(), source, event)
+
+
+def _from_script(lines: Iterable[str], source: str, event: str | None) -> Profile:
+    sp = parse_script_default(lines, source, event)
     p = _from_stacks(source, "perf script", sp.samples)
     p.event, p.release = sp.event, sp.release
     p.notes.append("kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the kernel)"

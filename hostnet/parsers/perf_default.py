@@ -80,7 +80,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
     head, frames = None, []
     seen = skipping = mixed = False
     for n, line in enumerate(lines, 1):
-        line = line.rstrip("\n")
+        line = line.rstrip("\r\n")
         if not line.strip():
             if head is not None and not skipping and not mixed:
                 yield _sample(head, frames)
@@ -122,10 +122,28 @@ def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
     return Sample(cpu, head["comm"], tuple(frames)), int(head["period"] or 1)
 
 
+_FRAMES_KEPT = 1 << 16  # distinct frame lines remembered (a profile repeats a few thousand of them)
+
+
 def _frame(line: str, source: str, n: int, meta: dict | None = None) -> str:
     """"\t<address> <symbol>+<offset> (<dso>)" -> hostnet's frame name: kernel or user by the DSO
     perf printed (kernel_dso), by the address only where it printed none ("[unknown]"), counted in
-    meta["by_address"]."""
+    meta["by_address"]. A line seen before is looked up, not parsed again (meta["frames"])."""
+    seen = meta.setdefault("frames", {}) if meta is not None else {}
+    if (known := seen.get(line)) is not None:
+        if known[1]:
+            meta["by_address"] += 1
+        return known[0]
+    name, by_address = _parse_frame(line, source, n)
+    if by_address and meta is not None:
+        meta["by_address"] = meta.get("by_address", 0) + 1
+    if len(seen) >= _FRAMES_KEPT:
+        seen.clear()
+    seen[line] = (name, by_address)
+    return name
+
+
+def _parse_frame(line: str, source: str, n: int) -> tuple[str, bool]:
     m = _FRAME.match(line)
     if not m:
         raise ParseError(source, f"not a stack frame (address symbol (dso)): {line.strip()[:80]!r}", n)
@@ -138,11 +156,10 @@ def _frame(line: str, source: str, n: int, meta: dict | None = None) -> str:
     elif not sym:
         sym = "[unknown]"
     kernel = kernel_dso(dso)
-    if kernel is None:
+    by_address = kernel is None
+    if by_address:
         kernel = int(m["addr"], 16) >= KERNEL_BASE
-        if meta is not None:
-            meta["by_address"] = meta.get("by_address", 0) + 1
-    return sym if kernel else sym + USER
+    return (sym if kernel else sym + USER), by_address
 
 
 # DSOs in brackets that are user space: the vDSO and friends, anonymous and JIT memory
@@ -170,6 +187,11 @@ def split_dso(rest: str) -> tuple[str, str | None]:
     rest = rest.rstrip()
     if not rest.endswith(")"):
         return rest, None
+    i = rest.rfind("(")
+    if rest.find(")", i) == len(rest) - 1:  # nearly every frame: a DSO without parentheses of its own
+        if i == 0:
+            return "", rest[1:-1]
+        return (rest[:i].rstrip(), rest[i + 1:-1]) if rest[i - 1] == " " else (rest, None)
     depth = 0
     for i in range(len(rest) - 1, -1, -1):
         depth += {")": 1, "(": -1}.get(rest[i], 0)

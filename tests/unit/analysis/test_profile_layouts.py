@@ -5,6 +5,8 @@ print the way older perf prints them, and say so)."""
 import gzip
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from hostnet import cli
@@ -136,3 +138,39 @@ def test_long_cpu_set_labels_never_run_together():
     header = next(line for line in text.splitlines() if line.startswith("category"))
     assert [part.strip() for part in header.split("  ") if part.strip()] == [
         "category", "CPU 0 leaf", "CPU 0 chain", "CPU 0,1,2,3 leaf", "CPU 0,1,2,3 chain"]
+
+
+TEXT = gzip.decompress((LAYOUTS / "default.txt.gz").read_bytes())
+
+
+def numbers(profile) -> tuple:
+    return sorted(profile.stacks.items(), key=repr), profile.notes
+
+
+UNDAMAGED = numbers(profiles.read_profile(LAYOUTS / "default.txt.gz"))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damage=st.sampled_from(["crlf", "bad byte", "gz cut", "gz flipped"]), at=st.floats(0.01, 0.99),
+       byte=st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\x80"]))
+def test_damage_gives_the_undamaged_numbers_or_one_line_naming_the_file(tmp_path, damage, at, byte):
+    """CRLF line ends read as LF; a byte that is not UTF-8 anywhere, a cut or a flipped block in the
+    .gz is a ParseError naming the file, never other numbers. (A plain text cut at a line boundary
+    cannot be told from a shorter recording: perf script prints no trailer to miss.)"""
+    path = tmp_path / ("p.txt.gz" if damage.startswith("gz") else "p.txt")
+    i = int(len(TEXT) * at)
+    if damage == "crlf":
+        path.write_bytes(TEXT.replace(b"\n", b"\r\n"))
+    elif damage == "bad byte":
+        path.write_bytes(TEXT[:i] + byte + TEXT[i:])
+    else:
+        packed = gzip.compress(TEXT)
+        j = max(20, int(len(packed) * at))
+        path.write_bytes(packed[:j] if damage == "gz cut" else
+                         packed[:j] + bytes(b ^ 0x5A for b in packed[j:j + 64]) + packed[j + 64:])
+    try:
+        got = profiles.read_profile(path)
+    except ParseError as exc:
+        assert damage != "crlf" and str(exc).startswith(str(path)) and "\n" not in str(exc)
+        return
+    assert damage == "crlf" and (numbers(got)[0], got.notes) == UNDAMAGED
