@@ -3,6 +3,7 @@ collapsers read it (issue 46). tests/fixtures/perf-layouts/ holds one recording 
 (tests/fixtures/README.md gives each command; vmlinux and empty_sym are rewritten from the default
 print the way older perf prints them, and say so)."""
 import gzip
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +13,8 @@ from conftest import FIXTURES
 from hostnet import cli
 from hostnet.analysis import profiles
 from hostnet.parsers import ParseError
-from hostnet.parsers.perf_default import kernel_dso
+from hostnet.parsers.perf_default import NO_CPU, kernel_dso, parse_script_default
+from hostnet.parsers.perf_script import Sample
 
 LAYOUTS = FIXTURES / "perf-layouts"
 
@@ -27,15 +29,27 @@ def everything(path, **kw) -> dict:
 DEFAULT = everything(LAYOUTS / "default.txt.gz")
 
 
+def stacks(layout: str, cpu: bool = True) -> Counter:
+    """The layout's samples per stack (each sample once, whatever its period)."""
+    text = gzip.decompress((LAYOUTS / f"{layout}.txt.gz").read_bytes()).decode()
+    out: Counter = Counter()
+    for sample, n in parse_script_default(text.splitlines(), layout).samples.items():
+        out[sample if cpu else Sample(NO_CPU, sample.comm, sample.frames)] += n
+    return out
+
+
 @pytest.mark.parametrize("layout", ["notime_tid", "notime_pidtid_cpu", "notime_tid_cpu", "ns_period", "vmlinux",
                                     "empty_sym"])
-def test_every_layout_of_one_recording_gives_its_default_prints_breakdown(layout):
+def test_every_layout_of_one_recording_reads_as_its_default_print(layout):
     """notime_*: `comm tid event:`, `comm pid/tid [cpu] event:` (perf 3.x, record -p) and -F
     comm,tid,cpu,event,ip,sym,dso were refused for their missing time; empty_sym: a frame without a
     symbol was refused as one "without its (dso)"; vmlinux: kernel frames at small addresses in a
     vmlinux file were all user space, a network profile with no kernel layer at all."""
-    got = everything(LAYOUTS / f"{layout}.txt.gz")
-    assert DEFAULT["busy_samples"] == 657 and DEFAULT["leaf_pct"]["data_copy"] > 30
+    has_cpu = layout != "notime_tid"
+    assert stacks(layout, has_cpu) == stacks("default", has_cpu)
+    assert sum(stacks("default").values()) == 758
+    got = everything(LAYOUTS / f"{layout}.txt.gz")  # and so its breakdown (each sample counted once)
+    assert DEFAULT["leaf_pct"]["data_copy"] > 30
     for key in ("busy_samples", "idle_samples", "foreign_samples", "leaf_pct", "attributed_pct"):
         assert got[key] == DEFAULT[key], key
 
