@@ -14,20 +14,22 @@ from pathlib import Path
 from hostnet.measure.runner import preflight
 from hostnet.testbed import embedded
 
-from . import analysis_speed, cli_start, flow_start, live, replay_speed, results, sweep_overhead
+from . import analysis_speed, cli_start, flow_start, live, replay_speed, results, sweep_overhead, text_speed
 
 NAMES = ("fidelity", "profiler_cost", "cpu_accounting", "sweep_overhead", "analysis_speed", "replay_speed",
-         "flow_start", "cli_start")
+         "flow_start", "cli_start", "text_speed")
 FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), *live.COST_PARTS, "default",
                      *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
         "repetitions": 4, "duration": 4, "warmup": 2, "sweep_points": 3, "sweep_duration": 10, "sweep_warmup": 2,
         "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**4, 10**5, 10**6], "analysis_reps": 2,
-        "replay_reps": 2, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2, "cli_reps": 5}
+        "replay_reps": 2, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2, "cli_reps": 5,
+        "text_sizes": [10**4, 10**5, 10**6], "text_reps": 2}
 QUICK = {"variants": ["hand", "harness", "perf999", "default", *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
          "repetitions": 1,
          "duration": 2, "warmup": 1, "sweep_points": 2, "sweep_duration": 2, "sweep_warmup": 1,
          "sweep_repetitions": 1, "sweep_profile": True, "analysis_sizes": [2 * 10**4], "analysis_reps": 1,
-         "replay_reps": 1, "flow_reps": 1, "flow_duration": 2, "flow_warmup": 1, "cli_reps": 2}
+         "replay_reps": 1, "flow_reps": 1, "flow_duration": 2, "flow_warmup": 1, "cli_reps": 2,
+         "text_sizes": [2 * 10**4], "text_reps": 1}
 
 
 def log(msg: str) -> None:
@@ -146,7 +148,7 @@ def main(argv=None) -> int:
     live_rows: list[dict] = []
     with results.LoadSampler() as load, tempfile.TemporaryDirectory(prefix="hostnet-bench-") as tmp:
         tmp = Path(tmp)
-        if set(only) & set(NAMES[:5]):
+        if set(only) & {*NAMES[:5], "text_speed"}:
             with embedded(f"b{os.getpid() % 10**7}") as tb:
                 versions = preflight(tb)
                 kernel = next(iter(versions.values()))["kernel"]
@@ -173,6 +175,10 @@ def main(argv=None) -> int:
                     log(f"== analysis_speed: {p['analysis_sizes']} samples")
                     rows = analysis_speed.measure(tb, p["analysis_sizes"], p["analysis_reps"], tmp, kernel, log)
                     report(out, analysis_speed.result(rows), done)
+                if "text_speed" in only:
+                    log(f"== text_speed: perf script text of {p['text_sizes']} samples")
+                    rows = text_speed.measure(tb, p["text_sizes"], p["text_reps"], tmp, kernel, log)
+                    report(out, text_speed.result(rows), done)
         if "cli_start" in only:
             log("== cli_start")
             report(out, cli_start.result(cli_start.measure(p["cli_reps"], log)), done)

@@ -8,6 +8,8 @@ python -m bench.pipeline MODE PERF_DATA KERNEL  -> one JSON line on stdout.
                    perf script held whole and folded line by line), for comparison
   perf-report      `perf report` alone, with hostnet's arguments
   perf-script      `perf script` alone, with hostnet's arguments, its output counted and dropped
+  text-ours        bench 9: PERF_DATA is a perf script text; `hostnet breakdown`'s path on it
+  text-collapse    bench 9: the collapser alone on that text
   script-collapse  what a user would otherwise run: `perf script | stackcollapse-perf.pl`
                    (FlameGraph's script, or inferno-collapse-perf, its Rust port with the same
                    output, where that is what is installed: collapser()), folded stacks to
@@ -125,11 +127,31 @@ def script_collapse(data: str) -> dict:
     return {"wall_s": time.monotonic() - t0, "collapser": found[0]}
 
 
+def text_ours(text: str, kernel: str) -> dict:
+    """`hostnet breakdown TEXT`'s path (bench 9): the text read, broken down per CPU set."""
+    from hostnet.analysis import profiles
+    t0 = time.monotonic()
+    profile, results, _, _ = profiles.analyse(text, series=taxonomy.series_for(kernel))
+    return {"wall_s": time.monotonic() - t0, "samples": sum(profile.stacks.values()), "sets": len(results)}
+
+
+def text_collapse(text: str) -> dict:
+    """The collapser alone on the same text (bench 9), its folded stacks to /dev/null."""
+    found = collapser()
+    if found is None:
+        return {"unsupported": "neither stackcollapse-perf.pl (FlameGraph; set FLAMEGRAPH_DIR) nor "
+                               "inferno-collapse-perf (cargo install inferno) is installed"}
+    t0 = time.monotonic()
+    LocalHost("bench").run(["sh", "-c", '"$1" "$2" > /dev/null', "sh", found[1], text], timeout=1800)
+    return {"wall_s": time.monotonic() - t0, "collapser": found[0]}
+
+
 def main(argv: list[str]) -> int:
     mode, data, kernel = argv
     out = {"ours": lambda: ours(data, kernel), "ours-sequential": lambda: ours(data, kernel, sequential=True),
            "perf-report": lambda: perf_report(data), "perf-script": lambda: perf_script(data),
-           "script-collapse": lambda: script_collapse(data)}[mode]()
+           "script-collapse": lambda: script_collapse(data), "text-ours": lambda: text_ours(data, kernel),
+           "text-collapse": lambda: text_collapse(data)}[mode]()
     out["maxrss_python_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["maxrss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps(out))

@@ -361,7 +361,7 @@ def test_doc_block_is_rewritten_only_when_every_benchmark_ran(monkeypatch, tmp_p
     some = [{"name": n} for n in bench_main.NAMES[:4]]
     assert not bench_main.update_doc_if_complete(some, "partial", tmp_path)
     assert written == []
-    assert "analysis_speed, replay_speed, flow_start, cli_start did not run" in capsys.readouterr().out
+    assert "analysis_speed, replay_speed, flow_start, cli_start, text_speed did not run" in capsys.readouterr().out
     assert bench_main.update_doc_if_complete([{"name": n} for n in bench_main.NAMES], "full", tmp_path)
     assert written == ["full"]
 
@@ -485,3 +485,22 @@ def test_cli_start_measures_each_command_as_a_process_from_a_subdirectory(monkey
     rows = cli_start.measure(1, lambda msg: None)
     assert [r["command"] for r in rows] == ["--help", "sweep no-such-experiment"]
     assert rows[0]["rc"] == 0 and rows[1]["rc"] == 2 and "no declared experiment" in rows[1]["said"]
+
+
+def test_text_speed_is_judged_on_the_slowest_size_and_the_peak_memory():
+    from bench import text_speed
+    rows = [{"size": s, "repetition": 0, "mode": m, "text_mb": mb, "wall_s": w, "maxrss_python_mb": rss,
+             "maxrss_children_mb": crss, "samples": s, **({"collapser": "inferno-collapse-perf"} if m != "text-ours"
+                                                         else {})}
+            for s, mb, m, w, rss, crss in ((10**4, 9.0, "text-ours", 0.3, 80, 0),
+                                            (10**4, 9.0, "text-collapse", 0.2, 30, 9),
+                                            (10**5, 90.0, "text-ours", 4.5, 90, 0),
+                                            (10**5, 90.0, "text-collapse", 2.0, 30, 9))]
+    res = text_speed.result(rows)
+    assert res["value"] == 20.0 and res["verdict"] == "met"  # 90 MB in 4.5 s: the slower size
+    assert ("1e+05 samples, 90 MB: ours 4.50 s (20.0 MB/s, peak RSS 90 MB), inferno-collapse-perf 2.00 s"
+            in res["figure"])
+    heavy = [{**r, "maxrss_python_mb": 150} if r["mode"] == "text-ours" else r for r in rows]
+    assert text_speed.result(heavy)["verdict"] == "below target"  # fast, but over 100 MB
+    slow = [{**r, "wall_s": 9.0} if r["mode"] == "text-ours" else r for r in rows]
+    assert text_speed.result(slow)["verdict"] == "below target"  # 90 MB in 9 s: 10 MB/s
