@@ -408,6 +408,9 @@ def test_a_journal_whose_namespaces_are_gone_is_archived_with_a_note(tmp_path, m
              {"host": ns, "knob": "sysctl", "key": RMEM, "prior": "4096 131072 6291456"},
              {"host": ssh, "knob": "sysctl", "key": "net.core.rps_sock_flow_entries", "prior": "0"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import logging
+    # the CLI's setup_logging (run by earlier tests in the same process) stops "hostnet" propagating
+    monkeypatch.setattr(logging.getLogger("hostnet"), "propagate", True)
     with caplog.at_level("WARNING", logger="hostnet.knobs.journal"):
         assert restore_journal(path) == []
     assert machine.files[sysctl_path("net.core.rps_sock_flow_entries")] == "0\n"
