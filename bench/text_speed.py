@@ -24,9 +24,9 @@ def measure(tb, sizes: list[int], repetitions: int, workdir: Path, kernel: str, 
     for size in sizes:
         data, text = workdir / f"text-{size}.data", workdir / f"text-{size}.txt"
         record(tb, data, size)
-        with text.open("w") as out:  # perf's default fields: what someone brings from elsewhere
+        with text.open("wb") as out:  # perf's default fields, as bytes (a chunk may end mid-character)
             LocalHost("bench").stream(["perf", "script", "-i", str(data)],
-                                      lambda chunks: [out.write(c.decode()) for c in chunks], timeout=1800)
+                                      lambda chunks: [out.write(c) for c in chunks], timeout=1800)
         data.unlink()
         mb = text.stat().st_size / 1e6
         for rep, mode in alternating(MODES, repetitions):

@@ -15,6 +15,11 @@ class KnobError(RuntimeError):
     """A knob cannot be read, written or verified on a host."""
 
 
+def unreachable(exc: BaseException) -> bool:
+    """A host that did not answer, also when a knob wrapped that in its own error."""
+    return isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable)
+
+
 class SettingGone(KnobError):
     """What the setting applied to no longer exists (e.g. NAPI threads after threaded NAPI went
     off): an error for a change, nothing left to put back for a restore."""
@@ -66,7 +71,7 @@ class Knob:
             if self.normalize(self.read(host, key)) == self.normalize(value):
                 return
         except (KnobError, HostError) as exc:
-            if isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable):
+            if unreachable(exc):
                 raise
             # not readable yet (e.g. no NAPI thread until threaded NAPI is on): the write decides
         try:

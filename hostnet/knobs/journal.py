@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..hosts import Host, HostError, HostUnreachable, LocalHost, gone_namespace, host_from_description
-from .base import Knob, KnobError, SettingGone
+from ..hosts import Host, HostError, LocalHost, gone_namespace, host_from_description
+from .base import Knob, KnobError, SettingGone, unreachable
 from . import guard as mgmt_guard
 from .machine import BOOT_ID, Ledger, is_global, scope
 from .journal_file import (HOST_DIR, append_line, append_on_host, delete_on_host, host_copy, read_journal,
@@ -220,7 +220,7 @@ def _restore_entry(entry: dict, knobs: dict, state: _Restoring) -> list[str]:
     except SettingGone:  # e.g. NAPI threads gone with threaded NAPI (restored by an earlier pass)
         return []
     except (KnobError, HostError) as exc:
-        if _unreachable(exc):  # tried once in this restore: the host's other entries are not
+        if unreachable(exc):  # tried once in this restore: the host's other entries are not
             state.unreachable[ident] = [desc.get("name"), str(exc.__cause__ or exc), 1]
             return []
         return [f"could not put {entry['knob']}[{entry['key']}] on {desc.get('name')} back to "
@@ -248,14 +248,10 @@ def _already(knob, host, key: str, prior: str) -> bool:
     try:
         return knob.normalize(knob.read(host, key)) == knob.normalize(prior)
     except (KnobError, HostError) as exc:
-        if _unreachable(exc):
+        if unreachable(exc):
             raise
         return False
 
-
-def _unreachable(exc: Exception) -> bool:
-    """A host that did not answer, also when a knob wrapped that in its own error."""
-    return isinstance(exc, HostUnreachable) or isinstance(exc.__cause__, HostUnreachable)
 
 
 def _delete_host_copies(path: Path, entries: list[dict], resolved: dict) -> list[str]:
