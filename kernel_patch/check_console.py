@@ -27,6 +27,15 @@ TCP_REQUESTED = {"5000": 4 << 20, "5001": 64 << 20, "5002": 4 << 20, "5005": 8 <
 GSO_FLOW_BYTES = 8 << 20
 MSS_1500 = 1448   # lo at MTU 1500, TCP timestamps on
 _SNMP = re.compile(r"=== RXPROF snmp (\S+)\s*$")
+_CLOCK = re.compile(r"clocksource: Switched to clocksource (\S+)")
+# Clocks that step once per timer tick (4 ms at HZ=250): a latency below a tick reads as 0.
+TICK_CLOCKS = ("jiffies", "refined-jiffies")
+
+
+def guest_clock(text: str) -> str | None:
+    """The clocksource the guest kernel ended on (its last "Switched to clocksource"), or None."""
+    found = _CLOCK.findall(text)
+    return found[-1] if found else None
 
 
 def parse_snmp_blocks(text: str) -> dict[str, dict[str, dict[str, int]]]:
@@ -87,6 +96,11 @@ def evaluate(text: str) -> tuple[list[tuple[bool, str]], list[str]]:
                    and off["post_gro_skb_len"].total == 0, "nothing is counted while all features are off"))
     lat, size = d["hist"]["rx_copy_latency_ns"], d["hist"]["post_gro_skb_len"]
     checks.append((lat.total > 100, f"latency histogram has samples ({lat.total})"))
+    clock = guest_clock(text)
+    notes.append(f"guest clocksource: {clock or 'not printed'}")
+    checks.append((clock is not None and clock not in TICK_CLOCKS,
+                   f"the guest's clock resolves sub-tick latencies (clocksource {clock or 'not printed'}"
+                   + ("; a tick clock reads most latencies as 0" if clock in TICK_CLOCKS else "") + ")"))
     p50 = lat.quantile(0.5)
     checks.append((p50 is not None and 100 <= p50 < 1e9, f"median latency bucket is between 100 ns and 1 s ({p50} ns)"))
     checks.append((size.total > 100, f"post-GRO size histogram has samples ({size.total})"))

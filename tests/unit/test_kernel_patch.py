@@ -55,3 +55,16 @@ def test_boot_console_checks_fail_on_a_short_flow_an_unselected_loss_or_forced_g
     start = text.index("=== RXPROF snmp gso1")
     gso = text[:start] + text[start:].replace(f" {out_req} ", f" {out_req - forced_extra} ", 1)
     assert [w.split(" (")[0] for w in failed(gso)] == ["gso_honour_off=1: one segment per skb"]
+
+
+def test_a_guest_on_a_tick_clock_fails_naming_its_clock():
+    """The CI console where the guest fell back to refined-jiffies: the latency median is 0 and
+    the failing checks say which clock the guest ran on, not only that the median is wrong."""
+    checks, notes = _check_console().evaluate(fixture_text("rx_prof_console_jiffies.txt"))
+    failed = [what for ok, what in checks if not ok]
+    assert [w.split(" (")[0] for w in failed] == ["the guest's clock resolves sub-tick latencies",
+                                                  "median latency bucket is between 100 ns and 1 s"]
+    assert "clocksource refined-jiffies; a tick clock reads most latencies as 0" in failed[0]
+    assert "guest clocksource: refined-jiffies" in notes
+    passed = _check_console().evaluate(fixture_text(RX_PROF_CONSOLE))
+    assert "guest clocksource: tsc" in passed[1]
