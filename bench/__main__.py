@@ -22,7 +22,7 @@ FULL = {"variants": ["hand", "harness", *(f"perf{f}" for f in live.PERF_FREQS), 
                      *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
         "repetitions": 4, "duration": 4, "warmup": 2, "sweep_points": 3, "sweep_duration": 10, "sweep_warmup": 2,
         "sweep_repetitions": 4, "sweep_profile": True, "analysis_sizes": [10**4, 10**5, 10**6], "analysis_reps": 2,
-        "replay_reps": 2, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2, "cli_reps": 5,
+        "replay_reps": 5, "flow_reps": 3, "flow_duration": 4, "flow_warmup": 2, "cli_reps": 5,
         "text_sizes": [10**4, 10**5, 10**6], "text_reps": 2}
 QUICK = {"variants": ["hand", "harness", "perf999", "default", *live.CPU_VARIANTS, *live.SPIN_VARIANTS],
          "repetitions": 1,

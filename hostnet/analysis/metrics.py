@@ -214,14 +214,15 @@ def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
         wide[f"per_core|{side}"] = wide[f"cpu_util_pct|{side}"] / cores
     wide["point"] = [point_of.get(r, "{}") for r in wide.index]
     base = tidy[(tidy.metric == "throughput_gbps") & (tidy.side == "both")].drop_duplicates("run_id")
-    base = base.set_index("run_id")
+    base = base.set_index("run_id").to_dict("index")  # one dict per run: a lookup per run was most of this
     rows, chosen = [], {}
     for point, g in wide.groupby("point"):
         side = "sender" if g["per_core|sender"].median() >= g["per_core|receiver"].median() else "receiver"
         chosen[point] = side
-        for run_id, r in g.iterrows():
-            row = {**base.loc[run_id].to_dict(), "run_id": run_id, "metric": "tpc_gbps", "category": None}
-            rows += [{**row, "side": s, "value": r[f"tpc|{s2}"]}
+        for run_id, tpc_sender, tpc_receiver in zip(g.index, g["tpc|sender"], g["tpc|receiver"], strict=True):
+            row = {**base[run_id], "run_id": run_id, "metric": "tpc_gbps", "category": None}
+            tpc = {"sender": tpc_sender, "receiver": tpc_receiver}
+            rows += [{**row, "side": s, "value": tpc[s2]}
                      for s, s2 in (("sender", "sender"), ("receiver", "receiver"), ("both", side))]
     rest = tidy[~((tidy.metric == "tpc_gbps") & tidy.run_id.isin(wide.index))]
     out = pd.concat([rest, pd.DataFrame(rows, columns=tidy.columns)], ignore_index=True)

@@ -37,9 +37,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import ledger
+
+
+def _stats():
+    """scipy.stats, imported where a test runs: it takes 0.7 s, and the report reads this module's
+    constants only."""
+    from scipy import stats
+    return stats
+
 
 REPRODUCED = "reproduced"
 IN_DIRECTION = "reproduced in direction"
@@ -125,8 +132,9 @@ class Difference:
         if not math.isfinite(self.hi - self.lo) or self.lo == self.hi:
             return self.lo, self.hi
         if len(self.a) == 1 and not self.paired:  # against a level (against_level)
-            ci = stats.ttest_1samp(self.b, self.a[0]).confidence_interval(confidence)
+            ci = _stats().ttest_1samp(self.b, self.a[0]).confidence_interval(confidence)
             return float(ci.low) - self.a[0], float(ci.high) - self.a[0]
+        stats = _stats()
         test = stats.ttest_rel(self.b, self.a) if self.paired else stats.ttest_ind(self.b, self.a, equal_var=False)
         ci = test.confidence_interval(confidence)
         return float(ci.low), float(ci.high)
@@ -153,8 +161,8 @@ class Difference:
         n, half = self.n, (self.hi - self.lo) / 2
         if target <= 0 or n < 2:
             return MAX_RUNS + 1
-        quantile = (lambda df: stats.t.ppf(0.5 + CONFIDENCE / 2, df)) if math.isfinite(self.df) else (
-            lambda df: stats.norm.ppf(0.5 + CONFIDENCE / 2))
+        quantile = (lambda df: _stats().t.ppf(0.5 + CONFIDENCE / 2, df)) if math.isfinite(self.df) else (
+            lambda df: _stats().norm.ppf(0.5 + CONFIDENCE / 2))
         spread = half * math.sqrt(n) / quantile(self.df)
         for m in range(n + 1, MAX_RUNS + 1):
             if quantile(self.df * (m - 1) / (n - 1)) * spread / math.sqrt(m) < target:
@@ -185,6 +193,7 @@ def difference(a, b, paired: bool = False) -> Difference:
     if flat:  # no spread at all (counts, identical runs): the difference is exact
         lo = hi = float(np.mean(b) - np.mean(a))
         return Difference(a, b, lo, hi, paired)
+    stats = _stats()
     test = stats.ttest_rel(b, a) if paired else stats.ttest_ind(b, a, equal_var=False)
     ci = test.confidence_interval(CONFIDENCE)
     return Difference(a, b, float(ci.low), float(ci.high), paired, float(test.df))
@@ -198,7 +207,7 @@ def against_level(values, level: float) -> Difference:
         return Difference((float(level),), b, -math.inf, math.inf)
     if np.ptp(b) == 0:
         return Difference((float(level),), b, b[0] - level, b[0] - level)
-    test = stats.ttest_1samp(b, level)
+    test = _stats().ttest_1samp(b, level)
     ci = test.confidence_interval(CONFIDENCE)
     return Difference((float(level),), b, float(ci.low) - level, float(ci.high) - level, df=float(test.df))
 
@@ -464,7 +473,9 @@ def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..
     sig = inspect.signature(verdict_table)
     name = next(p for p in sig.parameters if p == "tidy" or p.endswith("_tidy"))
 
-    def accounted(args, kwargs, tidy: pd.DataFrame) -> pd.DataFrame:
+    def accounted(args, kwargs, tidy: pd.DataFrame, variants: bool = True) -> pd.DataFrame:
+        """variants False: the merged verdicts only (the variants of the ambiguous line feed only the
+        sensitivity column, so judging them again without the unsteady runs would be wasted)."""
         bound = sig.bind(*args, **kwargs)
 
         def under(accounting):
@@ -474,7 +485,7 @@ def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..
         if not ledger.has_ledger(tidy):
             return merge_accountings(raw)
         return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
-                                                                                 ledger.NIC_WITHOUT)})
+                                                                                 ledger.NIC_WITHOUT) if variants})
 
     @functools.wraps(verdict_table)
     def judged(*args, **kwargs):
@@ -485,7 +496,7 @@ def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..
         out["unsteady runs"] = f"{len(unsteady)} of {runs}"
         out["steady runs only"] = "no steady run" if unsteady and runs == len(unsteady) else ""
         if unsteady and runs > len(unsteady):
-            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)]).set_index("id").verdict
+            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)], variants=False).set_index("id").verdict
             without = [again.get(f, "not judged (no steady run of its points)") for f in out["id"]]
             out["steady runs only"] = [w if w != v else "" for w, v in zip(without, out["verdict"], strict=True)]
         return out
@@ -631,11 +642,13 @@ def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **poin
     """Per category, the side's share in every run of the point (0 where a run had no such sample):
     the same runs in the same order for every category, as largest() pairs them. Runs whose side
     has fewer than MIN_BUSY_SAMPLES busy perf samples are left out (`Shares.undersampled`)."""
-    rows = tidy[(tidy.metric == metric) & (tidy.side == side)]
-    counts = tidy[(tidy.metric == "perf_busy_samples_count") & (tidy.side == side)]
+    # one pass over the whole frame, the rest over the point's rows (this runs for every point, side
+    # and accounting of a verdict table)
+    sel = tidy.loc[tidy.metric.isin((metric, "perf_busy_samples_count")) & (tidy.side == side),
+                   ["run_id", "metric", "category", "value", *point]]  # the columns read below, no others
     for key, value in point.items():
-        rows = rows[rows[key] == value]
-        counts = counts[counts[key] == value]
+        sel = sel[sel[key] == value]
+    rows, counts = sel[sel.metric == metric], sel[sel.metric == "perf_busy_samples_count"]
     if rows.empty:
         return Shares()
     per_run = counts.groupby("run_id").value.sum()
@@ -643,7 +656,7 @@ def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **poin
     rows = rows[~rows.run_id.isin(few)]
     if rows.empty:
         return Shares(undersampled=few)
-    wide = rows.pivot_table(index="run_id", columns="category", values="value", aggfunc="sum").sort_index()
+    wide = rows.groupby(["run_id", "category"]).value.sum().unstack("category").sort_index()
     return Shares({c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}, few)
 
 

@@ -50,6 +50,9 @@ if "pandas" in _hostnet_sys.modules:  # display options a notebook set (13: max_
 if "hostnet.charts.plots" in _hostnet_sys.modules:  # the PNG renderer, were interactive() called
     _hostnet_sys.modules["hostnet.charts.plots"].interactive(False)
 get_ipython().reset(new_session=True)  # a new history session, the execution counter back to 1
+# reset() ends in a full gc.collect(), which walked every object of pandas, scipy and altair before
+# each notebook (0.2 s each): what survives it now is left out of every later collection (no name made)
+__import__("gc").freeze()
 """
 # As nbclient starts the kernels it owns: history in memory, not in the user's IPython profile
 # (which several kept kernels would write at once).

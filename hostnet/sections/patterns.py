@@ -286,37 +286,51 @@ def _ci_text(mean: float, ci) -> str:
     return f"{mean:.1f}" + ("" if pd.isna(ci) else f" ± {ci:.1f}")
 
 
-def _per_run(tidy: pd.DataFrame, n: int, metric: str, side: str) -> pd.Series:
-    rows = tidy[(tidy.flows == n) & (tidy.metric == metric) & (tidy.side == side)
-                & (tidy.category.fillna("") == "")]
-    return rows.set_index("run_id").value.astype(float).sort_index()
+class _PerRun:
+    """A point's per-run values of the few metrics F04 and F09 read, split once: a verdict table asks
+    for them some 20 times under each of its accountings, and filtering the whole frame each time
+    was most of its cost."""
+    METRICS = ("cores_count", "flow_count", "tpc_gbps", "cpu_util_pct")
+
+    def __init__(self, tidy: pd.DataFrame):
+        self._rows = tidy.loc[tidy.metric.isin(self.METRICS) & (tidy.category.fillna("") == ""),
+                              ["flows", "metric", "side", "run_id", "value"]]
+        self._at = self._rows.groupby(["flows", "metric", "side"], sort=False).indices  # key -> positions
+        self._made: dict[tuple, pd.Series] = {}
+
+    def __call__(self, n: int, metric: str, side: str) -> pd.Series:
+        key = (n, metric, side)
+        if key not in self._made:
+            rows = self._rows.iloc[self._at.get(key, [])]
+            self._made[key] = rows.set_index("run_id").value.astype(float).sort_index()
+        return self._made[key]
+
+    def cores(self, n: int, side: str) -> int:
+        return int(max(1, self(n, "cores_count", side).max()))
 
 
-def _cores(tidy: pd.DataFrame, n: int, side: str) -> int:
-    return int(max(1, _per_run(tidy, n, "cores_count", side).max()))
-
-
-def _f09(tidy: pd.DataFrame, pattern: str) -> verdicts.Judgement:
+def _f09(tidy: pd.DataFrame, pattern: str, per_run: _PerRun) -> verdicts.Judgement:
+    _per_run, _cores = per_run, per_run.cores
     ns = sorted(tidy.flows.unique())
     first, last = ns[0], ns[-1]
-    flows = int(_per_run(tidy, last, "flow_count", "both").max())
-    if pattern == "one-to-one" and min(_cores(tidy, last, side) for side in SIDES) < flows:
+    flows = int(_per_run(last, "flow_count", "both").max())
+    if pattern == "one-to-one" and min(_cores(last, side) for side in SIDES) < flows:
         return verdicts.not_testable(
-            f"at n={last} the {flows} flows share {_cores(tidy, last, 'sender')} sender and "
-            f"{_cores(tidy, last, 'receiver')} receiver core(s)",
+            f"at n={last} the {flows} flows share {_cores(last, 'sender')} sender and "
+            f"{_cores(last, 'receiver')} receiver core(s)",
             "a core pair per flow (one-to-one's premise): as many cores per side as flows")
-    d = verdicts.difference(_per_run(tidy, first, "tpc_gbps", "both"), _per_run(tidy, last, "tpc_gbps", "both"))
+    d = verdicts.difference(_per_run(first, "tpc_gbps", "both"), _per_run(last, "tpc_gbps", "both"))
     j = verdicts.direction(d, want=">", what=f"tpc n={first} → n={last} ({flows} flows, "
-                           f"{flows / _cores(tidy, last, 'receiver'):g} per receiver core)", unit="Gbit/s",
+                           f"{flows / _cores(last, 'receiver'):g} per receiver core)", unit="Gbit/s",
                            points=[{"flows": int(first)}, {"flows": int(last)}])
-    every = ", ".join(f"n={n} {_per_run(tidy, n, 'tpc_gbps', 'both').mean():.1f}" for n in ns)
+    every = ", ".join(f"n={n} {_per_run(n, 'tpc_gbps', 'both').mean():.1f}" for n in ns)
     return verdicts.Judgement(j.verdict, f"{j.shows}; means {every}", j.decide, j.points)
 
 
-def _f04(tidy: pd.DataFrame) -> verdicts.Judgement:
+def _f04(tidy: pd.DataFrame, per_run: _PerRun) -> verdicts.Judgement:
     parts = []
     for n in sorted(tidy.flows.unique()):
-        per_core = pd.concat([_per_run(tidy, n, "cpu_util_pct", side) / _cores(tidy, n, side) for side in SIDES],
+        per_core = pd.concat([per_run(n, "cpu_util_pct", side) / per_run.cores(n, side) for side in SIDES],
                              axis=1, join="inner")
         d = verdicts.difference(per_core.iloc[:, 0], per_core.iloc[:, 1], paired=True)
         parts.append(verdicts.direction(d, want="<", what=f"n={n} CPU per core sender → receiver", unit="%",
@@ -356,16 +370,16 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
             "within its budget)")
         return verdicts.table(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why),
                               extensions=SINGLE_FLOW_CLAIMS)
-    judged, repeats = {}, {}
-    if pattern != "one-to-one" and one_core_pair(tidy):
+    judged, repeats, per_run = {}, {}, _PerRun(tidy)
+    if pattern != "one-to-one" and one_core_pair(tidy, per_run):
         repeats["F09"] = ONE_CORE_PAIR
     for fid in _pattern(pattern).findings:
         if fid == "F09":
             if tidy.flows.nunique() < 2:
                 continue
-            judged[fid] = _f09(tidy, pattern)
+            judged[fid] = _f09(tidy, pattern, per_run)
         elif fid == "F04":
-            j = _f04(tidy)
+            j = _f04(tidy, per_run)
             judged[fid] = verdicts.Judgement(j.verdict, "checked at every n of this pattern: " + j.shows,
                                              j.decide, j.points, j.holds)
         else:
@@ -379,9 +393,10 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
 ONE_CORE_PAIR = "one-to-one's (03: k flows on one core pair, one core per side)"
 
 
-def one_core_pair(tidy: pd.DataFrame) -> bool:
+def one_core_pair(tidy: pd.DataFrame, per_run: _PerRun | None = None) -> bool:
     """Every n of the campaign ran on one sender and one receiver core."""
-    return all(_cores(tidy, n, side) == 1 for n in tidy.flows.unique() for side in SIDES)
+    per_run = per_run or _PerRun(tidy)
+    return all(per_run.cores(n, side) == 1 for n in tidy.flows.unique() for side in SIDES)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:

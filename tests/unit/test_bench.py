@@ -460,6 +460,29 @@ def test_replay_is_judged_on_warm_cache_runs_and_reports_the_cold_one():
     assert old["value"] == pytest.approx(59.0)
 
 
+def test_a_replay_whose_figures_are_not_the_committed_ones_bytes_fails_the_replay_benchmark(tmp_path):
+    from bench import replay_speed
+    made, committed = tmp_path / "made", tmp_path / "committed"
+    for d in (made, committed):
+        (d / "sub").mkdir(parents=True)
+        (d / "a.svg").write_bytes(b"<svg/>")
+        (d / "meta.json").write_text("{}")  # not a figure file: not compared
+    (made / "sub" / "b.png").write_bytes(b"\x89PNG one")
+    (committed / "sub" / "b.png").write_bytes(b"\x89PNG two")
+    (committed / "c.svg").write_bytes(b"<svg/>")
+    (made / "meta.json").write_text('{"other": 1}')
+    assert replay_speed.differing(made, committed) == ["c.svg", "sub/b.png"]
+    (made / "sub" / "b.png").write_bytes(b"\x89PNG two")
+    (made / "c.svg").write_bytes(b"<svg/>")
+    assert replay_speed.differing(made, committed) == []
+    rows = [{"repetition": 0, "wall_s": 12.0, "figures": 89, "differing": 0, "cache": "warm"},
+            {"repetition": 1, "wall_s": 12.5, "figures": 89, "differing": 2, "cache": "warm"}]
+    res = replay_speed.result(rows)
+    assert res["verdict"] == "below target" and "2 not byte-identical to figures/" in res["figure"]
+    rows[1]["differing"] = 0
+    assert replay_speed.result(rows)["verdict"] == "met"
+
+
 def test_cli_start_is_judged_on_the_slowest_commands_median_and_a_traceback_fails_it():
     from bench import cli_start
     argvs = cli_start.commands()

@@ -27,6 +27,17 @@ def _outputs(path) -> list[tuple[int, str]]:
     return [(c["execution_count"], "".join(_text(o) for o in c["outputs"])) for c in cells]
 
 
+def _count_writes(monkeypatch, *modules) -> list:
+    """The paths papermill's write_ipynb is called with, through these modules' names for it."""
+    writes = []
+    for module in modules:
+        def counted(nb, path, *args, _write=module.write_ipynb, **kwargs):
+            writes.append(path)
+            return _write(nb, path, *args, **kwargs)
+        monkeypatch.setattr(module, "write_ipynb", counted)
+    return writes
+
+
 @pytest.fixture
 def kept():
     yield
@@ -67,3 +78,38 @@ def test_a_kernel_that_died_is_replaced(tmp_path, kept):
     run_sync(kept_kernel._kept["km"].shutdown_kernel)(now=True)  # as if it crashed
     batch.execute(nb, None, tmp_path / "o2", keep_kernel=True)
     assert _outputs(tmp_path / "o1" / "a.ipynb") != _outputs(tmp_path / "o2" / "a.ipynb")  # another process
+
+
+def test_a_kept_kernel_replay_writes_its_notebook_when_it_ends_and_a_failed_one_with_its_error(tmp_path, kept,
+                                                                                              monkeypatch):
+    """papermill writes the whole notebook as every cell starts and ends; a replay writes it when it
+    ends (the engine's final save and papermill's own), a failed one too, with the error shown; and
+    what the reset before the second notebook kept is out of the garbage collector's walks."""
+    import papermill as pm
+    from papermill import engines, execute
+    writes = _count_writes(monkeypatch, engines, execute)
+    four = _notebook(tmp_path / "four.ipynb", "x = 1", "y = 2", "z = 3", "print(x + y + z)")
+    out = tmp_path / "out"
+    batch.execute(four, None, out, keep_kernel=True)
+    assert len(writes) == 2 and _outputs(out / "four.ipynb")[-1] == (4, "6\n")
+    writes.clear()
+    failing = _notebook(tmp_path / "failing.ipynb", "import gc\nprint(gc.get_freeze_count() > 0)",
+                        "raise ValueError('a cell that fails')", "print('never')")
+    with pytest.raises(pm.PapermillExecutionError, match="a cell that fails"):
+        batch.execute(failing, None, out, keep_kernel=True)
+    written = json.loads((out / "failing.ipynb").read_text())
+    shown = json.dumps(written["cells"])
+    assert "a cell that fails" in shown and "never" not in "".join(
+        _text(o) for c in written["cells"] for o in c.get("outputs", []))
+    assert "True" in _text(next(c for c in written["cells"] if "gc.get_freeze_count" in "".join(c["source"]))
+                           ["outputs"][0])
+    assert len(writes) == 2  # the final save, and papermill's own with the error banner on top
+
+
+def test_live_notebooks_keep_papermills_writes_as_cells_end(tmp_path, monkeypatch):
+    """A live run's notebook (its own kernel) fills in as it measures: the writes stay."""
+    from papermill import engines
+    writes = _count_writes(monkeypatch, engines)
+    nb = _notebook(tmp_path / "two.ipynb", "x = 1", "print(x)")
+    batch.execute(nb, None, tmp_path / "out")
+    assert len(writes) >= 5  # the start, each cell's start and end, the end
