@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import itertools
 import json
+import math
 import platform
 import re
 import tempfile
@@ -29,7 +30,7 @@ from .. import project, taxonomy as taxonomies
 from ..hosts import Host, LocalHost
 from ..parsers import ParseError
 from ..parsers.perf_default import NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse
-from ..parsers.perf_report import SymbolSamples, parse_perf_report
+from ..parsers.perf_report import FIXED_PERIOD_EVENTS, SymbolSamples, parse_perf_report
 from ..parsers.perf_script import USER, parse_folded, parse_perf_script
 from ..taxonomy import UNCLASSIFIED
 
@@ -49,6 +50,7 @@ class Profile:
     event: str | None = None
     release: str | None = None  # the recorded kernel, where the file says
     notes: list[str] = field(default_factory=list)
+    weight: str = "by samples"  # how a sample counts (WEIGHTING): by its period where the input carries one
 
     @property
     def has_cpu(self) -> bool:
@@ -138,13 +140,21 @@ def _text_lines(path: Path, gzipped: bool) -> Iterator[str]:
                                             f"damaged copy?)", n) from exc
 
 
+UNIT_LABELS = {"samples": "samples", "period": "summed sample periods", "folded": "folded counts"}
+
+
+def unit_label(profile: Profile) -> str:
+    """What a profile's counts are, in words (a report without -n counts in % of all samples)."""
+    return UNIT_LABELS.get(profile.unit, "% of all samples")
+
+
 def check_counts(profile: Profile) -> None:
     """Refuse counts no recording has: a row, a stack or their total above MAX_COUNT (2**70 samples
     once garbled the table)."""
     counts = [r.samples for r in profile.rows] + list((profile.stacks or {}).values())
     if counts and (max(counts) > MAX_COUNT or sum(r.samples for r in profile.rows) > MAX_COUNT):
-        raise ParseError(profile.source, f"a count of {max(counts):.3g} {profile.unit} (or their total) is above "
-                                         f"2**53: no recording has that many, and sums of it lose samples")
+        raise ParseError(profile.source, f"a count of {max(counts):.3g} {unit_label(profile)} (or their total) is "
+                                         f"above 2**53: no recording has that many, and sums of it lose samples")
 
 
 # A kernel sample perf could not name (its symbols are not on this machine): a bare address in perf
@@ -173,23 +183,48 @@ def check_symbolised(profile: Profile) -> None:
     profile.notes.append(f"{100 * share:.2f} % of the kernel samples have no symbol (counted as unclassified)")
 
 
+# The one weighting rule, whatever the format: a sample counts by its period (the event's count it
+# stands for: 1/F of a second for cpu-clock, the faults for page-faults) where the input carries
+# periods, as perf report's Overhead and stackcollapse-perf.pl weigh; by one where it carries none.
+# For a fixed-period event (cpu-clock, task-clock: every profile hostnet records) the two agree.
+WEIGHTING = "a sample counts by its period where the input carries periods, else as one sample"
+
+
+def weighed(samples: Counter, periods: Counter, without_period: int) -> tuple[Counter, str, str]:
+    """(stacks, unit, how) by the rule: the periods (their common factor divided out) where every
+    sample printed one, else the sample counts."""
+    if without_period:
+        return samples, "samples", (f"by samples: {without_period:,} sample headers print no period "
+                                    "(perf script -F without period, or perf 3.x)")
+    divisor = math.gcd(*periods.values())
+    if all(periods[k] == divisor * samples[k] for k in samples):  # one period for every sample
+        return samples, "samples", f"by period, and every sample's is {divisor:,}: the same as by samples"
+    weights = Counter({k: v // divisor for k, v in periods.items()})
+    total = sum(periods.values())
+    return weights, "period", (f"by period: {sum(samples.values()):,} samples whose periods add up to {total:,} "
+                               f"{'(counted in units of ' + format(divisor, ',') + ') ' if divisor > 1 else ''}"
+                               "(by samples the shares would differ: the event's period varies)")
+
+
 def profile_from_text(text: str, source: str, event: str | None = None) -> Profile:
     kind = text_format(text, source)
     if event is not None and kind != "perf script":
         raise ParseError(source, f"--event picks one event of a perf script text; this is {kind}")
-    if kind == "hostnet perf report":
-        return _from_rows(source, kind, parse_perf_report(text, source), "samples")
+    if kind == "hostnet perf report":  # hostnet's probe records cpu-clock (FIXED_PERIOD_EVENTS)
+        p = _from_rows(source, kind, parse_perf_report(text, source), "samples")
+        p.weight = "by samples (hostnet's report counts them; its probe's cpu-clock samples share one period)"
+        return p
     if kind == "perf report":
         rep = parse_report_stdio(text, source)
-        counted = "Samples" in rep.columns
-        rows = _merge(SymbolSamples(r.cpu, r.comm, r.symbol, r.kernel, r.samples if counted else r.self_pct)
-                      for r in rep.rows)
-        p = _from_rows(source, kind, rows, "samples" if counted else "% of samples")
-        p.event = rep.event
+        counted, how = _report_weight(rep.rows, "Samples" in rep.columns, "Period" in rep.columns)
+        value = {"period": lambda r: r.period, "samples": lambda r: r.samples, "% of samples": lambda r: r.self_pct}
+        rows = _merge(SymbolSamples(r.cpu, r.comm, r.symbol, r.kernel, value[counted](r)) for r in rep.rows)
+        p = _from_rows(source, kind, rows, counted)
+        p.event, p.weight = rep.event, how
         p.notes.append("a perf report gives the leaf breakdown only: its call graphs are pruned (0.5 % by default), "
                        "so the call-chain attribution needs perf script text or the perf.data")
         p.notes.append(landed(rows))
-        if not counted:  # each printed overhead is off by up to 0.005 % of all samples
+        if counted == "% of samples":  # each printed overhead is off by up to 0.005 % of all samples
             total = sum(r.samples for r in rows)
             bound = 100.0 * 0.005 * len(rep.rows) / total if total else float("nan")
             p.notes.append(f"no Samples column (perf report without -n): shares come from the printed 0.01 % "
@@ -207,14 +242,34 @@ def profile_from_text(text: str, source: str, event: str | None = None) -> Profi
         fp = parse_stackcollapse(text, source)
         p = _from_stacks(source, "folded (stackcollapse-perf.pl)", fp.samples)
         p.notes += fp.notes
+        p.unit = "folded"
+        p.weight = ("as folded: stackcollapse-perf.pl and inferno add up each sample's period where the text "
+                    "they folded printed one (perf script's default), else count samples")
         return p
     return _from_script(text.splitlines(), source, event)
 
 
+def _report_weight(rows, has_samples: bool, has_period: bool) -> tuple[str, str]:
+    """Which column a perf report's rows count by (WEIGHTING) and the breakdown's words for it.
+    Overhead is each row's share of the event's period; the Samples column agrees with it to the
+    printed 0.01 % only where every sample has the same period, and is then the exact count."""
+    if has_period and all(r.period is not None for r in rows):
+        return "period", "by period: the Period column (--show-total-period)"
+    if has_samples:
+        total = sum(r.samples for r in rows)
+        if total and all(abs(100.0 * r.samples / total - r.self_pct) <= 0.0051 for r in rows):
+            return "samples", ("by period, through the exact Samples column: it gives the Overhead column's "
+                               "shares to their printed 0.01 % (a fixed-period event)")
+        return "% of samples", ("by period: the Overhead column (the Samples column gives other shares: the "
+                                "event's period varies; --show-total-period prints it exactly)")
+    return "% of samples", "by period: the Overhead column (no Samples or Period column)"
+
+
 def _from_script(lines: Iterable[str], source: str, event: str | None) -> Profile:
     sp = parse_script_default(lines, source, event)
-    p = _from_stacks(source, "perf script", sp.samples)
-    p.event, p.release = sp.event, sp.release
+    stacks, unit, how = weighed(sp.samples, sp.periods, sp.without_period)
+    p = _from_stacks(source, "perf script", stacks)
+    p.event, p.release, p.unit, p.weight = sp.event, sp.release, unit, how
     p.notes.append("kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the kernel)"
                    + (f"; {sp.by_address:,} frames without one ([unknown]) by their address" if sp.by_address else ""))
     return p
@@ -329,6 +384,15 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     p.release = m["release"] if m else None
     event = re.search(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'", report, re.M)
     p.event = event["event"] if event else None
+    if p.event in FIXED_PERIOD_EVENTS:
+        p.weight = f"by period, and {p.event} samples at one period: the same as by samples"
+        return p
+    # an event whose period varies (cycles, page-faults): hostnet's report and folded stacks count
+    # samples, so the profile is read from perf script's default text, which prints every period
+    script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
+    sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
+    stacks, p.unit, p.weight = weighed(sp.samples, sp.periods, sp.without_period)
+    p.rows, p.stacks = leaf_rows(stacks), stacks
     return p
 
 
@@ -448,6 +512,7 @@ def format_table(profile: Profile, results: list[dict], series: str, series_from
     else:
         head.append("CPU roles from the run's manifest.json: " + (", ".join(
             f"CPU {c} {side}" for c, side in sorted(roles.items())) or "none recorded"))
+    head.append(f"weighted {profile.weight}")
     head += [f"note: {n}" for n in profile.notes]
     cols = []
     for r in results:
@@ -458,7 +523,7 @@ def format_table(profile: Profile, results: list[dict], series: str, series_from
     lines = ["category".ljust(14) + "".join(c[0].rjust(width + 2) for c in cols)]
     for cat in metrics.BREAKDOWN_ORDER:
         lines.append(cat.ljust(14) + "".join(f"{r[key][cat]:{width + 1}.2f}%" for _, key, r in cols))
-    unit = "samples" if profile.unit == "samples" else "% of all samples"
+    unit = unit_label(profile)
     lines.append("busy".ljust(14) + "".join(f"{_num(r['busy_samples']):>{width + 2}}" for _, _, r in cols)
                  + f"   ({unit}; idle and foreign below)")
     lines.append("idle".ljust(14) + "".join(f"{_num(r['idle_samples']):>{width + 2}}" for _, _, r in cols))
@@ -528,5 +593,6 @@ def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | Non
 
 def to_json(profile: Profile, results: list[dict], series: str, series_from: str) -> dict:
     return {"source": profile.source, "format": profile.format, "event": profile.event, "unit": profile.unit,
+            "weight": profile.weight,
             "kernel_release": profile.release, "taxonomy": series, "taxonomy_from": series_from,
             "notes": profile.notes, "breakdowns": [{**r, "cpus": cpu_label(r["cpus"])} for r in results]}

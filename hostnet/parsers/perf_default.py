@@ -45,6 +45,7 @@ class ScriptProfile:
     has_cpu: bool
     release: str | None  # from `perf script --header`'s "# os release", where present
     by_address: int = 0  # frames without a DSO ("[unknown]"), called kernel or user by their address
+    without_period: int = 0  # samples whose header printed no period (-F without period, perf 3.x)
 
 
 def parse_script_default(lines: Iterable[str], source: str = "perf script", event: str | None = None) -> ScriptProfile:
@@ -61,7 +62,7 @@ def parse_script_default(lines: Iterable[str], source: str = "perf script", even
             raise ParseError(source, f"no samples of event {event!r}; the text has {_events(meta['events'])}")
         raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
     return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"),
-                         meta.get("by_address", 0))
+                         meta.get("by_address", 0), meta.get("without_period", 0))
 
 
 def _events(events: Counter) -> str:
@@ -108,6 +109,8 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         if skipping:
             continue
         mixed = mixed or meta.setdefault("event", head["event"]) != head["event"]
+        if head["period"] is None:
+            meta["without_period"] = meta.get("without_period", 0) + 1
         if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
             raise ParseError(source, "some samples have a CPU field and some do not", n)
     if mixed:
@@ -215,6 +218,7 @@ class ReportRow:
     kernel: bool
     self_pct: float     # % of all samples with this row as the leaf (Overhead, or Self with children)
     samples: int | None  # the Samples column (-n), where present
+    period: int | None = None  # the Period column (--show-total-period): the event's count, where present
 
 
 @dataclass
@@ -392,7 +396,13 @@ def _report_row(cells: dict, source: str, n: int) -> ReportRow:
         if not is_count(cells["Samples"]):
             raise ParseError(source, f"bad sample count {cells['Samples']!r}", n)
         samples = int(cells["Samples"])
-    return ReportRow(cpu, comm, cells.get("Shared Object"), name.strip(), _MARKERS[marker], float(share[:-1]), samples)
+    period = None
+    if "Period" in cells:
+        if not is_count(cells["Period"]):
+            raise ParseError(source, f"bad period {cells['Period']!r}", n)
+        period = int(cells["Period"])
+    return ReportRow(cpu, comm, cells.get("Shared Object"), name.strip(), _MARKERS[marker], float(share[:-1]), samples,
+                     period)
 
 
 # --- stackcollapse-perf.pl -----------------------------------------------------------------------

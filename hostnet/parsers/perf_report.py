@@ -21,7 +21,7 @@ class SymbolSamples:
 
 # cpu-clock and task-clock sample at a fixed period even with -F, so a row's overhead is its share
 # of the samples; other events' periods vary, and their overhead is not checked against the counts.
-_FIXED_PERIOD_EVENTS = ("cpu-clock", "task-clock")
+FIXED_PERIOD_EVENTS = ("cpu-clock", "task-clock")
 _EVENT = re.compile(r"^# Samples: \S+ of event '(?P<event>[^']*)'")
 _TRAILER = re.compile(r"^# \(.*\)$")  # perf report's closing "# (Tip: ...)", after the last row
 _MARKERS = {"[k": True, "[.": False}    # kernel, user; guest ([g], [u]) and hypervisor ([H]) are not ours
@@ -58,7 +58,7 @@ def parse_perf_report(text: str, source: str = "perf_report.txt") -> list[Symbol
         raise ParseError(source, "no sample rows (header only: an empty or cut report?)")
     if trailer is None:
         raise ParseError(source, "no closing '# (...)' line after the rows: cut short?")
-    if event in _FIXED_PERIOD_EVENTS:
+    if event in FIXED_PERIOD_EVENTS:
         _check_overheads(overheads, source)
     return rows
 

@@ -126,8 +126,10 @@ def test_a_text_of_two_events_names_them_and_breaks_down_the_one_asked(capsys):
                                          r": their counts do not add up; break down one with --event NAME"):
         profiles.read_profile(path)
     clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
-    assert (clock.event, sum(clock.stacks.values())) == ("cpu-clock", 482)
-    assert (faults.event, sum(faults.stacks.values())) == ("page-faults", 9)
+    assert (clock.event, clock.unit, sum(clock.stacks.values())) == ("cpu-clock", "samples", 482)  # one period
+    # page-faults' periods vary (1 x 6, 36, 3442, 20): weighted by period, their sum
+    assert (faults.event, faults.unit, sum(faults.stacks.values())) == ("page-faults", "period", 3504)
+    assert faults.weight.startswith("by period: 9 samples whose periods add up to 3,504")
     with pytest.raises(ParseError, match=r"no samples of event 'cycles'; the text has cpu-clock \(482 samples\)"):
         profiles.read_profile(path, event="cycles")
     assert cli.main(["breakdown", str(path), "--event", "page-faults", "--cpus", "0-1", "--csv"]) == 0

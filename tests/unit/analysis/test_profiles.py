@@ -342,7 +342,7 @@ def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recordin
     assert "more than 1 MiB of text decompressed" in _error_of(profiles.read_profile, bomb)
     huge = tmp_path / "huge.folded"
     huge.write_text(f"iperf3;tcp_sendmsg {2 ** 70}\niperf3;tcp_recvmsg 1\n")  # one line alone: its gcd is 1 sample
-    assert "a count of 1.18e+21 samples (or their total) is above 2**53" in _error_of(profiles.read_profile, huge)
+    assert "a count of 1.18e+21 folded counts (or their total) is above 2**53" in _error_of(profiles.read_profile, huge)
     many = tmp_path / "many.folded"
     many.write_text(f"iperf3;a {2 ** 52}\niperf3;b {2 ** 52}\niperf3;c 5\n")  # each fine, the total not
     assert "above 2**53" in _error_of(profiles.read_profile, many)
