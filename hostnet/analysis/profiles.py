@@ -13,7 +13,6 @@ import contextlib
 import gzip
 import itertools
 import json
-import math
 import platform
 import re
 import tempfile
@@ -190,14 +189,14 @@ def check_symbolised(profile: Profile) -> None:
 WEIGHTING = "a sample counts by its period where the input carries periods, else as one sample"
 
 
-def weighed(samples: Counter, periods: Counter, without_period: int) -> tuple[Counter, str, str]:
-    """(stacks, unit, how) by the rule: the periods (their common factor divided out) where every
-    sample printed one, else the sample counts."""
-    if without_period:
-        return samples, "samples", (f"by samples: {without_period:,} sample headers print no period "
+def weighed(sp) -> tuple[Counter, str, str]:
+    """(stacks, unit, how) of a parsed perf script text (ScriptProfile) by the rule: the periods
+    (the samples' common factor divided out) where every sample printed one, else the sample counts."""
+    samples, periods, divisor = sp.samples, sp.periods, sp.period_gcd
+    if sp.without_period:
+        return samples, "samples", (f"by samples: {sp.without_period:,} sample headers print no period "
                                     "(perf script -F without period, or perf 3.x)")
-    divisor = math.gcd(*periods.values())
-    if all(periods[k] == divisor * samples[k] for k in samples):  # one period for every sample
+    if sp.one_period:
         return samples, "samples", f"by period, and every sample's is {divisor:,}: the same as by samples"
     weights = Counter({k: v // divisor for k, v in periods.items()})
     total = sum(periods.values())
@@ -267,7 +266,7 @@ def _report_weight(rows, has_samples: bool, has_period: bool) -> tuple[str, str]
 
 def _from_script(lines: Iterable[str], source: str, event: str | None) -> Profile:
     sp = parse_script_default(lines, source, event)
-    stacks, unit, how = weighed(sp.samples, sp.periods, sp.without_period)
+    stacks, unit, how = weighed(sp)
     p = _from_stacks(source, "perf script", stacks)
     p.event, p.release, p.unit, p.weight = sp.event, sp.release, unit, how
     p.notes.append("kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the kernel)"
@@ -391,7 +390,7 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     # samples, so the profile is read from perf script's default text, which prints every period
     script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
     sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
-    stacks, p.unit, p.weight = weighed(sp.samples, sp.periods, sp.without_period)
+    stacks, p.unit, p.weight = weighed(sp)
     p.rows, p.stacks = leaf_rows(stacks), stacks
     return p
 

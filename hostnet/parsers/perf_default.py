@@ -46,6 +46,8 @@ class ScriptProfile:
     release: str | None  # from `perf script --header`'s "# os release", where present
     by_address: int = 0  # frames without a DSO ("[unknown]"), called kernel or user by their address
     without_period: int = 0  # samples whose header printed no period (-F without period, perf 3.x)
+    period_gcd: int = 1  # the greatest common divisor of the samples' periods
+    one_period: bool = True  # every sample printed the same period (a fixed-period event)
 
 
 def parse_script_default(lines: Iterable[str], source: str = "perf script", event: str | None = None) -> ScriptProfile:
@@ -54,15 +56,19 @@ def parse_script_default(lines: Iterable[str], source: str = "perf script", even
     samples: Counter = Counter()
     periods: Counter = Counter()
     meta: dict = {}
+    gcd, first, one = 0, None, True
     for sample, period in script_samples(lines, source, meta, event):
         samples[sample] += 1
         periods[sample] += period
+        gcd = math.gcd(gcd, period)
+        first = period if first is None else first
+        one = one and period == first
     if not samples:
         if event is not None and meta.get("events"):
             raise ParseError(source, f"no samples of event {event!r}; the text has {_events(meta['events'])}")
         raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
     return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"),
-                         meta.get("by_address", 0), meta.get("without_period", 0))
+                         meta.get("by_address", 0), meta.get("without_period", 0), gcd or 1, one)
 
 
 def _events(events: Counter) -> str:
@@ -80,9 +86,13 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
     events = meta.setdefault("events", Counter())
     head, frames = None, []
     seen = skipping = mixed = False
+    no_dso = None  # (line, n) of a frame printed without a DSO, until the next line says why
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
         if not line.strip():
+            if no_dso is not None:
+                raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
+                                         f"{no_dso[0].strip()[:80]!r}", no_dso[1])
             if head is not None and not skipping and not mixed:
                 yield _sample(head, frames)
             head, frames = None, []
@@ -94,9 +104,28 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
+            if _SRCLINE.match(line) and not _FRAME.match(line):
+                # -F ...,srcline: "  file.c:12" (or "  [dso][addr]") under each frame, skipped as the
+                # collapsers skip it; " (inlined)" at its end marks the frame above it inlined
+                if line.endswith(INLINED) and no_dso is not None and not skipping:
+                    frames.append(_inlined(no_dso[0], source, no_dso[1]))
+                elif no_dso is not None:
+                    raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
+                                             f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+                no_dso = None
+                continue
+            if no_dso is not None:
+                raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
+                                         f"{no_dso[0].strip()[:80]!r}", no_dso[1])
             if not skipping:
-                frames.append(_frame(line, source, n, meta))
+                if split_dso(line)[1] is None and _FRAME.match(line):
+                    no_dso = (line, n)  # inlined, if a srcline line ending in " (inlined)" follows
+                else:
+                    frames.append(_frame(line, source, n, meta))
             continue
+        if no_dso is not None:
+            raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
+                                     f"{no_dso[0].strip()[:80]!r}", no_dso[1])
         m = _HEAD.match(line)
         if not m:
             raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
@@ -113,6 +142,9 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             meta["without_period"] = meta.get("without_period", 0) + 1
         if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
             raise ParseError(source, "some samples have a CPU field and some do not", n)
+    if no_dso is not None:
+        raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
+                                 f"{no_dso[0].strip()[:80]!r}", no_dso[1])
     if mixed:
         raise ParseError(source, f"samples of {len(events)} events, {_events(events)}: their counts do not add up; "
                                  f"break down one with --event NAME")
@@ -122,7 +154,39 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
 
 def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
     cpu = int(head["cpu"]) if head["cpu"] is not None else NO_CPU
+    if any(f.startswith(_PENDING) for f in frames):
+        frames = _place_inlined(frames)
     return Sample(cpu, head["comm"], tuple(frames)), int(head["period"] or 1)
+
+
+# An inlined frame ("<address> inner (inlined)", perf script --inline) has no DSO of its own: it is
+# kernel or user as the frame it was inlined into, the next one perf prints (at the same address);
+# until that is read it is kept as _PENDING + "k"/"u" (its address's side, used only when no frame
+# follows) + its name.
+INLINED = " (inlined)"
+_PENDING = "\x00"
+_SRCLINE = re.compile(r"^  \S")  # perf prints a srcline as "\n  file:line" under its frame
+
+
+def _inlined(line: str, source: str, n: int) -> str:
+    m = _FRAME.match(line)
+    if not m:
+        raise ParseError(source, f"not a stack frame (address symbol (dso)): {line.strip()[:80]!r}", n)
+    rest = m["rest"].removesuffix(INLINED).rstrip()
+    sym = _OFFSET.sub("", rest) or "[unknown]"
+    return _PENDING + ("k" if int(m["addr"], 16) >= KERNEL_BASE else "u") + sym
+
+
+def _place_inlined(frames: list[str]) -> list[str]:
+    out, side = [], None
+    for f in reversed(frames):  # outermost first: each inlined frame follows its container
+        if f.startswith(_PENDING):
+            kernel = side if side is not None else f[1] == "k"
+            out.append(f[2:] if kernel else f[2:] + USER)
+        else:
+            side = not f.endswith(USER)
+            out.append(f)
+    return out[::-1]
 
 
 _FRAMES_KEPT = 1 << 16  # distinct frame lines remembered (a profile repeats a few thousand of them)
@@ -151,6 +215,8 @@ def _parse_frame(line: str, source: str, n: int) -> tuple[str, bool]:
     if not m:
         raise ParseError(source, f"not a stack frame (address symbol (dso)): {line.strip()[:80]!r}", n)
     sym, dso = split_dso(m["rest"])
+    if dso == "inlined":
+        return _inlined(line, source, n), False
     if dso is None:
         raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? {line.strip()[:80]!r}", n)
     sym = _OFFSET.sub("", sym) if "+0x" in sym else sym

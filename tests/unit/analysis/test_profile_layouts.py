@@ -231,3 +231,63 @@ def test_each_layout_folds_as_inferno_collapse_perf_folds_it(layout):
     departures as_collapsed names."""
     ours, theirs = as_collapsed(layout), inferno(layout)
     assert len(theirs) == 223 and ours == theirs
+
+
+def test_a_record_p_capture_and_its_symoff_srcline_print_read_alike_and_fold_as_inferno_folds_them():
+    """`perf record -p PID` keeps no CPU (its header is `comm pid time: period event:`); `-F
+    ...,symoff,srcline` prints each frame's `+0x..` and a srcline line under it ("  read.c:26",
+    "  [kernel.kallsyms][ffffffff81d33df7]"), which was refused as "not a stack frame" and which
+    the collapsers skip."""
+    plain, srcline = stacks("record_p", False), stacks("record_p_symoff_srcline", False)
+    assert plain == srcline and sum(plain.values()) == 500
+    assert {s.cpu for s in plain} == {NO_CPU}
+    for layout in ("record_p", "record_p_symoff_srcline"):
+        assert as_collapsed(layout) == inferno(layout)
+    assert len(inferno("record_p")) == 16
+
+
+def test_an_inlined_frame_is_kernel_or_user_as_the_frame_it_was_inlined_into():
+    """perf --inline prints an inlined function as a frame of its own, at its container's address,
+    with " (inlined)" where the DSO would be (and, with srcline, after the srcline line). The
+    fixtures are record_p rewritten (tests/fixtures/README.md): clear_user, __always_inline in the
+    kernel, inside read_zero. Kernel, as read_zero is; the collapsers take "inlined" for a DSO and
+    mark the frame user, the one departure here."""
+    plain = stacks("record_p", False)
+    for layout in ("record_p_inlined", "record_p_symoff_srcline_inlined"):
+        got = stacks(layout, False)
+        assert sum(got.values()) == 500
+        want: Counter = Counter()
+        for s, n in plain.items():
+            frames = tuple(g for f in s.frames for g in (("clear_user", f) if f == "read_zero" else (f,)))
+            want[Sample(s.cpu, s.comm, frames)] += n
+        assert got == want and sum(n for s, n in got.items() if "clear_user" in s.frames) == 384
+    theirs = {(comm, tuple((name, name != "clear_user" and kernel) for name, kernel in frames)): n
+              for (comm, frames), n in as_collapsed("record_p_inlined").items()}
+    assert Counter(theirs) == inferno("record_p_inlined")
+    # with srcline the collapser drops the DSO-less frame instead (it reads no " (inlined)" there)
+    dropped = {(comm, tuple(f for f in frames if f[0] != "clear_user")): n
+               for (comm, frames), n in as_collapsed("record_p_symoff_srcline_inlined").items()}
+    assert Counter(dropped) == inferno("record_p_symoff_srcline_inlined")
+
+
+def test_a_frame_without_a_dso_that_no_inlined_mark_follows_is_still_refused_naming_its_line():
+    text = ("dd  9093 73285.967031:    2004008 cpu-clock: \n"
+            "\tffffffff81d33df7 clear_user\n"
+            "  [kernel.kallsyms][ffffffff81d33df7]\n"
+            "\tffffffff81d33df7 read_zero+0x77 ([kernel.kallsyms])\n\n")
+    with pytest.raises(ParseError, match=r"^t:2: a frame without its '\(dso\)'.*clear_user"):
+        parse_script_default(text.splitlines(), "t")
+    with pytest.raises(ParseError, match=r"^t:2: a frame without its '\(dso\)'"):
+        parse_script_default(text.replace("  [kernel.kallsyms][ffffffff81d33df7]\n", "").splitlines(), "t")
+
+
+def test_jit_frames_named_through_a_perf_pid_map_are_user_space_and_one_stack_keeps_its_sample_count():
+    """A JIT names its code for perf in /tmp/perf-PID.map: perf script prints `jit_spin+0x21
+    (/tmp/perf-9698.map)`. User space (the DSO is no kernel's); the whole profile is one stack,
+    whose 115 samples stay 115 (a common factor taken over the stacks' sums would make it 1)."""
+    got = stacks("jit_map", False)
+    assert got == Counter({Sample(NO_CPU, "jit", ("jit_spin" + USER, "main" + USER,
+                                                   "__libc_start_call_main" + USER)): 115})
+    assert as_collapsed("jit_map") == inferno("jit_map")
+    p = profiles.read_profile(LAYOUTS / "jit_map.txt.gz")
+    assert p.unit == "samples" and sum(p.stacks.values()) == 115
