@@ -28,7 +28,7 @@ from . import metrics, attribution
 from .. import project, taxonomy as taxonomies
 from ..hosts import Host, LocalHost
 from ..parsers import ParseError
-from ..parsers.perf_default import NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse
+from ..parsers.perf_default import NO_CPU, one_event, parse_report_stdio, parse_script_default, parse_stackcollapse
 from ..parsers.perf_report import FIXED_PERIOD_EVENTS, SymbolSamples, parse_perf_report
 from ..parsers.perf_script import USER, parse_folded, parse_perf_script
 from ..taxonomy import UNCLASSIFIED
@@ -207,14 +207,14 @@ def weighed(sp) -> tuple[Counter, str, str]:
 
 def profile_from_text(text: str, source: str, event: str | None = None) -> Profile:
     kind = text_format(text, source)
-    if event is not None and kind != "perf script":
-        raise ParseError(source, f"--event picks one event of a perf script text; this is {kind}")
+    if event is not None and kind not in ("perf script", "perf report"):
+        raise ParseError(source, f"--event picks one event of a perf script text or perf report; this is {kind}")
     if kind == "hostnet perf report":  # hostnet's probe records cpu-clock (FIXED_PERIOD_EVENTS)
         p = _from_rows(source, kind, parse_perf_report(text, source), "samples")
         p.weight = "by samples (hostnet's report counts them; its probe's cpu-clock samples share one period)"
         return p
     if kind == "perf report":
-        rep = parse_report_stdio(text, source)
+        rep = parse_report_stdio(one_event(text, source, event), source)
         counted, how = _report_weight(rep.rows, "Samples" in rep.columns, "Period" in rep.columns)
         value = {"period": lambda r: r.period, "samples": lambda r: r.samples, "% of samples": lambda r: r.self_pct}
         rows = _merge(SymbolSamples(r.cpu, r.comm, r.symbol, r.kernel, value[counted](r)) for r in rep.rows)

@@ -307,10 +307,37 @@ _DOTS = re.compile(r"^#( +\.+)+ *$")
 _PCT = re.compile(r"^\s*\d+\.\d+%$")
 _FOLDED_CHAIN = re.compile(r"^\d+\.\d+% \S")
 _MARKERS = {"[k]": True, "[.]": False}  # guest ([g], [u]) and hypervisor ([H]) samples are not a host's
-_EVENT = re.compile(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'")
+_EVENT = re.compile(r"^# Samples: (?P<samples>\S+)\s+of event '(?P<event>[^']*)'")
 _EVENT_COUNT = re.compile(r"^# Event count \(approx\.\): (?P<count>\d+)")
 _HEADER = re.compile(r"^# (Overhead|Children)\b")
 _NAME = re.compile("|".join(re.escape(c) for c in sorted(_COLUMNS, key=len, reverse=True)) + "|IPC")
+
+
+def report_events(text: str) -> list[tuple[str, str, int]]:
+    """The events of a perf report, in order: (event, samples as printed, line of its "# Samples:")."""
+    return [(m["event"], m["samples"], n) for n, line in enumerate(text.splitlines(), 1)
+            if (m := _EVENT.match(line))]
+
+
+def one_event(text: str, source: str, event: str | None) -> str:
+    """A perf report of one event: `event`'s section of a report of several (perf record -e A -e B
+    prints one section each; their shares do not add up), the report itself when it has one."""
+    events = report_events(text)
+    named = ", ".join(f"{e} ({k} samples)" for e, k, _ in events)
+    if event is None:
+        if len(events) > 1:
+            raise ParseError(source, f"a report of {len(events)} events, {named}: their shares do not add up; "
+                                     f"break down one with --event NAME", events[1][2])
+        return text
+    if event not in [e for e, _, _ in events]:
+        raise ParseError(source, f"no samples of event {event!r}; the report has {named or 'no event line'}")
+    lines = text.splitlines()
+    starts = [n for _, _, n in events]
+    i = [e for e, _, _ in events].index(event)
+    end = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
+    trailer = [ln for ln in lines[end:] if re.match(r"^# \(.*\)$", ln)] or \
+        [ln for ln in lines if re.match(r"^# \(.*\)$", ln)][-1:]
+    return "\n".join(lines[:starts[0] - 1] + lines[starts[i] - 1:end] + trailer) + "\n"
 
 
 def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:

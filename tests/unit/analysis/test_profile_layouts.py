@@ -134,8 +134,27 @@ def test_a_text_of_two_events_names_them_and_breaks_down_the_one_asked(capsys):
         profiles.read_profile(path, event="cycles")
     assert cli.main(["breakdown", str(path), "--event", "page-faults", "--cpus", "0-1", "--csv"]) == 0
     assert capsys.readouterr().out.startswith("cpus,category,leaf_pct,attributed_pct")
-    with pytest.raises(ParseError, match="--event picks one event of a perf script text; this is perf report"):
-        profiles.read_profile(FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz", event="cpu-clock")
+    with pytest.raises(ParseError, match="--event picks one event of a perf script text or perf report; this is "):
+        profiles.read_profile(FIXTURES / "perf-layouts" / "inferno" / "default.folded.gz", event="cpu-clock")
+
+
+def test_a_report_of_two_events_names_them_and_breaks_down_the_one_asked():
+    """`perf report` of `perf record -e cpu-clock -e page-faults` prints a section per event; read
+    whole, their shares would add up to 200 %."""
+    path = FIXTURES / "perf-report-variants" / "two_events_n.txt.gz"
+    with pytest.raises(ParseError, match=r"two_events_n.txt.gz:137: a report of 2 events, cpu-clock \(598 samples\), "
+                                         r"page-faults \(10 samples\): their shares do not add up; break down one"):
+        profiles.read_profile(path)
+    clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
+    assert (clock.event, clock.unit, sum(r.samples for r in clock.rows)) == ("cpu-clock", "samples", 598)
+    assert faults.event == "page-faults" and faults.unit == "% of samples"  # by period: the Overhead column
+    assert sum(r.samples for r in faults.rows) == pytest.approx(100.0, abs=0.05)
+    assert {r.symbol for r in faults.rows} >= {"strcmp", "_copy_to_iter"} and "tcp_sendmsg" not in {
+        r.symbol for r in faults.rows}
+    with pytest.raises(ParseError, match=r"no samples of event 'cycles'; the report has cpu-clock \(598 samples\)"):
+        profiles.read_profile(path, event="cycles")
+    one = FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz"  # a report of one event, asked by name
+    assert profiles.read_profile(one, event="cpu-clock").rows == profiles.read_profile(one).rows
 
 
 def test_a_leaf_only_report_says_how_much_landed_where_interrupts_come_back_on():
