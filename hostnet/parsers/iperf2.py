@@ -12,9 +12,15 @@ _NUM = r"[0-9]+(?:\.[0-9]+)?"
 # "[  1] 0.0000-3.0006 sec   457 MBytes  1.28 Gbits/sec   0.001 ms 15916/342106 (4.7%)";
 # iperf 2.0.x pads the end time: "[  3]  0.0- 3.0 sec ..."
 _START = re.compile(rf"^\[\s*\d+\]\s+{_NUM}-\s*{_NUM} sec")  # any report line, whole or damaged
+# iperf 2.1's -e (enhanced) reports add columns, read past: the client's "89164/0    44582 pps"
+# (Write/Err, PPS), the receiver's "0.001/0.000/0.217/0.002 ms 44582 pps 44582/0(0) pkts 48402223"
+# (latency avg/min/max/stdev, PPS, Rx/inP, NetPwr)
+_ENHANCED_SENT = r"(?:\s+\d+/\d+\s+\d+ pps)?"
+_ENHANCED_RECEIVED = rf"(?:\s+{_NUM}/{_NUM}/{_NUM}/{_NUM} ms\s+\d+ pps(?:\s+\d+/\d+\(\d+\) pkts)?(?:\s+\d+)?)?"
 _LINE = re.compile(rf"^\[\s*\d+\]\s+(?P<start>{_NUM})-\s*(?P<end>{_NUM}) sec\s+(?P<xfer>{_NUM}) (?P<xu>\w+)\s+"
                    rf"(?P<rate>{_NUM}) (?P<ru>[KMG]?bits/sec)(?:\s+(?P<jitter>{_NUM}) ms\s+"
-                   rf"(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>{_NUM}(?:e[+-]?\d+)?|-?nan)%\))?\s*$")
+                   rf"(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\((?P<pct>{_NUM}(?:e[+-]?\d+)?|-?nan)%\){_ENHANCED_RECEIVED}"
+                   rf"|{_ENHANCED_SENT})\s*$")
 _OUT_OF_ORDER = re.compile(r"datagrams received out-of-order$")
 _SENT = re.compile(r"^\[\s*\d+\] Sent (\d+) datagrams")
 # "UDP buffer size: 2.00 MByte (WARNING: requested 1.00 MByte)" / "UDP buffer size:  208 KByte (default)"

@@ -78,3 +78,17 @@ def test_a_client_output_cut_before_its_sent_line_or_its_server_loss_is_refused(
         parse_iperf2_udp(text[:text.index("[  1] Sent")])
     with pytest.raises(ParseError, match=":12: a server report without its lost/total"):
         parse_iperf2_udp(text[:text.index("   0.000 ms 15916")] + "\n")
+
+
+def test_iperf_2_1_enhanced_reports_read_as_the_plain_ones():
+    """`iperf -e` (iperf 2.1.8, Debian 12's) adds Write/Err and PPS to the client's line, latency,
+    PPS, Rx/inP and NetPwr to the receiver's: they were refused as damaged report lines."""
+    client = parse_iperf2_udp(fixture_text("iperf2_udp_client_e.txt"))
+    assert client.datagrams_sent == 89166 and client.local.bytes == 125 * 2**20 and client.local.bps == 524e6
+    assert (client.server.lost, client.server.total, client.server.jitter_ms) == (0, 89165, 0.0)
+    server = parse_iperf2_udp(fixture_text("iperf2_udp_server_e.txt"))
+    assert (server.local.lost, server.local.total, server.local.jitter_ms, server.local.seconds) == (0, 89165, 0.001, 2.0)
+    # the enhanced columns are read past, not trusted blindly: a cut one is still a damaged line
+    cut = fixture_text("iperf2_udp_server_e.txt").replace("44583 pps 89165/0(0) pkts 48402223", "44583 p")
+    with pytest.raises(ParseError):
+        parse_iperf2_udp(cut)
