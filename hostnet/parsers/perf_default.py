@@ -94,7 +94,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                 raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
                                          f"{no_dso[0].strip()[:80]!r}", no_dso[1])
             if head is not None and not skipping and not mixed:
-                yield _sample(head, frames)
+                yield _sample(head, frames, meta.get("inlined", False))
             head, frames = None, []
             continue
         if line.startswith("#") and not seen:  # perf script --header
@@ -104,11 +104,12 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
-            if _SRCLINE.match(line) and not _FRAME.match(line):
+            if line[0] == " " and _SRCLINE.match(line) and not _FRAME.match(line):
                 # -F ...,srcline: "  file.c:12" (or "  [dso][addr]") under each frame, skipped as the
                 # collapsers skip it; " (inlined)" at its end marks the frame above it inlined
                 if line.endswith(INLINED) and no_dso is not None and not skipping:
                     frames.append(_inlined(no_dso[0], source, no_dso[1]))
+                    meta["inlined"] = True
                 elif no_dso is not None:
                     raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
                                              f"{no_dso[0].strip()[:80]!r}", no_dso[1])
@@ -118,10 +119,11 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                 raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
                                          f"{no_dso[0].strip()[:80]!r}", no_dso[1])
             if not skipping:
-                if split_dso(line)[1] is None and _FRAME.match(line):
+                frame = _frame(line, source, n, meta)
+                if frame == _NO_DSO:
                     no_dso = (line, n)  # inlined, if a srcline line ending in " (inlined)" follows
                 else:
-                    frames.append(_frame(line, source, n, meta))
+                    frames.append(frame)
             continue
         if no_dso is not None:
             raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
@@ -131,7 +133,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
                                      f"{line[:80]!r}", n)
         if head is not None and not skipping and not mixed:
-            yield _sample(head, frames)
+            yield _sample(head, frames, meta.get("inlined", False))
         head, frames, seen = m.groupdict(), [], True
         events[head["event"]] += 1
         skipping = event is not None and head["event"] != event
@@ -149,12 +151,13 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         raise ParseError(source, f"samples of {len(events)} events, {_events(events)}: their counts do not add up; "
                                  f"break down one with --event NAME")
     if head is not None and not skipping:
-        yield _sample(head, frames)
+        yield _sample(head, frames, meta.get("inlined", False))
 
 
-def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
+def _sample(head: dict, frames: list[str], inlined: bool = False) -> tuple[Sample, int]:
+    """inlined: the text has inlined frames (only then are a sample's frames looked through)."""
     cpu = int(head["cpu"]) if head["cpu"] is not None else NO_CPU
-    if any(f.startswith(_PENDING) for f in frames):
+    if inlined and any(f.startswith(_PENDING) for f in frames):
         frames = _place_inlined(frames)
     return Sample(cpu, head["comm"], tuple(frames)), int(head["period"] or 1)
 
@@ -164,6 +167,7 @@ def _sample(head: dict, frames: list[str]) -> tuple[Sample, int]:
 # until that is read it is kept as _PENDING + "k"/"u" (its address's side, used only when no frame
 # follows) + its name.
 INLINED = " (inlined)"
+_NO_DSO = "\x01no dso"  # _frame's answer for a frame printed without a DSO
 _PENDING = "\x00"
 _SRCLINE = re.compile(r"^  \S")  # perf prints a srcline as "\n  file:line" under its frame
 
@@ -204,6 +208,8 @@ def _frame(line: str, source: str, n: int, meta: dict | None = None) -> str:
     name, by_address = _parse_frame(line, source, n)
     if by_address and meta is not None:
         meta["by_address"] = meta.get("by_address", 0) + 1
+    if name.startswith(_PENDING) and meta is not None:
+        meta["inlined"] = True
     if len(seen) >= _FRAMES_KEPT:
         seen.clear()
     seen[line] = (name, by_address)
@@ -218,7 +224,7 @@ def _parse_frame(line: str, source: str, n: int) -> tuple[str, bool]:
     if dso == "inlined":
         return _inlined(line, source, n), False
     if dso is None:
-        raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? {line.strip()[:80]!r}", n)
+        return _NO_DSO, False  # refused by the caller unless a srcline line marks it inlined
     sym = _OFFSET.sub("", sym) if "+0x" in sym else sym
     if sym in ("[unknown]", "") and dso != "[unknown]":
         sym = f"[{dso.rsplit('/', 1)[-1]}]"  # named after its DSO, as stackcollapse-perf.pl does

@@ -141,8 +141,8 @@ def test_a_text_of_two_events_names_them_and_breaks_down_the_one_asked(capsys):
 def test_a_report_of_two_events_names_them_and_breaks_down_the_one_asked():
     """`perf report` of `perf record -e cpu-clock -e page-faults` prints a section per event; read
     whole, their shares would add up to 200 %."""
-    path = FIXTURES / "perf-report-variants" / "two_events_n.txt.gz"
-    with pytest.raises(ParseError, match=r"two_events_n.txt.gz:137: a report of 2 events, cpu-clock \(598 samples\), "
+    path = LAYOUTS / "two_events_report.txt.gz"
+    with pytest.raises(ParseError, match=r"two_events_report.txt.gz:137: a report of 2 events, cpu-clock \(598 samples\), "
                                          r"page-faults \(10 samples\): their shares do not add up; break down one"):
         profiles.read_profile(path)
     clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
