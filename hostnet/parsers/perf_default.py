@@ -31,7 +31,8 @@ NO_CPU = -1  # the input has no CPU field: every sample is on this pseudo-CPU
 # comm may contain spaces; pid/tid or tid; CPU only when recorded; the time unless -F left it out
 # (perf 3.x with `record -p`, -F comm,tid,cpu,event,...); the period is printed since perf 4.x
 _HEAD = re.compile(r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-                   r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]\S*?):(?:\s+.*)?$")
+                   r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]\S*?):"
+                   r"(?:\s+(?P<ip>[0-9a-f]+\s+\S.*?)?|\s+.*)?\s*$")
 _FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+)\s+(?P<rest>\S.*)$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 _RELEASE = re.compile(r"^# os release : (?P<release>\S+)")
@@ -85,25 +86,27 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
     meta = {} if meta is None else meta
     events = meta.setdefault("events", Counter())
     head, frames = None, []
-    seen = skipping = mixed = False
+    seen = skipping = mixed = in_chain = False  # in_chain: the line before was a call-chain line
     no_dso = None  # (line, n) of a frame printed without a DSO, until the next line says why
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
         if not line.strip():
             if no_dso is not None:
-                raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
-                                         f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+                raise _no_dso(source, no_dso)
             if head is not None and not skipping and not mixed:
                 yield _sample(head, frames, meta.get("inlined", False))
-            head, frames = None, []
+            head, frames, in_chain = None, [], False
             continue
         if line.startswith("#") and not seen:  # perf script --header
             if m := _RELEASE.match(line):
                 meta["release"] = m["release"]
             continue
+        if line[0] == " " and not _FRAME.match(line) and _HEAD.match(line.lstrip(" ")):
+            line = line.lstrip(" ")  # a text without call chains: perf right-aligns the command
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
+            in_chain = meta["chains"] = True
             if line[0] == " " and _SRCLINE.match(line) and not _FRAME.match(line):
                 # -F ...,srcline: "  file.c:12" (or "  [dso][addr]") under each frame, skipped as the
                 # collapsers skip it; " (inlined)" at its end marks the frame above it inlined
@@ -111,13 +114,11 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                     frames.append(_inlined(no_dso[0], source, no_dso[1]))
                     meta["inlined"] = True
                 elif no_dso is not None:
-                    raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
-                                             f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+                    raise _no_dso(source, no_dso)
                 no_dso = None
                 continue
             if no_dso is not None:
-                raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
-                                         f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+                raise _no_dso(source, no_dso)
             if not skipping:
                 frame = _frame(line, source, n, meta)
                 if frame == _NO_DSO:
@@ -126,8 +127,10 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                     frames.append(frame)
             continue
         if no_dso is not None:
-            raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
-                                     f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+            raise _no_dso(source, no_dso)
+        if in_chain:  # perf ends every call chain with a blank line
+            raise ParseError(source, f"a sample header right under a call chain, with no blank line between: "
+                                     f"interleaved or cut text? {line[:80]!r}", n)
         m = _HEAD.match(line)
         if not m:
             raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
@@ -144,14 +147,26 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             meta["without_period"] = meta.get("without_period", 0) + 1
         if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
             raise ParseError(source, "some samples have a CPU field and some do not", n)
+        if head["ip"]:  # no call chain: the sampled address on the header line is the only frame
+            frame = _frame("\t" + head["ip"], source, n, meta)
+            if frame == _NO_DSO:
+                raise _no_dso(source, (line, n))
+            frames.append(frame)
     if no_dso is not None:
-        raise ParseError(source, f"a frame without its '(dso)': perf script -F without dso? "
-                                 f"{no_dso[0].strip()[:80]!r}", no_dso[1])
+        raise _no_dso(source, no_dso)
+    if in_chain:
+        raise ParseError(source, "the text ends inside a call chain (perf ends each with a blank line): cut short?", n)
+    if head is not None and not head["ip"] and not frames and meta.get("chains"):
+        raise ParseError(source, "the text ends right after a sample header, its call chain missing: cut short?", n)
     if mixed:
         raise ParseError(source, f"samples of {len(events)} events, {_events(events)}: their counts do not add up; "
                                  f"break down one with --event NAME")
     if head is not None and not skipping:
         yield _sample(head, frames, meta.get("inlined", False))
+
+
+def _no_dso(source: str, at: tuple[str, int]) -> ParseError:
+    return ParseError(source, f"a frame without its '(dso)': perf script -F without dso? {at[0].strip()[:80]!r}", at[1])
 
 
 def _sample(head: dict, frames: list[str], inlined: bool = False) -> tuple[Sample, int]:

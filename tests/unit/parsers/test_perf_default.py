@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, fixture_text
 from hostnet.parsers import ParseError
 from hostnet.parsers.perf_default import (NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse,
                                           script_samples, split_dso)
@@ -154,9 +154,12 @@ FRAME = "\tffffffff81baefe0 _copy_from_iter+0x80 ([kernel.kallsyms])\n"
     ("garbage here\n", r":1: not a perf script sample header"),
     (HEAD + "\tffffffff81baefe0 _copy_from_iter+0x80\n", r":2: a frame without its '\(dso\)'"),
     (HEAD + "\tnot-an-address\n", r":2: not a stack frame"),
-    (HEAD + FRAME + "\n" + HEAD.replace("cpu-clock", "cycles") + FRAME,  # the whole text read to name every event
-     r": samples of 2 events, cpu-clock \(1 samples\), cycles \(1 samples\): .* with --event NAME"),
+    (HEAD + FRAME + "\n" + HEAD.replace("cpu-clock", "cycles") + FRAME + "\n",  # the whole text read to name every
+     r": samples of 2 events, cpu-clock \(1 samples\), cycles \(1 samples\): .* with --event NAME"),  # event
     (HEAD + FRAME + "\n" + HEAD.replace("[000] ", "") + FRAME, r":4: some samples have a CPU field"),
+    # two samples' lines interleaved: a header right under a frame (perf ends each call chain with a blank line)
+    (HEAD + FRAME + HEAD + FRAME + "\n", r":3: a sample header right under a call chain, with no blank line"),
+    (HEAD + FRAME + "\n" + HEAD + FRAME, r":5: the text ends inside a call chain .* cut short\?"),
 ])
 def test_damaged_default_perf_script_raises_naming_the_line(text, why):
     with pytest.raises(ParseError, match=why):
@@ -164,7 +167,7 @@ def test_damaged_default_perf_script_raises_naming_the_line(text, why):
 
 
 def test_perf_script_header_gives_the_recorded_kernel():
-    text = "# ========\n# os release : 6.1.0-27-amd64\n# ========\n#\n" + HEAD + FRAME
+    text = "# ========\n# os release : 6.1.0-27-amd64\n# ========\n#\n" + HEAD + FRAME + "\n"
     assert parse_script_default(text.splitlines()).release == "6.1.0-27-amd64"
 
 
@@ -204,3 +207,14 @@ def test_damaged_default_perf_report_raises():
 def test_damaged_folded_stacks_raise(text, why):
     with pytest.raises(ParseError, match=why):
         parse_stackcollapse(text, "f")
+
+
+def test_a_text_without_call_chains_reads_each_header_lines_address_as_its_only_frame():
+    """`perf record` without -g: perf script prints one line per sample, the command right-aligned
+    (leading spaces) and the sampled address, symbol and DSO after the event; it was refused as a
+    "stack line outside a sample". Captured: `perf record -a -e cpu-clock -F 99 -- sleep 0.3`."""
+    text = fixture_text("perf_script_no_callchain.txt")
+    sp = parse_script_default(text.splitlines(), "t")
+    assert sum(sp.samples.values()) == 29 and sp.has_cpu
+    assert all(len(s.frames) == 1 for s in sp.samples)
+    assert {s.comm for s in sp.samples} == {"swapper"} and {s.frames[0] for s in sp.samples} >= {"pv_native_safe_halt"}
