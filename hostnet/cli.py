@@ -640,7 +640,8 @@ def _data_commands(sub) -> None:
                                                    "kernel threads that serve it (ksoftirqd, kworker, napi/, swapper, "
                                                    "...) stay (default: all)")
     k.add_argument("--kthreads", help="a regex of more kernel threads to count with --comm")
-    k.add_argument("--event", help="the event to break down, in a perf script text of several (e.g. cpu-clock)")
+    k.add_argument("--event", help="the event to break down, in a perf script text or perf report of several "
+                                   "(e.g. cpu-clock)")
     k.add_argument("--series", help="taxonomy: linux-6 or linux-5 (default: the recorded kernel's, else the "
                                     "running one's)")
     k.add_argument("--embedded", action="store_true", help="recorded on hostnet's embedded testbed (attribution: "
