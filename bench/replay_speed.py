@@ -4,7 +4,8 @@ notebooks side by side, one more than the cores, and the report), writing into a
 directory. A first replay with an empty chart cache (its own directory, so the user's cache is neither
 used nor touched) is timed and reported, not judged: the judged replays reuse the charts it drew, as
 every `make figures` after the first does. Each replay's figure files are compared byte for byte with
-the committed figures/ (a faster replay must draw the same figures)."""
+the committed figures/ (a faster replay must draw the same figures). The executed notebooks go where
+`make figures` writes them (notebooks/executed/, ignored by git)."""
 from __future__ import annotations
 
 import os

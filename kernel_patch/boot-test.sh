@@ -26,6 +26,8 @@ bash -c "set -e
 	make -s -C '$KP_TREE' O='$build' olddefconfig >/dev/null
 	make -s -C '$KP_TREE' O='$build' -j2 KCFLAGS=-Werror bzImage" >"$out/build.log" 2>&1 ||
 	{ tail -30 "$out/build.log"; kp_fail "bzImage does not build"; }
+grep -q '^CONFIG_ACPI=y' "$build/.config" ||
+	kp_fail "the boot kernel's .config has no CONFIG_ACPI=y (olddefconfig dropped it): the guest would find no HPET"
 build_s=$((SECONDS - t_build))
 kp_log "bzImage built in ${build_s} s"
 

@@ -143,8 +143,9 @@ UNIT_LABELS = {"samples": "samples", "period": "summed sample periods", "folded"
 
 
 def unit_label(profile: Profile) -> str:
-    """What a profile's counts are, in words (a report without -n counts in % of all samples)."""
-    return UNIT_LABELS.get(profile.unit, "% of all samples")
+    """What a profile's counts are, in words (a report read by its Overhead column counts in % of the
+    event's total: of all samples for a fixed-period event, of their summed periods otherwise)."""
+    return UNIT_LABELS.get(profile.unit, "% of the event's total, perf report's Overhead")
 
 
 def check_counts(profile: Profile) -> None:
@@ -223,12 +224,13 @@ def profile_from_text(text: str, source: str, event: str | None = None) -> Profi
         p.notes.append("a perf report gives the leaf breakdown only: its call graphs are pruned (0.5 % by default), "
                        "so the call-chain attribution needs perf script text or the perf.data")
         p.notes.append(landed(rows))
-        if counted == "% of samples":  # each printed overhead is off by up to 0.005 % of all samples
+        if counted == "% of samples":  # each printed overhead is off by up to 0.005 % of the event's total
             total = sum(r.samples for r in rows)
             bound = 100.0 * 0.005 * len(rep.rows) / total if total else float("nan")
-            p.notes.append(f"no Samples column (perf report without -n): shares come from the printed 0.01 % "
-                           f"overheads of {len(rep.rows)} rows, so a share may be off by up to {bound:.2g} "
-                           f"points; perf report -n gives exact counts")
+            exact = ("perf report --show-total-period prints the periods exactly" if "Samples" in rep.columns
+                     else "perf report -n gives exact counts (--show-total-period, exact periods)")
+            p.notes.append(f"shares come from the printed 0.01 % overheads of {len(rep.rows)} rows, so a share may be "
+                           f"off by up to {bound:.2g} points; {exact}")
         return p
     if kind == "hostnet perf script":
         return _from_stacks(source, kind, Counter(parse_perf_script(text.splitlines(), source)))
@@ -364,13 +366,23 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
         why = " ".join(files["perf_report.stderr.txt"].split())[:300]
         raise ParseError(str(path), f"perf report printed nothing: {why}")
     rows = parse_perf_report(report, f"{path} (perf report)")
-    if rows and all(r.cpu == NO_CPU for r in rows):
+    found = re.search(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'", report, re.M)
+    event = found["event"] if found else None
+    fixed = event is not None and event.split(":")[0] in FIXED_PERIOD_EVENTS  # cpu-clock:u is cpu-clock
+    no_cpu = bool(rows) and all(r.cpu == NO_CPU for r in rows)
+    if not fixed:
+        # an event whose period varies (cycles, page-faults): hostnet's report and folded stacks count
+        # samples, so the profile is read from perf script's default text, which prints every period
+        sp = _default_script(path, local, host)
+        stacks, unit, weight = weighed(sp)
+        p = Profile(str(path), "perf.data", leaf_rows(stacks), stacks if sp.chains else None, unit, weight=weight)
+        if not sp.chains:
+            p.notes.append("no call chains (perf record without -g): the leaf breakdown only")
+    elif no_cpu:
         # perf record without -a or -C keeps no CPU: perf script refuses hostnet's -F cpu; its
         # default fields leave the CPU out, and that text is read as a brought one would be
-        script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
-        sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
-        p = Profile(str(path), "perf.data", rows, sp.samples, notes=[
-            "recorded without CPUs (perf record without -a or -C): one CPU set, every sample"])
+        sp = _default_script(path, local, host)
+        p = Profile(str(path), "perf.data", rows, sp.samples if sp.chains else None)
     elif "perf_folded.txt" in files:
         stacks = Counter()
         for s, n in parse_folded(files["perf_folded.txt"], f"{path} (perf script)"):
@@ -379,20 +391,22 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     else:
         p = Profile(str(path), "perf.data", rows, None,
                     notes=[f"no call chains: {files.get('perf_folded.error.txt', 'perf script failed')}"])
+    if no_cpu:
+        p.notes.insert(0, "recorded without CPUs (perf record without -a or -C): one CPU set, every sample")
+    if fixed:
+        p.weight = f"by period, and {event} samples at one period: the same as by samples"
     m = _RELEASE.search(files.get("perf_header.txt", ""))
-    p.release = m["release"] if m else None
-    event = re.search(r"^# Samples: \S+\s+of event '(?P<event>[^']*)'", report, re.M)
-    p.event = event["event"] if event else None
-    if p.event in FIXED_PERIOD_EVENTS:
-        p.weight = f"by period, and {p.event} samples at one period: the same as by samples"
-        return p
-    # an event whose period varies (cycles, page-faults): hostnet's report and folded stacks count
-    # samples, so the profile is read from perf script's default text, which prints every period
-    script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
-    sp = parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
-    stacks, p.unit, p.weight = weighed(sp)
-    p.rows, p.stacks = leaf_rows(stacks), stacks
+    p.release, p.event = (m["release"] if m else None), event
     return p
+
+
+def _default_script(path: Path, local: Path, host: Host):
+    """perf script's default text of a perf.data, parsed (ScriptProfile); perf's own failure said."""
+    script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
+    if script.returncode != 0:
+        said = " ".join(script.stderr.split())[:300]
+        raise ParseError(str(path), f"perf script failed ({script.returncode}): {said}")
+    return parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
 
 
 # --- the breakdown ---------------------------------------------------------------------------------

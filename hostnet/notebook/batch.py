@@ -192,9 +192,10 @@ FINAL_SAVE_ENGINE = "hostnet-final-save"
 def _final_save_engine() -> str:
     """papermill's engine, minus the writes before the end: papermill writes the whole executed notebook
     (validated against nbformat's schema, charts included) as every cell starts and ends, a tenth of a
-    replay's CPU. A replay writes it once, when it ends (also on an error: papermill's notebook_complete
-    runs in a finally, and a failed cell's notebook is written again with the error on top). Live runs
-    keep the writes as cells end: a person can watch a long measurement fill the notebook in."""
+    replay's CPU. A replay writes it when it ends, twice: this engine's final save and papermill's own
+    (also on an error: notebook_complete runs in a finally, and papermill writes a failed notebook
+    with the error on top). Live runs keep the writes as cells end: a person can watch a long
+    measurement fill the notebook in."""
     from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
 
     class FinalSave(NotebookExecutionManager):

@@ -32,7 +32,7 @@ NO_CPU = -1  # the input has no CPU field: every sample is on this pseudo-CPU
 # (perf 3.x with `record -p`, -F comm,tid,cpu,event,...); the period is printed since perf 4.x
 _HEAD = re.compile(r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
                    r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]\S*?):"
-                   r"(?:\s+(?P<ip>[0-9a-f]+\s+\S.*?)?|\s+.*)?\s*$")
+                   r"(?:\s+(?P<ip>[0-9a-f]+\s+\S.*\))?|\s+.*)?\s*$")
 _FRAME = re.compile(r"^\s+(?P<addr>[0-9a-f]+)\s+(?P<rest>\S.*)$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 _RELEASE = re.compile(r"^# os release : (?P<release>\S+)")
@@ -49,6 +49,7 @@ class ScriptProfile:
     without_period: int = 0  # samples whose header printed no period (-F without period, perf 3.x)
     period_gcd: int = 1  # the greatest common divisor of the samples' periods
     one_period: bool = True  # every sample printed the same period (a fixed-period event)
+    chains: bool = True  # the samples have call chains (perf record -g)
 
 
 def parse_script_default(lines: Iterable[str], source: str = "perf script", event: str | None = None) -> ScriptProfile:
@@ -69,7 +70,8 @@ def parse_script_default(lines: Iterable[str], source: str = "perf script", even
             raise ParseError(source, f"no samples of event {event!r}; the text has {_events(meta['events'])}")
         raise ParseError(source, "no samples (not perf script output, or perf.data was empty)")
     return ScriptProfile(samples, periods, meta["event"], meta["has_cpu"], meta.get("release"),
-                         meta.get("by_address", 0), meta.get("without_period", 0), gcd or 1, one)
+                         meta.get("by_address", 0), meta.get("without_period", 0), gcd or 1, one,
+                         bool(meta.get("chains")))
 
 
 def _events(events: Counter) -> str:
@@ -94,7 +96,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             if no_dso is not None:
                 raise _no_dso(source, no_dso)
             if head is not None and not skipping and not mixed:
-                yield _sample(head, frames, meta.get("inlined", False))
+                yield _finish(head, frames, source, meta)
             head, frames, in_chain = None, [], False
             continue
         if line.startswith("#") and not seen:  # perf script --header
@@ -106,7 +108,6 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         if line[0] in " \t":
             if head is None:
                 raise ParseError(source, f"stack line outside a sample: {line.strip()[:80]!r}", n)
-            in_chain = meta["chains"] = True
             if line[0] == " " and _SRCLINE.match(line) and not _FRAME.match(line):
                 # -F ...,srcline: "  file.c:12" (or "  [dso][addr]") under each frame, skipped as the
                 # collapsers skip it; " (inlined)" at its end marks the frame above it inlined
@@ -119,7 +120,8 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                 continue
             if no_dso is not None:
                 raise _no_dso(source, no_dso)
-            if not skipping:
+            in_chain = meta["chains"] = head["chained"] = True  # a srcline line is none: a text without
+            if not skipping:                                      # call chains may print them too
                 frame = _frame(line, source, n, meta)
                 if frame == _NO_DSO:
                     no_dso = (line, n)  # inlined, if a srcline line ending in " (inlined)" follows
@@ -136,8 +138,8 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             raise ParseError(source, f"not a perf script sample header (comm tid [cpu] time: period event:): "
                                      f"{line[:80]!r}", n)
         if head is not None and not skipping and not mixed:
-            yield _sample(head, frames, meta.get("inlined", False))
-        head, frames, seen = m.groupdict(), [], True
+            yield _finish(head, frames, source, meta)
+        head, frames, seen = {**m.groupdict(), "line": n, "chained": False}, [], True
         events[head["event"]] += 1
         skipping = event is not None and head["event"] != event
         if skipping:
@@ -147,22 +149,32 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             meta["without_period"] = meta.get("without_period", 0) + 1
         if meta.setdefault("has_cpu", head["cpu"] is not None) != (head["cpu"] is not None):
             raise ParseError(source, "some samples have a CPU field and some do not", n)
-        if head["ip"]:  # no call chain: the sampled address on the header line is the only frame
-            frame = _frame("\t" + head["ip"], source, n, meta)
-            if frame == _NO_DSO:
-                raise _no_dso(source, (line, n))
-            frames.append(frame)
     if no_dso is not None:
         raise _no_dso(source, no_dso)
     if in_chain:
         raise ParseError(source, "the text ends inside a call chain (perf ends each with a blank line): cut short?", n)
-    if head is not None and not head["ip"] and not frames and meta.get("chains"):
-        raise ParseError(source, "the text ends right after a sample header, its call chain missing: cut short?", n)
     if mixed:
         raise ParseError(source, f"samples of {len(events)} events, {_events(events)}: their counts do not add up; "
                                  f"break down one with --event NAME")
     if head is not None and not skipping:
-        yield _sample(head, frames, meta.get("inlined", False))
+        yield _finish(head, frames, source, meta)
+
+
+def _finish(head: dict, frames: list[str], source: str, meta: dict) -> tuple[Sample, int]:
+    """The sample a header and its call chain make. Without a chain, the address perf printed on the
+    header line ("event:  ffffffff8121 sym+0xb ([kernel.kallsyms])", perf record without -g) is its
+    only frame; with one, whatever follows the event on the header (a data address with -d, a
+    tracepoint's fields) is not a frame. A sample with neither is refused: perf prints one or the
+    other, so the text was cut after the header, or printed without ip (-F)."""
+    if not head["chained"]:
+        if not head["ip"]:
+            raise ParseError(source, "a sample with neither a call chain nor an address on its header line: cut short, "
+                                     "or perf script -F without ip?", head["line"])
+        frame = _frame("\t" + head["ip"], source, head["line"], meta)
+        if frame == _NO_DSO:
+            raise _no_dso(source, (head["ip"], head["line"]))
+        frames = [frame]
+    return _sample(head, frames, meta.get("inlined", False))
 
 
 def _no_dso(source: str, at: tuple[str, int]) -> ParseError:
@@ -356,9 +368,11 @@ def one_event(text: str, source: str, event: str | None) -> str:
     starts = [n for _, _, n in events]
     i = [e for e, _, _ in events].index(event)
     end = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
-    trailer = [ln for ln in lines[end:] if re.match(r"^# \(.*\)$", ln)] or \
-        [ln for ln in lines if re.match(r"^# \(.*\)$", ln)][-1:]
-    return "\n".join(lines[:starts[0] - 1] + lines[starts[i] - 1:end] + trailer) + "\n"
+    section = lines[starts[i] - 1:end]
+    closing = [ln for ln in lines if re.match(r"^# \(.*\)$", ln)][-1:]  # perf closes the whole report once
+    if any(re.match(r"^# \(.*\)$", ln) for ln in section):
+        closing = []
+    return "\n".join(lines[:starts[0] - 1] + section + closing) + "\n"
 
 
 def parse_report_stdio(text: str, source: str = "perf report") -> ReportProfile:

@@ -37,6 +37,7 @@ def test_one_page_faults_profile_gives_one_breakdown_from_script_report_and_fold
     assert period.unit == "period" and period.weight == "by period: the Period column (--show-total-period)"
     assert report.unit == "% of samples" and report.weight.startswith("by period: the Overhead column (the Samples "
                                                                        "column gives other shares")
+    assert any(n.endswith("perf report --show-total-period prints the periods exactly") for n in report.notes)
     assert folded.unit == "folded" and folded.weight.startswith("as folded:")
     # script vs the report's Period column: the same counts, so the same shares to the last digit
     s = _leaf(profiles.Profile(script.source, script.format, script.rows, None, script.unit))
@@ -98,3 +99,9 @@ def test_a_perf_data_of_an_event_whose_period_varies_is_read_by_period(tmp_path)
     assert got.stacks == want.stacks and got.unit == want.unit
     if got.unit == "period":  # periods that happened to be equal would read as samples, rightly
         assert sum(got.stacks.values()) > len(text.split("page-faults:")) - 1
+    # without -g: the leaf breakdown of the header lines' addresses, and no call-chain column
+    flat = tmp_path / "flat.data"
+    LocalHost().run(["perf", "record", "-a", "-F", "2999", "-e", "page-faults", "-o", str(flat), "--",
+                     "python3", "-c", "for i in range(40): b = bytearray(8 << 20)"], timeout=120)
+    leaf = profiles.read_profile(flat)
+    assert leaf.stacks is None and leaf.rows and "no call chains (perf record without -g)" in " ".join(leaf.notes)

@@ -337,7 +337,8 @@ def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recordin
     assert "not a regular file" in _error_of(profiles.read_profile, tmp_path)
     monkeypatch.setattr(profiles, "MAX_TEXT_BYTES", 1 << 20)
     bomb = tmp_path / "perf.script.gz"
-    bomb.write_bytes(gzip.compress(b"swapper 0 [000] 1.0: 1 cpu-clock:\n" * 40000))  # 1.4 MB of text
+    bomb.write_bytes(gzip.compress(b"swapper 0 [000] 1.0: 1 cpu-clock:  ffffffff81000000 x ([kernel.kallsyms])\n"
+                                   * 40000))  # 2.9 MB of text, each line a sample without a call chain
     assert bomb.stat().st_size < 20_000
     assert "more than 1 MiB of text decompressed" in _error_of(profiles.read_profile, bomb)
     huge = tmp_path / "huge.folded"

@@ -13,7 +13,7 @@ from conftest import FIXTURES, fixture_text
 from hostnet.parsers import ParseError
 from hostnet.parsers.perf_default import (NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse,
                                           script_samples, split_dso)
-from hostnet.parsers.perf_script import USER
+from hostnet.parsers.perf_script import USER, Sample
 
 REF = FIXTURES / "perf-default"
 PERIOD = 1001001  # cpu-clock at -F 999: every sample's period in this capture
@@ -218,3 +218,24 @@ def test_a_text_without_call_chains_reads_each_header_lines_address_as_its_only_
     assert sum(sp.samples.values()) == 29 and sp.has_cpu
     assert all(len(s.frames) == 1 for s in sp.samples)
     assert {s.comm for s in sp.samples} == {"swapper"} and {s.frames[0] for s in sp.samples} >= {"pv_native_safe_halt"}
+
+
+def test_what_follows_the_event_on_a_header_is_a_frame_only_in_a_text_without_call_chains():
+    """perf script prints more after the event than the sampled address: a data address with
+    `record -d`, a tracepoint's fields. With a call chain below, none of it is a frame; without one,
+    only an address with its (dso) is; a sample with neither is refused (cut, or -F without ip)."""
+    data = HEAD.rstrip("\n") + "  ffff888100000000 [unknown] ([unknown])\n"
+    sp = parse_script_default((data + FRAME + "\n").splitlines(), "s")
+    assert [s.frames for s in sp.samples] == [("_copy_from_iter",)]
+    bare = ("         swapper     0 [000]  1107.249358:    1001001 cpu-clock:  ffffffff821f2c2b "
+            "pv_native_safe_halt+0xb ([kernel.kallsyms])\n  process.c:752\n")
+    sp = parse_script_default((bare + bare).splitlines(), "s")  # a srcline under each: no call chain
+    assert sp.samples == Counter({Sample(0, "swapper", ("pv_native_safe_halt",)): 2}) and not sp.chains
+    headers_only = "         swapper     0 [000]  1107.249358: cpu-clock: \n" * 2  # -F comm,tid,cpu,time,event
+    with pytest.raises(ParseError, match=r"s:1: a sample with neither a call chain nor an address"):
+        parse_script_default(headers_only.splitlines(), "s")
+    tracepoint = "insmod  1234 [000]  1107.249358: module:module_get: e1000e call_site=ffffffffa0 refcnt=2\n"
+    with pytest.raises(ParseError, match=r"s:1: a sample with neither a call chain nor an address"):
+        parse_script_default(tracepoint.splitlines(), "s")
+    with pytest.raises(ParseError, match=r"s:4: a sample with neither a call chain nor an address"):
+        parse_script_default((HEAD + FRAME + "\n" + HEAD).splitlines(), "s")  # cut after a header
