@@ -63,7 +63,14 @@ def test_napi_thread_runs_receive_processing_in_pinned_threads(state_dir, tmp_pa
     folded = store.raw_text(path, "local.perf_folded.txt")
     assert "skb_pp_cow_data" not in folded  # (veth_xdp_rcv_skb is veth's NAPI path with or without XDP)
     led = t[(t.metric == "ledger_pct") & (t.side == "receiver")].set_index("category").value
-    assert led["xdp_copy"] == 0 and (led["nic_tso"] == 0) == (config == "no-opts")
+    sent = t[(t.metric == "ledger_pct") & (t.side == "sender")].set_index("category").value
+    # TSO's stand-in (GSO under validate_xmit_skb) runs for every data skb on the sender at all-opts,
+    # never at no-opts. On the receiver it shows only when the sender's qdisc is drained from the
+    # receiver's CPU: 0 in 9 of the 40 committed all-opts single-flow runs (median 0.09 %), so it is
+    # not asked for there (CI 2026-11-28 met one of those)
+    assert led["xdp_copy"] == 0 and (sent["nic_tso"] > 0) == (config == "all-opts"), (sent, led)
+    if config == "no-opts":
+        assert led["nic_tso"] == 0, led
     t = store.read_tidy(path)
     assert set(t[t.metric == "perf_sampling_coverage_ratio"].side) == {"sender", "receiver"}
     # TCP's data-receive functions by call chain (attribution.RECEIVE_PATH; ACKs never reach them,
