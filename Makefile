@@ -5,9 +5,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install venv system netperf native test test-servers test-unit test-floors reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test
+.PHONY: install venv system netperf native test test-servers test-unit test-floors reproduce reproduce-paper figures notebook-outputs lint clean bench bench-quick kernel-boot-test guest-kernel test-nic
 
-install: system netperf $(STAMP) native
+install: system netperf $(STAMP) native guest-kernel
 
 # The Python side alone, no root: replay, figures, notebooks, classify, compare, the report.
 venv: $(STAMP)
@@ -18,6 +18,11 @@ system:
 # netperf lives in Debian's non-free component: its own apt source file, nothing else changed.
 netperf:
 	bash scripts/install-netperf.sh
+
+# The NIC rehearsal's guest kernel: Debian's package unpacked into $HOSTNET_GUEST_KERNEL (default
+# /var/tmp/hostnet-guest-kernel), never installed on the host (scripts/install-guest-kernel.sh).
+guest-kernel: system
+	bash scripts/install-guest-kernel.sh
 
 # hostnet's C tools (udpbatch, microbench): a clear error when there is no C compiler.
 native: $(STAMP)
@@ -45,13 +50,19 @@ $(STAMP): pyproject.toml uv.lock
 # at the dependency floors.
 test: install
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest --live -m 'not rehearsal' --durations=15
+	$(PY) -m pytest --live -m 'not rehearsal and not nic' --durations=15
 	$(MAKE) test-floors
 
 # The notebooks on the two-server rehearsal (embedded namespaces behind sshds and a bastion, driven
 # through a testbed.yaml): about 13 minutes, as each point pays SSH's harness time (issue 18).
 test-servers: install
 	$(PY) -m pytest --live -m rehearsal --durations=15
+
+# The NIC rehearsal: two QEMU guests with an emulated e1000e, every NIC-facing knob against their
+# driver, a killed session restored (tests/live/test_live_nic_rehearsal.py, ~4 min). Under TCG every
+# SSH command costs ~0.7 s, so it is a CI step of its own rather than part of make test's 30 minutes.
+test-nic: install
+	$(PY) -m pytest --live -m nic --durations=15 -s tests/live/test_live_nic_rehearsal.py
 
 # The lowest versions pyproject.toml allows, in .venv-floors (scripts/test-floors.sh; no root).
 test-floors:

@@ -87,6 +87,9 @@ def cmd_testbed(args) -> int:
     from . import testbed
     if args.action == "check":
         return _check(args)
+    from .testbed import guests
+    if args.nic or args.iommu or args.action == "down" and guests.has_state(args.name):
+        return _guests(args)
     if args.action == "up":
         if (args.write_yaml or args.bastion) and not args.ssh:
             _die("--write-yaml and --bastion describe the testbed as servers reached over SSH: add --ssh")
@@ -111,9 +114,9 @@ def cmd_testbed(args) -> int:
                 raise
             print(f"as servers: {path} (ssh_config {conf}); e.g. hostnet run single-flow --testbed {path}")
     elif args.action == "status":
-        rows = testbed.status()
+        rows = testbed.status() + guests.status()
         if not rows:
-            print("no embedded testbed is up")
+            print("no embedded testbed and no NIC rehearsal is up")
         for r in rows:
             print(json.dumps(r))
     else:
@@ -121,6 +124,36 @@ def cmd_testbed(args) -> int:
         if problems:
             _die("teardown problems: " + "; ".join(problems))
         print(f"testbed {args.name} is down; every journaled setting restored")
+    return 0
+
+
+def _guests(args) -> int:
+    """`testbed up --nic` and the guests' status and down (testbed/guests.py: the NIC rehearsal)."""
+    from .testbed import guests
+    if args.action == "up":
+        if not args.nic:
+            _die("--iommu needs --nic e1000e or --nic virtio")
+        if args.ssh or args.bastion or args.senders != 1 or args.receivers != 1:
+            _die("--nic boots two guests reached over SSH: --ssh, --bastion, --senders and --receivers do not apply")
+        try:
+            path = guests.up(args.name, args.nic, args.iommu, yaml_path=args.write_yaml)
+        except guests.GuestsUnsupported as exc:
+            _die(f"unsupported: {exc}")
+        st = guests.state_of(args.name)
+        print(f"NIC rehearsal {args.name} is up in {st['boot_s']} s: two guests with {args.nic}"
+              f"{' behind an IOMMU' if args.iommu else ''} (Linux {st['kernel']}; {st['accel']})")
+        print(f"  {guests.LABEL}")
+        if args.iommu:
+            print("  --iommu is experimental: under TCG the data link behind the emulated IOMMU carried no frame in "
+                  "2 of 3 boots (docs/nic-rehearsal.md)")
+        print(f"as servers: {path}; e.g. hostnet run single-flow --testbed {path}")
+        return 0
+    if args.action != "down":
+        _die(f"testbed {args.action} does not take --nic or --iommu")
+    problems = guests.down(args.name)
+    if problems:
+        _die("teardown problems: " + "; ".join(problems))
+    print(f"NIC rehearsal {args.name} is down; every journaled setting restored")
     return 0
 
 
@@ -546,7 +579,12 @@ def _live_commands(sub) -> None:
     t.add_argument("--bastion", action="store_true", help="with --ssh: a jump host namespace and a management "
                                                           "network; --write-yaml then reaches the endpoints through it")
     t.add_argument("--write-yaml", metavar="PATH", help="with --ssh --bastion: write a testbed.yaml (and PATH's "
-                                                        ".ssh_config): the testbed as servers reached over SSH")
+                                                        ".ssh_config): the testbed as servers reached over SSH; "
+                                                        "with --nic: where the guests' testbed.yaml goes")
+    t.add_argument("--nic", choices=("e1000e", "virtio"), help="the NIC rehearsal: two QEMU guests with this "
+                   "emulated NIC, driven over SSH through a testbed.yaml (functional only, never a measurement)")
+    t.add_argument("--iommu", action="store_true", help="with --nic: the guests' NIC behind an emulated Intel IOMMU "
+                   "(experimental: under TCG its data link does not always come up; docs/nic-rehearsal.md)")
     _steering_option(t)
     t.set_defaults(func=cmd_testbed)
 

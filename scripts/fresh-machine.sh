@@ -5,11 +5,12 @@
 # installed fails here.
 #
 # It removes what the project installs: the checkout's .venv and native builds, the kernel
-# work dir ($HOSTNET_KERNEL_WORK), linux-source-6.12, every Debian package the project's
-# scripts recorded installing (scripts/common.sh: /var/lib/hostnet/installed-packages) with the
-# dependencies they pulled in, and the netperf apt source. Packages the machine had before are
-# never on that list, so they stay. apt's and pip's download caches stay: they only save
-# downloads and cannot stand in for a missing install step.
+# work dir ($HOSTNET_KERNEL_WORK), the NIC rehearsal's guest kernel ($HOSTNET_GUEST_KERNEL),
+# linux-source-6.12, every Debian package the project's scripts recorded installing
+# (scripts/common.sh: /var/lib/hostnet/installed-packages) with the dependencies they pulled in,
+# and the netperf apt source. Packages the machine had before are never on that list, so they stay.
+# apt's and pip's download caches stay: they only save downloads and cannot stand in for a missing
+# install step.
 #
 # Usage (root): scripts/fresh-machine.sh [--dry-run] [REF]
 # REF defaults to HEAD (what CI would test); uncommitted changes are not in a fresh clone, so
@@ -35,7 +36,8 @@ for p in $(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++'); do
 	{ dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true; } | grep -q "install ok installed" &&
 		installed+=("$p")
 done
-paths=("$repo/.venv" "$repo/.venv-floors" "$repo/hostnet/native/build" "$kernel_work")
+guest_kernel=${HOSTNET_GUEST_KERNEL:-/var/tmp/hostnet-guest-kernel}
+paths=("$repo/.venv" "$repo/.venv-floors" "$repo/hostnet/native/build" "$kernel_work" "$guest_kernel")
 if [ "$dry_run" = 1 ]; then
 	echo "would remove: ${paths[*]}"
 	echo "would purge: ${installed[*]:-(no package)}"

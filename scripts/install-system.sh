@@ -22,6 +22,8 @@ PACKAGES=(
   sudo          # the SSH hosts' sudo path (non-root logins), tested against an sshd in a namespace
   gcc libc6-dev  # builds hostnet's C tools (udpbatch: sendmmsg/recvmmsg; microbench)
   clang         # builds hostnet's XDP program (native/xdp_pass.c, -target bpf): veth in NAPI mode without GRO
+  qemu-system-x86 busybox-static  # the NIC rehearsal's guests (testbed/guests.py; virtme-ng's initramfs)
+  kmod          # depmod indexes the guest kernel's modules; the guests' modprobe loads e1000e and virtio_net
 )
 
 missing=()

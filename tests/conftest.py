@@ -279,8 +279,8 @@ def journal_held_elsewhere(path):
 
 class FakeMachine(FakeHost):
     """A host that keeps the state every knob reads and writes (sysfs and procfs files, ethtool
-    features, rings, channels and ntuple rules, MTU, gro_max_size, XDP, qdisc, nftables, MSRs, mounts, irqbalance,
-    NAPI threads) and answers the commands the knobs run as the tools would, so a journal can
+    features, rings, channels, coalescing and ntuple rules, MTU, gro_max_size, XDP, qdisc, nftables,
+    MSRs, mounts, irqbalance, NAPI threads) and answers the commands the knobs run as the tools would, so a journal can
     be applied and restored against it and its whole state compared before and after."""
 
     def __init__(self, name="machine", ifaces=("eth1",), cpus=2):
@@ -288,6 +288,8 @@ class FakeMachine(FakeHost):
             "ifaces": {i: {"mtu": 1500, "features": {f: False for f in _features().values()},
                            "rings": {"rx": 512, "tx": 512}, "channels": {"rx": 0, "tx": 0, "other": 1, "combined": 4},
                            "rules": {}, "xdp": None, "qdisc": "mq", "gro_max_size": 65536,
+                           "coalesce": {"rx-usecs": 3, "rx-frames": 0, "tx-usecs": 0, "tx-frames": 0,
+                                        "adaptive-rx": "off", "adaptive-tx": "off"},
                            "limits": {"tso_max_size": 524280, "gso_max_size": 65536, "gso_ipv4_max_size": 65536,
                                       "gro_ipv4_max_size": 65536}} for i in ifaces},
             "nft": None, "msr": {c: 0x600 for c in range(cpus)}, "mounts": set(), "irqbalance": "active",
@@ -370,6 +372,13 @@ class FakeMachine(FakeHost):
             return 0, f"Pre-set maximums:\n{rows({k: 4096 for k in cur})}Current hardware settings:\n{rows(cur)}", ""
         if flag in ("-G", "-L"):
             dev["rings" if flag == "-G" else "channels"][argv[3]] = int(argv[4])
+            return 0, "", ""
+        if flag == "-c":
+            c = dev["coalesce"]
+            return 0, (f"Coalesce parameters for {iface}:\nAdaptive RX: {c['adaptive-rx']}  TX: {c['adaptive-tx']}\n"
+                       + "".join(f"{k}: {v}\n" for k, v in c.items() if not k.startswith("adaptive"))), ""
+        if flag == "-C":
+            dev["coalesce"][argv[3]] = argv[4] if argv[3].startswith("adaptive") else int(argv[4])
             return 0, "", ""
         if flag == "-n":
             rule = dev["rules"].get(int(argv[4]))

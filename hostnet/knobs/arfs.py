@@ -133,4 +133,10 @@ class NtupleRule(Knob):
         if now != "absent":
             host.run(["ethtool", "-N", iface, "delete", loc])
         if value != "absent":
-            host.run(["ethtool", "-N", iface, *parse_spec(value), "loc", loc])
+            # ethtool 6.1 exits 0 when a driver without ntuple filters refuses a rule placed with loc
+            # (e1000e: "rmgr: Cannot insert RX class rule: Operation not supported"): its words decide
+            res = host.run(["ethtool", "-N", iface, *parse_spec(value), "loc", loc], check=False)
+            said = (res.stderr or "").strip()
+            if res.returncode != 0 or "Cannot" in said:
+                raise KnobError(f"{host.name}: {iface} refused ntuple rule {value!r} at {loc}: "
+                                f"{said or res.stdout.strip() or f'exit {res.returncode}'}")

@@ -30,11 +30,18 @@ def parse_cpu_list(text: str) -> list[int]:
     return cpus
 
 
+# A virtio NIC's device is the virtio device; its MSI-X vectors belong to the PCI function above it
+# (the NIC rehearsal's virtio-net guests: device/msi_irqs does not exist, and the NIC looked like veth).
+_MSI_IRQS = ('d=/sys/class/net/$1/device; case "$(readlink "$d/subsystem")" in */virtio) d=$d/..;; esac; '
+             'ls "$d/msi_irqs"')
+
+
 def queue_irqs(host: Host, iface: str) -> list[int]:
-    """The MSI(-X) interrupts of a NIC; empty for virtual devices such as veth."""
+    """The MSI(-X) interrupts of a NIC (a virtio NIC's are its PCI function's); empty for virtual
+    devices such as veth."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", iface):
         raise KnobError(f"not an interface name: {iface!r}")
-    res = host.run(["ls", f"/sys/class/net/{iface}/device/msi_irqs"], check=False)
+    res = host.run(["sh", "-c", _MSI_IRQS, "sh", iface], check=False)
     return sorted(int(x) for x in res.stdout.split() if is_count(x)) if res.returncode == 0 else []
 
 

@@ -1,4 +1,5 @@
-"""NIC queue settings through ethtool: ring sizes (-g/-G) and channel counts (-l/-L).
+"""NIC queue settings through ethtool: ring sizes (-g/-G), channel counts (-l/-L) and interrupt
+coalescing (-c/-C).
 
 veth has no rings (`ethtool -g` is unsupported) but does have rx/tx channels.
 """
@@ -30,7 +31,8 @@ def _count(value: str) -> int | None:
     return int(value) if re.fullmatch(r"[0-9]+", value or "") else None
 
 
-class _EthtoolQueues(Knob):
+class _EthtoolField(Knob):
+    """One field of what `ethtool SHOW_FLAG IFACE` prints, set with `ethtool SET_FLAG IFACE FIELD N`."""
     scope = "device"
     show_flag = set_flag = ""
     fields: tuple[str, ...] = ()
@@ -42,7 +44,7 @@ class _EthtoolQueues(Knob):
         self.field = field
         self.name = f"{self.what}.{field}"
 
-    def _sections(self, host: Host, iface: str) -> dict:
+    def _show(self, host: Host, iface: str) -> str:
         try:
             res = host.run(["ethtool", self.show_flag, iface], check=False)
         except HostError as exc:
@@ -50,7 +52,12 @@ class _EthtoolQueues(Knob):
         if res.returncode != 0:
             raise KnobError(f"{host.name}: {iface} does not support ethtool {self.show_flag} "
                             f"({(res.stderr or res.stdout).strip() or 'no output'})")
-        return parse_ethtool_sections(res.stdout)
+        return res.stdout
+
+
+class _EthtoolQueues(_EthtoolField):
+    def _sections(self, host: Host, iface: str) -> dict:
+        return parse_ethtool_sections(self._show(host, iface))
 
     def read(self, host: Host, key: str) -> str:
         cur = self._sections(host, key).get("current", {})
@@ -78,3 +85,42 @@ class RingSize(_EthtoolQueues):
 class Channels(_EthtoolQueues):
     """Queue counts: rx, tx, other, combined."""
     show_flag, set_flag, fields, what = "-l", "-L", ("rx", "tx", "other", "combined"), "channels"
+
+
+def parse_coalesce(text: str) -> dict[str, str]:
+    """`ethtool -c IFACE` output -> {field: value} (rx-usecs, tx-frames, ..., adaptive-rx,
+    adaptive-tx); a field the driver does not have reads "n/a"."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        low = line.strip().lower()
+        if low.startswith("adaptive rx:"):  # "Adaptive RX: on  TX: off": two fields on one line
+            words = low.replace(":", " ").split()
+            out["adaptive-rx"], out["adaptive-tx"] = words[2], words[4] if len(words) > 4 else "n/a"
+        elif ":" in low and not low.startswith("coalesce parameters"):
+            k, _, v = low.partition(":")
+            if k.strip() and " " not in k.strip():
+                out[k.strip()] = v.strip()
+    return out
+
+
+class Coalesce(_EthtoolField):
+    """Interrupt coalescing (`ethtool -c/-C`): how long (usecs) or how many frames (frames) a NIC
+    waits before it interrupts. Drivers refuse values they cannot program (e1000e: rx-usecs 4-9)
+    and may round others; write() reads back, so a rounded value is an error naming both."""
+
+    show_flag, set_flag, what = "-c", "-C", "coalesce"
+    fields = ("rx-usecs", "rx-frames", "tx-usecs", "tx-frames", "adaptive-rx", "adaptive-tx")
+
+    def read(self, host: Host, key: str) -> str:
+        value = parse_coalesce(self._show(host, key)).get(self.field, "n/a")
+        if value in ("n/a", ""):
+            raise KnobError(f"{host.name}: {key} has no coalescing setting {self.field} (n/a)")
+        return value
+
+    def validate(self, key: str, value: str) -> None:
+        switch = self.field.startswith("adaptive")
+        if not (value in ("on", "off") if switch else _count(str(value)) is not None):
+            raise KnobError(f"{self.name}: {value!r} is not {'on or off' if switch else 'a count'}")
+
+    def write_unverified(self, host: Host, key: str, value: str) -> None:
+        host.run(["ethtool", self.set_flag, key, self.field, str(value)])

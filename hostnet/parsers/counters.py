@@ -222,3 +222,20 @@ def _flatten(nested: dict, fmt: str) -> dict[str, int]:
 
 def _unflatten(shape: dict, flat: dict[str, int], fmt: str) -> dict:
     return {o: {i: flat[fmt.format(outer=o, inner=i)] for i in row} for o, row in shape.items()}
+
+
+def parse_irq_names(text: str, source: str = "/proc/interrupts") -> dict[int, str]:
+    """/proc/interrupts -> {IRQ number: the name its driver gave it} (the row's last word: e1000e's
+    "eth0-rx-0", virtio's "virtio2-input.0", mlx5's "mlx5_comp3@pci:0000:3b:00.0"). Rows without a
+    number (LOC, RES, ...) are left out."""
+    lines = text.splitlines()
+    if not lines or not lines[0].split() or not all(h.startswith("CPU") for h in lines[0].split()):
+        raise ParseError(source, "the first line does not name the CPUs (CPU0 CPU1 ...)", 1)
+    n_cpus = len(lines[0].split())
+    out = {}
+    for line in lines[1:]:
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if sep and is_count(name.strip()) and len(fields) > n_cpus:
+            out[int(name.strip())] = fields[-1]
+    return out

@@ -84,7 +84,11 @@ def detect(host: Host, iface: str | None = None) -> dict[str, Capability]:
     for tool, argv in TOOLS.items():
         if host.which(tool) or (tool == "sshd" and host.run(["test", "-x", "/usr/sbin/sshd"], check=False).ok):
             res = host.run(["/usr/sbin/sshd" if tool == "sshd" else argv[0], *argv[1:]], check=False)
-            caps[f"tool:{tool}"] = Capability(True, _first_line(res.stdout or res.stderr) or "present")
+            # a tool that is there but cannot run is not there (the NIC rehearsal's guests: nft
+            # without nf_tables printed its netlink error as its version, and was ticked)
+            ok = res.returncode == 0
+            caps[f"tool:{tool}"] = Capability(ok, _first_line(res.stdout or res.stderr) or "present",
+                                              "" if ok else f"{' '.join(argv)} exited {res.returncode}")
         else:
             caps[f"tool:{tool}"] = Capability(False, "missing")
     if caps["tool:perf"].ok:
@@ -95,11 +99,16 @@ def detect(host: Host, iface: str | None = None) -> dict[str, Capability]:
     kconfig = host.run(KCONFIG_ARGV, check=False).stdout
     cc = host.read_text("/proc/sys/net/ipv4/tcp_available_congestion_control").split()
     caps["congestion_control"] = Capability(None, " ".join(cc))
-    caps["dctcp"] = Capability("dctcp" in cc or parse_kconfig(kconfig, "TCP_CONG_DCTCP") in ("y", "m"),
-                               "yes" if "dctcp" in cc else parse_kconfig(kconfig, "TCP_CONG_DCTCP"))
+    # Without a readable kernel config an option is "unknown", never "n" (a custom kernel without
+    # /boot/config-*: the NIC rehearsal's guests said "dctcp n" and "kprobes n" of a config unread).
+    unread = "" if kconfig else "kernel config not readable"
+    dctcp = parse_kconfig(kconfig, "TCP_CONG_DCTCP") if kconfig else "unknown"
+    caps["dctcp"] = Capability("dctcp" in cc or dctcp in ("y", "m"), "yes" if "dctcp" in cc else dctcp,
+                               "" if "dctcp" in cc else unread)
     netem = parse_kconfig(kconfig, "NET_SCH_NETEM") if kconfig else "unknown"
-    caps["netem"] = Capability(netem in ("y", "m"), netem, "" if kconfig else "kernel config not readable")
-    caps["kprobes"] = Capability(parse_kconfig(kconfig, "KPROBES") == "y", parse_kconfig(kconfig, "KPROBES"))
+    caps["netem"] = Capability(netem in ("y", "m"), netem, unread)
+    kprobes = parse_kconfig(kconfig, "KPROBES") if kconfig else "unknown"
+    caps["kprobes"] = Capability(kprobes == "y", kprobes, unread)
     caps["cpu_accounting"] = cpu_accounting(kconfig)
     caps["nftables"] = caps["tool:nft"]
     ddio_ok, why = DdioWays().available(host)

@@ -55,7 +55,7 @@ def test_missing_tools_are_named(monkeypatch, capsys):
 def test_status_without_testbed(tmp_path):
     import os
     out = hostnet("testbed", "status", env={**os.environ, "HOSTNET_STATE_DIR": str(tmp_path)})
-    assert out.returncode == 0 and "no embedded testbed is up" in out.stdout
+    assert out.returncode == 0 and "no embedded testbed and no NIC rehearsal is up" in out.stdout
 
 
 def test_breakdown_cli_reads_stored_and_brought_profiles(capsys, tmp_path):

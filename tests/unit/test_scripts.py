@@ -111,13 +111,15 @@ def test_fresh_machine_dry_run_plans_only_recorded_installed_packages(tmp_path):
     manifest.write_text(f"dpkg\n{NO_SUCH_PACKAGE}\ndpkg\n")
     res = subprocess.run([str(REPO / "scripts" / "fresh-machine.sh"), "--dry-run"], capture_output=True, text=True,
                          env={**os.environ, "HOSTNET_INSTALLED": str(manifest),
-                              "HOSTNET_KERNEL_WORK": str(tmp_path / "kernel")}, timeout=60)
+                              "HOSTNET_KERNEL_WORK": str(tmp_path / "kernel"),
+                              "HOSTNET_GUEST_KERNEL": str(tmp_path / "guest")}, timeout=60)
     assert res.returncode == 0, res.stderr
     plan = dict(line.split(": ", 1) for line in res.stdout.splitlines() if line.startswith("would "))
     purge = plan["would purge"].split()
     assert purge.count("dpkg") == 1 and NO_SUCH_PACKAGE not in purge
     assert plan["would remove"].split() == [str(REPO / ".venv"), str(REPO / ".venv-floors"),
-                                            str(REPO / "hostnet/native/build"), str(tmp_path / "kernel")]
+                                            str(REPO / "hostnet/native/build"), str(tmp_path / "kernel"),
+                                            str(tmp_path / "guest")]
     assert manifest.exists()  # a dry run changes nothing
 
 

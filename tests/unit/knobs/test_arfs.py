@@ -39,3 +39,13 @@ def test_an_existing_rule_is_read_as_its_spec_and_put_back_as_it_was(tmp_path):
     assert j.entries()[0]["prior"] == "flow-type tcp4 src-ip 10.0.0.1 action 0"
     assert j.restore() == []
     assert host.state["ifaces"]["eth1"]["rules"] == {0: {"flow-type": "tcp4", "src-ip": "10.0.0.1", "action": "0"}}
+
+
+def test_a_rule_the_driver_refuses_is_an_error_with_its_words_even_when_ethtool_exits_0():
+    """e1000e (the NIC rehearsal's guests) has no ntuple filters: ethtool 6.1 said so on stderr and
+    exited 0 for a rule placed with loc, so the refusal showed only as a read-back mismatch."""
+    refused = fixture_text("nic-rehearsal/e1000e_ethtool_N.txt")
+    host = FakeHost(handlers={"ethtool": lambda argv, h: (0, "", refused) if argv[1] == "-N" else (1, "", "")})
+    with pytest.raises(KnobError, match="data0 refused ntuple rule .* at 0: rmgr: Cannot insert RX class rule: "
+                                        "Operation not supported"):
+        NtupleRule().write_unverified(host, "data0/0", "flow-type tcp4 dst-port 5201 action 0")

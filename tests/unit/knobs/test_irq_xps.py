@@ -3,7 +3,7 @@ import pytest
 
 from conftest import FakeHost
 from hostnet.knobs import IrqAffinity, Irqbalance, KnobError, XpsCpus
-from hostnet.knobs.irq_xps import parse_cpu_list
+from hostnet.knobs.irq_xps import parse_cpu_list, queue_irqs
 
 
 def test_irq_affinity_and_cpu_lists():
@@ -33,3 +33,35 @@ def test_xps_key_shape():
     assert XpsCpus().path("eth1/tx-3") == "/sys/class/net/eth1/queues/tx-3/xps_cpus"
     with pytest.raises(KnobError):
         XpsCpus().path("eth1/rx-3")
+
+
+def _sysfs(tmp_path, virtio: bool):
+    pci = tmp_path / "pci0000:00" / "0000:00:0c.0"
+    dev = pci / "virtio10" if virtio else pci
+    (pci / "msi_irqs").mkdir(parents=True)
+    for irq in (48, 49, 50):
+        (pci / "msi_irqs" / str(irq)).write_text("msix\n")
+    dev.mkdir(exist_ok=True)
+    (tmp_path / "bus" / ("virtio" if virtio else "pci")).mkdir(parents=True)
+    (dev / "subsystem").symlink_to(tmp_path / "bus" / ("virtio" if virtio else "pci"))
+    (tmp_path / "net" / "data0").mkdir(parents=True)
+    (tmp_path / "net" / "data0" / "device").symlink_to(dev)
+    return tmp_path / "net"
+
+
+def test_queue_irqs_finds_a_virtio_nic_s_vectors_on_its_pci_function(tmp_path):
+    """The NIC rehearsal's virtio-net guests: /sys/class/net/IFACE/device is the virtio device, with
+    no msi_irqs of its own; its vectors (virtioN-input.0, -output.0, -config) are the PCI function's,
+    one level up. Found there, a virtio NIC is no longer taken for one without interrupts (veth).
+    The fixed script runs in this machine's sh over a fake sysfs tree."""
+    import subprocess
+    for virtio in (True, False):
+        net = _sysfs(tmp_path / str(virtio), virtio)
+
+        def sh(argv, host, net=net):
+            script = argv[2].replace("/sys/class/net", str(net))
+            out = subprocess.run(["sh", "-c", script, "sh", *argv[4:]], capture_output=True, text=True)
+            return out.returncode, out.stdout, out.stderr
+        assert queue_irqs(FakeHost(handlers={"sh": sh}), "data0") == [48, 49, 50], virtio
+    veth = FakeHost(handlers={"sh": lambda argv, h: (2, "", "ls: cannot access: No such file or directory")})
+    assert queue_irqs(veth, "veth0") == []

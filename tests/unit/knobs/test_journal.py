@@ -195,6 +195,9 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
                     sysctl_path("net.ipv4.tcp_available_congestion_control"): "reno cubic bbr\n"})
     plan = [(f"offload.{f}", "eth1", "on") for f in ("tso", "gso", "gro", "lro", "rx", "tx", "sg", "ntuple")] + [
         ("mtu", "eth1", "9000"), ("ring.rx", "eth1", "4096"), ("ring.tx", "eth1", "1024"),
+        ("coalesce.rx-usecs", "eth1", "50"), ("coalesce.rx-frames", "eth1", "32"), ("coalesce.tx-usecs", "eth1", "8"),
+        ("coalesce.tx-frames", "eth1", "16"), ("coalesce.adaptive-rx", "eth1", "on"),
+        ("coalesce.adaptive-tx", "eth1", "on"),
         ("channels.rx", "eth1", "2"), ("channels.tx", "eth1", "2"), ("channels.combined", "eth1", "1"),
         ("rps_cpus", "eth1/rx-0", "3"), ("rps_flow_cnt", "eth1/rx-0", "4096"), ("xps_cpus", "eth1/tx-0", "2"),
         ("ntuple_rule", "eth1/5", "flow-type tcp4 dst-ip 198.18.0.2 dst-port 5201 action 1"),

@@ -191,7 +191,7 @@ def test_a_servers_nic_interrupts_go_to_irq_cpus_without_arfs_and_to_the_app_cor
 
 
 def test_irq_plan_reads_the_nics_interrupts_and_refuses_an_irqbalance_it_cannot_stop():
-    ls = {"ls": lambda argv, h: (0, "101\n102\n", "")}
+    ls = {"sh": lambda argv, h: (0, "101\n102\n", "")}  # queue_irqs lists msi_irqs in a fixed sh script
     tool = {"irqbalance": lambda argv, h: (0, "", "")}  # FakeHost.which finds the tools it has handlers for
     assert sc.irq_plan(_irq_servers([24], ls)) == sc.IrqPlan({"receiver": [101, 102]})  # no irqbalance to stop
     with pytest.raises(sc.KnobError, match="irq_cpus is set but rx: no systemctl to stop/start irqbalance"):

@@ -2,6 +2,8 @@
 (a fake fabric connection, conftest.FakeRemote): it ends as a failed run directory with the reason,
 never an escaping HostError, a .partial left behind or one connect timeout per process."""
 import json
+import re
+import time
 
 import pytest
 
@@ -169,3 +171,22 @@ def test_the_previous_points_finish_is_awaited_before_the_flows_start(tmp_path, 
               if any(a == "-c" and b == "198.18.0.2" for a, b in zip(argv, argv[1:], strict=False))]
     assert at and client, (at, remote.commands)
     assert at[0] <= client[0]  # settled before the first client command
+
+
+def test_a_testbed_too_slow_for_the_flows_gets_no_window_and_is_told_how_long_a_point_needs():
+    """The NIC rehearsal's TCG guests took 21 s to open a window over SSH, and the runner closes it 3x
+    that before the flows end: a 5 s flow left a window that ended before it began, reported only as
+    a flow ending early. The window is still closed as before (a short one is flagged), and says why."""
+    from types import SimpleNamespace
+    now = time.time()
+    tb = SimpleNamespace(closing_s=None, machines={}, endpoints={})
+    starts = SimpleNamespace(first_sent=now - 100, last_returned=now - 100)
+    workload = SimpleNamespace(warmup_s=0, duration_s=3, total_s=lambda: 5)
+    _, _, (opened, start, end, closed), no_window = runner._measure(tb, workload, starts, {}, {})
+    assert end - start < 0.1
+    assert re.fullmatch(r"no measurement window: its probes took 0\.0 s to open and it must close 0\.4 s before the "
+                        r"flows end, so flows of 5 s leave -9\d\.\d s; on this testbed give the point at least "
+                        r"10\d s \(--duration\)", no_window), no_window
+    starts.first_sent = time.time()  # a testbed fast enough for its flows gets no such note
+    quick = SimpleNamespace(warmup_s=0, duration_s=1, total_s=lambda: 1)
+    assert runner._measure(tb, quick, starts, {}, {})[3] is None

@@ -165,3 +165,17 @@ def test_softnet_and_interrupt_deltas_refuse_counters_that_went_down_but_take_a_
     assert got["LOC"] == {c: a["LOC"][c] - b["LOC"][c] for c in a["LOC"]} and set(got) == {"LOC", "RES"}
     with pytest.raises(ParseError, match=r"irq: LOC.cpu\d.* went down"):
         interrupt_deltas(a, b, ("LOC",), "irq")
+
+
+def test_irq_names_are_the_names_the_driver_gave_its_vectors():
+    from hostnet.parsers.counters import parse_irq_names
+    names = parse_irq_names(fixture_text("nic-rehearsal/e1000e_proc_interrupts.txt"))
+    msi = [int(x) for x in fixture_text("nic-rehearsal/e1000e_msi_irqs.txt").split()]
+    assert [names[i] for i in msi] == ["data0-rx-0", "data0-tx-0", "data0"]  # e1000e: rx, tx, then link
+    assert names[0] == "timer" and all(isinstance(k, int) for k in names)  # LOC, RES, ... have no number
+
+
+def test_irq_names_refuse_what_is_not_proc_interrupts():
+    from hostnet.parsers.counters import parse_irq_names
+    with pytest.raises(ParseError, match="name the CPUs"):
+        parse_irq_names("rx-usecs: 3\n")

@@ -156,3 +156,15 @@ def test_unclassified_share_of_the_recorded_ipv6_runs_is_bounded_too():
     v6 = {m["run_id"] for m in store.load_manifests(runs, campaign) if m["point"].get("ip_version") == 6}
     u = t[(t.metric == "breakdown_pct") & (t.category == "unclassified") & t.run_id.isin(v6)]
     assert len(v6) >= 20 and len(u) == 2 * len(v6) and u.value.max() < 1.0, u.value.max()
+
+
+def test_the_emulated_nics_drivers_and_the_iommu_s_page_tables_are_classified():
+    """Symbols the NIC rehearsal's guests sample (docs/nic-rehearsal.md): e1000/e1000e's driver is
+    the device layer, like mlx5's; the Intel IOMMU's page-table and invalidation work is mm, with
+    the DMA mapping that calls it (the paper's IOMMU section counts it there)."""
+    tax = load("linux-6")
+    for sym in ("e1000_xmit_frame", "e1000_clean_rx_irq", "e1000e_poll", "e1000_alloc_rx_buffers"):
+        assert tax.classify(sym) == "netdev", sym
+    for sym in ("__domain_mapping", "pfn_to_dma_pte", "dma_pte_clear_level", "qi_submit_sync",
+                "intel_iommu_iotlb_sync_map", "iommu_dma_map_page", "__iommu_dma_unmap"):
+        assert tax.classify(sym) == "mm", sym

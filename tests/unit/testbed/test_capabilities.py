@@ -128,3 +128,43 @@ def test_header_data_split_off_is_named_with_the_command_that_turns_it_on():
     rx.handlers["ethtool"] = lambda argv, h: (0, on.replace("split:         on", "split:         n/a"), "")
     assert capabilities.zerocopy_receive_problems(tb) == []
     assert rx.commands[-1] == ["ethtool", "-g", "enp37s0f1"]
+
+
+class GuestLike(FakeHost):
+    """A host as the NIC rehearsal's guests answered (Debian's 6.1 kernel, the host's userland): nft
+    fails to run (no nf_tables loaded), and no kernel config is readable (/boot is the host's)."""
+
+    def __init__(self):
+        def answer(argv, host):
+            if argv[:2] == ["nft", "--version"]:
+                return 1, "", "mnl.c:60: Unable to initialize Netlink socket: Protocol not supported\n"
+            if argv[0] == "date":
+                return 0, "1795900000.0\n", ""
+            if argv[:2] == ["uname", "-r"]:
+                return 0, "6.1.0-56-amd64\n", ""
+            if argv[0] == "nproc":
+                return 0, "2\n", ""
+            if argv[0] == "sh" and "wc -l" in argv[2]:
+                return 0, "1\n", ""
+            if argv[0] in capabilities.TOOLS or argv[0] == "/usr/sbin/sshd":
+                return 0, f"{argv[0]} 1.0\n", ""
+            return 0, "", ""  # true, perf stat, the kernel config (none), ls /sys/class/iommu
+        files = {"/proc/sys/net/ipv4/tcp_available_congestion_control": "reno cubic\n",
+                 "/proc/cmdline": "console=ttyS0\n", "/proc/cpuinfo": "vendor_id : AuthenticAMD\n"}
+        super().__init__("guest", files=files,
+                         handlers={t: answer for t in (*capabilities.TOOLS, "true", "date", "uname", "nproc", "sh",
+                                                        "test", "/usr/sbin/sshd", "ls")})
+
+
+def test_a_tool_that_is_there_but_cannot_run_is_not_ticked():
+    caps = capabilities.detect(GuestLike())
+    assert caps["tool:nft"].ok is False and "Unable to initialize Netlink socket" in caps["tool:nft"].value
+    assert "nft --version exited 1" in caps["tool:nft"].detail
+    assert caps["nftables"].ok is False  # so loss injection is refused up front, not mid-campaign
+    assert caps["tool:iperf3"].ok is True
+
+
+def test_kernel_options_of_an_unreadable_config_are_unknown_not_off():
+    caps = capabilities.detect(GuestLike())
+    for name in ("dctcp", "netem", "kprobes"):
+        assert caps[name].value == "unknown" and caps[name].detail == "kernel config not readable", name
