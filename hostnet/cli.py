@@ -145,7 +145,7 @@ def _guests(args) -> int:
         print(f"  {guests.LABEL}")
         if args.iommu:
             print("  --iommu is experimental: under TCG the data link behind the emulated IOMMU carried no frame in "
-                  "2 of 3 boots (docs/nic-rehearsal.md)")
+                  "4 of 5 boots (docs/nic-rehearsal.md)")
         print(f"as servers: {path}; e.g. hostnet run single-flow --testbed {path}")
         return 0
     if args.action != "down":

@@ -176,3 +176,45 @@ def test_testbed_up_nic_refuses_embedded_only_options(state, capsys):
     with pytest.raises(SystemExit):
         cli.main(["testbed", "up", "--iommu"])
     assert "--iommu needs --nic" in capsys.readouterr().err
+
+
+class _Listener:
+    def __init__(self):
+        self.stopped = False
+
+    def poll(self):
+        return 0 if self.stopped else None
+
+    def stop(self):
+        self.stopped = True
+
+
+def _link_testbed(monkeypatch, answers):
+    from conftest import FakeHost
+    from hostnet.testbed import Endpoint, Testbed
+    listener = _Listener()
+    rcv = FakeHost("receiver")
+    rcv.start = lambda argv: (rcv.commands.append(list(argv)), listener)[1]
+    snd = FakeHost("sender", handlers={"nc": lambda argv, h: answers.pop(0)})
+    eps = {"sender": Endpoint("sender", snd, "data0", "198.18.2.1", [0], "sender"),
+           "receiver": Endpoint("receiver", rcv, "data0", "198.18.2.2", [0], "receiver")}
+    monkeypatch.setattr(servers, "from_yaml", lambda path: Testbed("nr1-guests", "servers", eps, {}, None))
+    monkeypatch.setattr(guests.time, "sleep", lambda s: None)
+    return rcv, snd, listener
+
+
+def test_the_data_link_is_checked_with_one_connection_across_it(monkeypatch):
+    rcv, snd, listener = _link_testbed(monkeypatch, [(1, "", "Connection refused"), (0, "", "")])
+    guests.check_link(Path("tb.yaml"))
+    assert rcv.commands == [["nc", "-l", "198.18.2.2", "5299"]]
+    assert snd.commands[-1] == ["nc", "-z", "-v", "-w", "3", "198.18.2.2", "5299"] and len(snd.commands) == 2
+    assert listener.stopped
+
+
+def test_a_dead_data_link_refuses_the_guests_naming_what_failed(monkeypatch):
+    _, _, listener = _link_testbed(monkeypatch, [(1, "", "nc: connect to 198.18.2.2 port 5299 (tcp) failed: "
+                                                          "No route to host")] * 3)
+    with pytest.raises(TestbedError, match="data link carries no traffic: 198.18.2.1 cannot connect to "
+                                           "198.18.2.2:5299 .*No route to host"):
+        guests.check_link(Path("tb.yaml"), attempts=3)
+    assert listener.stopped
