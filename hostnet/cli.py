@@ -143,9 +143,6 @@ def _guests(args) -> int:
         print(f"NIC rehearsal {args.name} is up in {st['boot_s']} s: two guests with {args.nic}"
               f"{' behind an IOMMU' if args.iommu else ''} (Linux {st['kernel']}; {st['accel']})")
         print(f"  {guests.LABEL}")
-        if args.iommu:
-            print("  --iommu is experimental: under TCG the data link behind the emulated IOMMU carried no frame in "
-                  "4 of 5 boots (docs/nic-rehearsal.md)")
         print(f"as servers: {path}; e.g. hostnet run single-flow --testbed {path}")
         return 0
     if args.action != "down":
@@ -583,8 +580,7 @@ def _live_commands(sub) -> None:
                                                         "with --nic: where the guests' testbed.yaml goes")
     t.add_argument("--nic", choices=("e1000e", "virtio"), help="the NIC rehearsal: two QEMU guests with this "
                    "emulated NIC, driven over SSH through a testbed.yaml (functional only, never a measurement)")
-    t.add_argument("--iommu", action="store_true", help="with --nic: the guests' NIC behind an emulated Intel IOMMU "
-                   "(experimental: under TCG its data link does not always come up; docs/nic-rehearsal.md)")
+    t.add_argument("--iommu", action="store_true", help="with --nic: the guests' NIC behind an emulated Intel IOMMU")
     _steering_option(t)
     t.set_defaults(func=cmd_testbed)
 

@@ -207,8 +207,8 @@ def virtme_argv(layout: GuestLayout, role: str, virtme_run: str, kernel: Path, f
     return argv + ["--script-sh", script, "--qemu-opts", *qemu]
 
 
-def preflight(local: LocalHost) -> tuple[str, Path, str, str]:
-    """What `up` needs, each missing piece refused in one line: (virtme-run, kernel, version, accel note)."""
+def preflight(local: LocalHost) -> tuple[str, Path, str]:
+    """What `up` needs, each missing piece refused in one line: (virtme-run, kernel, its version)."""
     if os.geteuid() != 0:
         raise GuestsUnsupported("the NIC rehearsal needs root (QEMU's guests read the host's root file system)")
     for tool in ("qemu-system-x86_64", "ssh-keygen"):
@@ -221,34 +221,34 @@ def preflight(local: LocalHost) -> tuple[str, Path, str, str]:
         raise GuestsUnsupported("kmod (depmod, modprobe) is not installed: run `make install`")
     kernel, version = find_kernel(kernel_dir())
     need_kb = 2 * (MEMORY_MB + 256) * 1024
-    avail = _mem_available_kb()
+    avail = _mem_available_kb(local.read_text("/proc/meminfo"))
     if avail is not None and avail < need_kb:
         raise GuestsUnsupported(f"two guests need {need_kb // 1024} MiB and {avail // 1024} MiB is available")
-    return virtme_run, kernel, version, ""
+    return virtme_run, kernel, version
 
 
-def _mem_available_kb() -> int | None:
-    for line in Path("/proc/meminfo").read_text().splitlines():
+def _mem_available_kb(meminfo: str) -> int | None:
+    for line in meminfo.splitlines():
         if line.startswith("MemAvailable:"):
             return int(line.split()[1])
     return None
 
 
 def up(name: str, nic: str = "e1000e", iommu: bool = False, yaml_path: str | Path | None = None,
-       timeout_s: float = BOOT_TIMEOUT_S, cpus: int = CPUS) -> Path:
+       timeout_s: float = BOOT_TIMEOUT_S) -> Path:
     """Boot the two guests, wait for their sshds, write the testbed.yaml (default: NAME/testbed.yaml
     under the state directory); returns its path. Refuses a name in use; undoes everything when a
     guest does not come up."""
-    layout = GuestLayout(name, nic, iommu, cpus=cpus)
+    layout = GuestLayout(name, nic, iommu)
     local = LocalHost("root-ns", tag=_tag(name))
-    virtme_run, kernel, version, _ = preflight(local)
+    virtme_run, kernel, version = preflight(local)
     for dead in stale():
         problems = down(dead)
         if problems:
             raise TestbedError(f"guests {dead} (left by a dead session): " + "; ".join(problems))
     if _state_file(name).exists():
         raise TestbedError(f"guests {name!r} are already up; use them, or `hostnet testbed down --name {name}`")
-    layout.accel, accel_note = choose_accel(Path("/proc/cpuinfo").read_text(), os.access("/dev/kvm", os.R_OK | os.W_OK))
+    layout.accel, accel_note = choose_accel(local.read_text("/proc/cpuinfo"), os.access("/dev/kvm", os.R_OK | os.W_OK))
     layout.ssh_ports = {role: free_port() for role in ROLES}
     layout.data_port = free_port()
     private_dir(state_dir())
@@ -261,10 +261,12 @@ def up(name: str, nic: str = "e1000e", iommu: bool = False, yaml_path: str | Pat
     try:
         _prepare_files(local, files)
         t0 = time.monotonic()
-        for role in ROLES:  # the sender's QEMU listens for the data link, so it starts first
+        for role in ROLES:
             argv = virtme_argv(layout, role, virtme_run, kernel, files)
             local.start(["sh", "-c", 'log=$1; shift; TMPDIR=$(dirname "$log") exec "$@" >"$log" 2>&1', "sh",
                          str(files / f"console-{role}.log"), *argv])
+            if role == "sender":
+                _wait_listening(local, layout.data_port, files)
         _wait_ready(files, timeout_s)
         boot_s = time.monotonic() - t0
         path = Path(yaml_path) if yaml_path else files / "testbed.yaml"
@@ -281,16 +283,18 @@ def up(name: str, nic: str = "e1000e", iommu: bool = False, yaml_path: str | Pat
 LINK_PORT = 5299
 
 
-def check_link(path: Path, attempts: int = 10) -> None:
+def check_link(path: Path, attempts: int = 20) -> None:
     """One TCP connection across the data link (nc, through the testbed.yaml as any run reaches the
-    guests): guests whose NICs carry no frame are refused at `up`, not found out by a run (behind
-    the emulated IOMMU the link came up dead in 4 of 5 boots)."""
+    guests): guests whose NICs carry no frame are refused at `up`, not found out by a run (it found
+    the dead links _wait_listening now prevents)."""
     from .servers import from_yaml
     tb = from_yaml(path)
     rcv, snd = tb.endpoints["receiver"].host, tb.endpoints["sender"].host
-    listener = rcv.start(["nc", "-l", DATA_IPS["receiver"], str(LINK_PORT)])
+    # -k: it keeps listening, so an attempt the listener accepted but the sender gave up on (a lost
+    # reply) does not leave every later attempt refused
+    listener = rcv.start(["nc", "-l", "-k", DATA_IPS["receiver"], str(LINK_PORT)])
     try:
-        for _ in range(attempts):  # the listener may not be up yet on the first try
+        for _ in range(attempts):  # the listener, or the NIC's carrier, may not be up yet on the first tries
             res = snd.run(["nc", "-z", "-v", "-w", "3", DATA_IPS["receiver"], str(LINK_PORT)], check=False, timeout=30)
             if res.returncode == 0:
                 return
@@ -315,6 +319,17 @@ def _prepare_files(local: LocalHost, files: Path) -> None:
     (ssh / "authorized_keys").write_text((ssh / "client_ed25519.pub").read_text())
     (ssh / "sshd.conf").write_text(SSHD_CONFIG.format(mgmt_ip=GUEST_MGMT_IP))
     (files / "guest.sh").write_text(GUEST_SCRIPT)
+
+
+def _wait_listening(local: LocalHost, port: int, files: Path, timeout_s: float = 60.0) -> None:
+    """The receiver's QEMU connects its data link once, without blocking, and never again: started
+    before the sender's QEMU listened, its guest booted with a dead link (2 of 12 e1000e boots here)."""
+    deadline = time.monotonic() + timeout_s
+    while not local.run(["ss", "-Hltn", f"sport = :{port}"], check=False).stdout.strip():
+        if time.monotonic() > deadline:
+            raise TestbedError(f"the sender's QEMU did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s: "
+                               + _last_lines(_console(files, "sender")))
+        time.sleep(0.2)
 
 
 def _wait_ready(files: Path, timeout_s: float) -> None:
@@ -346,7 +361,7 @@ def _last_lines(text: str, n: int = 3) -> str:
     return " / ".join(lines[-n:]) or "(no console output)"
 
 
-def describe(layout: GuestLayout, files: Path, version: str) -> dict:
+def describe(layout: GuestLayout, files: Path) -> dict:
     """The testbed.yaml document (servers.SCHEMA) of the guests: each reached on its forwarded port."""
     ssh = files / "ssh"
     hosts = {role: {"address": "127.0.0.1", "port": layout.ssh_ports[role], "user": "root",
@@ -362,7 +377,7 @@ def write_yaml(layout: GuestLayout, path: Path, files: Path, version: str, accel
     host_pub = (files / "ssh" / "host_ed25519.pub").read_text().split()
     (files / "ssh" / "known_hosts").write_text("".join(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n"
                                                        for port in layout.ssh_ports.values()))
-    doc = describe(layout, files, version)
+    doc = describe(layout, files)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"# NIC rehearsal {layout.name!r}: two guests ({layout.nic}"
                     f"{' behind an IOMMU' if layout.iommu else ''}, Linux {version}) reached over SSH; "

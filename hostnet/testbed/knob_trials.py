@@ -36,8 +36,8 @@ def plan(host: Host, iface: str) -> list[tuple[Knob, str, str]]:
     """(knob, key, value) for one data interface: values a server's NIC takes, and some it should
     refuse (a ring above its maximum, a coalescing value drivers cannot program, channels a
     one-queue NIC does not have, an aRFS filter on a NIC without ntuple)."""
-    rings = parse_ethtool_sections(host.run(["ethtool", "-g", iface], check=False).stdout)
-    ring_max = int(rings.get("max", {}).get("rx", "0") or 0) if rings.get("max", {}).get("rx", "").isdigit() else 0
+    rx_max = parse_ethtool_sections(host.run(["ethtool", "-g", iface], check=False).stdout).get("max", {}).get("rx", "")
+    ring_max = int(rx_max) if rx_max.isdigit() else 0
     trials = [(KNOBS["ring.rx"], iface, "512"), (KNOBS["ring.tx"], iface, "512"),
               (KNOBS["ring.rx"], iface, str(8 * ring_max if ring_max else 8192)),
               (KNOBS["coalesce.rx-usecs"], iface, "30"), (KNOBS["coalesce.rx-usecs"], iface, "7"),

@@ -6,8 +6,7 @@ hostnet's server code meets a real NIC driver. Checked here:
 Marked `nic` (make test-nic, a CI step of its own): the guests boot in ~50 s and run under TCG,
 where every SSH command costs ~0.7 s. Nothing here is a measurement. A ladder point is not run
 here: under a saturating flow a command takes ~2.7 s in the guests and the window's probes ~54 s
-to open; nor is the IOMMU pair, whose data link carried traffic in 1 of 5 boots here
-(docs/nic-rehearsal.md, Limits)."""
+to open; nor, yet, is the IOMMU pair's profile (docs/nic-rehearsal.md, Limits)."""
 import os
 import signal
 import subprocess

@@ -206,7 +206,7 @@ def _link_testbed(monkeypatch, answers):
 def test_the_data_link_is_checked_with_one_connection_across_it(monkeypatch):
     rcv, snd, listener = _link_testbed(monkeypatch, [(1, "", "Connection refused"), (0, "", "")])
     guests.check_link(Path("tb.yaml"))
-    assert rcv.commands == [["nc", "-l", "198.18.2.2", "5299"]]
+    assert rcv.commands == [["nc", "-l", "-k", "198.18.2.2", "5299"]]
     assert snd.commands[-1] == ["nc", "-z", "-v", "-w", "3", "198.18.2.2", "5299"] and len(snd.commands) == 2
     assert listener.stopped
 
@@ -218,3 +218,18 @@ def test_a_dead_data_link_refuses_the_guests_naming_what_failed(monkeypatch):
                                            "198.18.2.2:5299 .*No route to host"):
         guests.check_link(Path("tb.yaml"), attempts=3)
     assert listener.stopped
+
+
+def test_the_receiver_waits_until_the_sender_s_qemu_listens_for_the_data_link(tmp_path, monkeypatch):
+    """QEMU's socket link connects once, without blocking: a receiver started before the sender
+    listened booted with a dead link. `up` asks ss until the sender's QEMU listens."""
+    from conftest import FakeHost
+    answers = ["", "", "LISTEN 0 1 127.0.0.1:40003 0.0.0.0:*\n"]
+    local = FakeHost(handlers={"ss": lambda argv, h: (0, answers.pop(0), "")})
+    monkeypatch.setattr(guests.time, "sleep", lambda s: None)
+    guests._wait_listening(local, 40003, tmp_path)
+    assert local.commands == [["ss", "-Hltn", "sport = :40003"]] * 3
+    never = FakeHost(handlers={"ss": lambda argv, h: (0, "", "")})
+    (tmp_path / "console-sender.log").write_text("qemu-system-x86_64: -netdev socket: Address already in use\n")
+    with pytest.raises(TestbedError, match="did not listen on 127.0.0.1:40003 within 0 s: .*Address already in use"):
+        guests._wait_listening(never, 40003, tmp_path, timeout_s=0)
