@@ -215,7 +215,7 @@ def cmd_run(args) -> int:
     try:  # built once: checked here, run as it is
         from .measure.sweep import SweepSpec
         sweep_spec = SweepSpec.of_configs(
-            args.config, flows=args.flows, rpc_size=args.rpc_size, congestion_control=args.cc,
+            args.config, flows=args.flows, rpc_size=args.rpc_size, congestion_control=args.cc, rate_mbps=args.rate_mbps,
             experiment=args.experiment, repetitions=args.repetitions, duration=args.duration, warmup=args.warmup,
             perf_freq_hz=args.perf_freq, rpc_tool=args.rpc_tool)
     except ValueError as exc:
@@ -601,6 +601,9 @@ def _live_commands(sub) -> None:
     r.add_argument("--campaign", help="campaign directory name (default: timestamp-experiment-testbed)")
     r.add_argument("--perf-freq", type=int, default=999, help="perf sampling frequency, Hz")
     r.add_argument("--cc", default="cubic", help="TCP congestion control (the paper's default: cubic)")
+    r.add_argument("--rate-mbps", type=int, default=0, metavar="MBPS",
+                   help="pace each long flow at this many Mbit/s (iperf3 -b; 0, the default: unpaced). A slow "
+                        "testbed's harness needs CPU of its own (the NIC rehearsal: docs/nic-rehearsal.md)")
     r.add_argument("--rpc-size", type=int, metavar="BYTES",
                    help="short flows: ping-pong RPCs of this request/response size instead of long flows")
     r.add_argument("--rpc-tool", choices=("auto", "netperf", "sockperf"), default="auto",

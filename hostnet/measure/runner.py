@@ -380,6 +380,8 @@ def _new_run(tb: Testbed, req: RunRequest, flows: list[Flow], cpus: dict, versio
                        flows=[f.__dict__ for f in flows], cores=cores_note(flows),
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
                        versions=versions, controller=platform.node(), probes={"perf": req.probing.perf_manifest()})
+    if tb.rehearsal:  # flagged from the start: no analysis judges from it (store.flagged)
+        rd.manifest["rehearsal"] = tb.rehearsal
     return rd
 
 
@@ -437,6 +439,8 @@ def _run_bench(tb: Testbed, req: RunRequest, versions: dict, before_window) -> _
                        config_label=req.config.label(tb.kind, tb.rx_steering), repetition=req.repetition,
                        workload=workload.describe(), testbed=tb.describe(),
                        versions=versions, controller=platform.node(), probes={"perf": "off", "load": "window"})
+    if tb.rehearsal:
+        rd.manifest["rehearsal"] = tb.rehearsal
     window = _BenchWindow(tb, rd, workload.machines(tb))
     try:
         _apply(tb, req.config, workload, rd)
@@ -637,10 +641,14 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
                 p.lead(tb.machines[m])
     time.sleep(max(0.0, opens - time.time()))
     opened = time.time()
-    for m, ps in probes.items():
-        for p in ps:
-            p.start(tb.machines[m])
-    _each_endpoint(tb, ep_probes, "start")
+
+    def open_probes(machines: list[str], roles: list[str]) -> dict:
+        for m in machines:
+            for p in probes[m]:
+                p.start(tb.machines[m])
+        return {role: ep_probes[role].start(tb.endpoints[role].host) for role in roles}
+
+    _on_each_host(tb, probes, ep_probes, open_probes)
     start = time.time()
     edge = edge_s(tb, start - opened)
     due = starts.first_sent + workload.total_s() - edge
@@ -658,15 +666,20 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
             if hasattr(p, "bound"):
                 p.bound(start, end)
     finishers = {m: [p for p in reversed(ps) if hasattr(p, "close")] for m, ps in probes.items()}
-    for m, ps in finishers.items():
-        for p in ps:
-            p.close(tb.machines[m])
-    ep_raw = _each_endpoint(tb, ep_probes, "stop")
     raw: dict[str, dict[str, str]] = {m: {} for m in probes}
-    for m, ps in probes.items():
-        for p in reversed(ps):
-            if p not in finishers[m]:
-                raw[m].update(p.stop(tb.machines[m]))
+
+    def close_probes(machines: list[str], roles: list[str]) -> dict:
+        for m in machines:
+            for p in finishers[m]:
+                p.close(tb.machines[m])
+        out = {role: ep_probes[role].stop(tb.endpoints[role].host) for role in roles}
+        for m in machines:
+            for p in reversed(probes[m]):
+                if p not in finishers[m]:
+                    raw[m].update(p.stop(tb.machines[m]))
+        return out
+
+    ep_raw = _on_each_host(tb, probes, ep_probes, close_probes)
     closed = time.time()
     tb.closing_s = closed - end
     return raw, ep_raw, (opened, start, end, closed), no_window
@@ -691,17 +704,26 @@ def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
     return max(EDGE_S if local else EDGE_REMOTE_S, known, 3.0 * opening_s)
 
 
-def _each_endpoint(tb: Testbed, ep_probes: dict, action: str) -> dict:
-    """start or stop every endpoint's counter snapshots side by side (a thread each: four commands
-    per endpoint, so the window's edges take one endpoint's time, not the sum). Endpoints that share
-    a host object (one SSH connection) take turns."""
-    hosts = [id(tb.endpoints[role].host) for role in ep_probes]
-    if len(ep_probes) < 2 or len(set(hosts)) < len(hosts):
-        return {role: getattr(p, action)(tb.endpoints[role].host) for role, p in ep_probes.items()}
+def _on_each_host(tb: Testbed, probes: dict, ep_probes: dict, step: Callable[[list[str], list[str]], dict]) -> dict:
+    """step(machines, roles) for each remote host, side by side (a thread each), its machines' probes and
+    then its endpoints' in order; {role: result}. Remote commands cost one round trip each (0.5-3 s to a
+    TCG guest), so the window's edges take the slowest host's time, not the sum of them all. A host
+    object (one SSH connection) takes its turns in one thread; local hosts stay in turn, in one."""
+    groups: dict[object, tuple[list[str], list[str]]] = {}
+    local = all_local(tb)
+    for m in probes:
+        groups.setdefault("local" if local else id(tb.machines[m]), ([], []))[0].append(m)
+    for role in ep_probes:
+        groups.setdefault("local" if local else id(tb.endpoints[role].host), ([], []))[1].append(role)
+    if len(groups) < 2:
+        return step(*next(iter(groups.values()))) if groups else {}
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=len(ep_probes)) as pool:
-        futures = {role: pool.submit(getattr(p, action), tb.endpoints[role].host) for role, p in ep_probes.items()}
-        return {role: f.result() for role, f in futures.items()}
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        futures = [pool.submit(step, machines, roles) for machines, roles in groups.values()]
+        out: dict = {}
+        for f in futures:  # every host's step has ended here; the first failure is raised
+            out.update(f.result())
+        return out
 
 
 def _stop_flows(workload, flows: list[Flow], procs: FlowProcs) -> None:

@@ -62,8 +62,8 @@ from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequ
 from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
 from ..testbed import Testbed
 from .workloads import (
-    IP_VERSIONS, PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows, UdpRate,
-    ZeroCopyFlows)
+    IP_VERSIONS, MAX_RATE_MBPS, PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
+    UdpRate, ZeroCopyFlows)
 
 log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 
@@ -71,7 +71,7 @@ log = logging.getLogger(__name__)  # where no progress bar can draw (not a termi
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
                        "udp-loss": "single", "mixed": "single", "time-budget": "single"}
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
-GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "latency_sample_every",
+GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
              "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
@@ -104,6 +104,8 @@ _GRID_VALUES = {
     "congestion_control": {"type": "string", "pattern": "^[a-z0-9_]{1,16}\\Z",
                            "description": "a congestion control name"},
     "udp_rate_gbps": {"type": "number", "exclusiveMinimum": 0, "description": "a rate in Gbit/s above 0"},
+    "rate_mbps": {"type": "integer", "minimum": 1, "maximum": MAX_RATE_MBPS,
+                  "description": f"a long flow's pace, a whole number of Mbit/s from 1 to {MAX_RATE_MBPS:,}"},
     "app_cpu": {"enum": list(UDP_PLACEMENTS), "description": f"one of {', '.join(UDP_PLACEMENTS)}"},
     "loss_rate": {"type": "number", "minimum": 0, "maximum": 1, "description": "a fraction from 0 to 1"},
     "long_flow": {"enum": [0, 1], "description": "0 or 1"},
@@ -212,7 +214,7 @@ class SweepSpec:
 
     @classmethod
     def of_configs(cls, configs, *, flows: int = 1, rpc_size: int | None = None, congestion_control: str = "cubic",
-                   **fields) -> "SweepSpec":
+                   rate_mbps: int = 0, **fields) -> "SweepSpec":
         """The configs at one flow count, RPC size and congestion control (`hostnet run`'s shape):
         only what differs from a single cubic long flow goes into the grid."""
         grid: dict[str, list] = {}
@@ -222,6 +224,8 @@ class SweepSpec:
             grid["rpc_size"] = [rpc_size]
         if congestion_control != "cubic":
             grid["congestion_control"] = [congestion_control]
+        if rate_mbps:
+            grid["rate_mbps"] = [rate_mbps]
         return cls(configs=list(configs), grid=grid, **fields)
 
     @property
@@ -315,6 +319,9 @@ def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
     ip = {"ip_version": int(point["ip_version"])} if "ip_version" in point else {}
+    if "rate_mbps" in point and (point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed"
+                                 or set(point) & set(ZERO_COPY_KEYS)):
+        raise SweepError("rate_mbps paces iperf3's long flows: not RPCs, UDP, mixed or zcflow's flows")
     if set(point) & set(ZERO_COPY_KEYS):
         if point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed":
             raise SweepError("send_mode, recv_mode and mss choose how a bulk flow moves data (zcflow): not with "
@@ -337,7 +344,8 @@ def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
         return RpcFlows(spec.duration, spec.warmup, pattern=pattern, n=n, size_bytes=int(point["rpc_size"]),
                         tool=tool, **ip)
     return LongFlows(spec.duration, spec.warmup, pattern=pattern, n=n,
-                     congestion_control=point.get("congestion_control", "cubic"), **ip)
+                     congestion_control=point.get("congestion_control", "cubic"),
+                     rate_mbps=int(point.get("rate_mbps", 0)), **ip)
 
 
 def native_binaries(tb: Testbed, tool: str) -> tuple:

@@ -97,19 +97,35 @@ class _Pattern(PointHooks):
         return self.duration_s + self.warmup_s
 
 
+MAX_RATE_MBPS = 400_000  # 400 Gbit/s, the time budget's fastest link
+
+
 @dataclass(frozen=True)
 class LongFlows(_Pattern):
     """Bulk TCP flows with iperf3."""
 
     congestion_control: str = "cubic"
+    # each flow paced at this many Mbit/s (iperf3 -b), 0 = as fast as it goes. A paced flow leaves a
+    # testbed's CPUs to its harness: the NIC rehearsal's TCG guests answer a command in ~0.7 s under
+    # 20 Mbit/s and in ~2.7 s under a saturating flow, where perf did not start in 90 s
+    rate_mbps: int = 0
     tool = "iperf3"
     steadiness = True  # its client reports per-second rates (parse_client's window)
     client_comm = "iperf3"  # the process that copies received data (the server side of iperf3 too)
     server_exits = True  # iperf3 -s -1 serves one test and exits
     client_suffix = "json"
 
+    def __post_init__(self):
+        super().__post_init__()
+        if not float(self.rate_mbps).is_integer() or not 0 <= self.rate_mbps <= MAX_RATE_MBPS:
+            raise ValueError(f"a flow's rate must be a whole number of Mbit/s from 0 (unpaced) to {MAX_RATE_MBPS}, "
+                             f"got {self.rate_mbps}")
+
     def describe(self) -> dict:
-        return {"kind": "long_flows", "tool": self.tool, **asdict(self)}
+        d = {"kind": "long_flows", "tool": self.tool, **asdict(self)}
+        if not self.rate_mbps:  # unpaced, as every run before pacing existed describes itself
+            del d["rate_mbps"]
+        return d
 
     def server_argv(self, flow: Flow, bind_ip: str) -> list[str]:
         return ["iperf3", "-s", "-1", "-B", bind_ip, "-p", str(flow.port), "-A", str(flow.receiver_cpu)]
@@ -117,7 +133,8 @@ class LongFlows(_Pattern):
     def client_argv(self, flow: Flow, server_ip: str) -> list[str]:
         # iperf3 runs warm-up (-O, omitted from its results) and then -t seconds.
         return ["iperf3", "-c", server_ip, "-p", str(flow.port), "-t", str(int(self.duration_s)),
-                "-O", str(int(self.warmup_s)), "-A", str(flow.sender_cpu), "-C", self.congestion_control, "-J"]
+                "-O", str(int(self.warmup_s)), "-A", str(flow.sender_cpu), "-C", self.congestion_control, "-J",
+                *(["-b", f"{int(self.rate_mbps)}M"] if self.rate_mbps else [])]
 
     def parse_client(self, text: str, source: str, window: tuple[float, float] | None = None) -> dict[str, float]:
         """window: the measurement window in seconds from the end of this flow's warm-up (iperf3's

@@ -29,7 +29,7 @@ LEAD_S = 1.0
 SAMPLE_CLOCK = "CLOCK_REALTIME"
 # A perf control command's round trip waits at most this long for perf's "ack" (perf that died
 # leaves its control FIFO without a reader, and the write would block for ever).
-CONTROL_TIMEOUT_S = 10.0
+CONTROL_TIMEOUT_S = 60.0
 # Sends one command to perf's control FIFO and prints perf's acknowledgement. A fixed script: the
 # command and both FIFO paths arrive as positional arguments, never spliced into the text.
 CONTROL_SH = 'printf "%s\\n" "$1" > "$2" && head -n 1 "$3"'

@@ -75,6 +75,8 @@ class Testbed:
     switch: Host | None = None          # the bridge's namespace on a bridged embedded testbed
     switch_ports: list[str] = field(default_factory=list)
     rx_steering: str = "nic"  # where receive processing runs (steering.py); embedded: napi-thread, rps, none
+    # why its numbers are not measurements ("" for a testbed whose are): the NIC rehearsal's guests
+    rehearsal: str = ""
     # how long the last point's window took to close (its closing snapshots), which sets how early
     # the next window closes on remote hosts (runner.edge_s)
     closing_s: float | None = None
@@ -107,7 +109,7 @@ class Testbed:
         return {"name": self.name, "kind": self.kind,
                 "endpoints": {r: e.describe() for r, e in self.endpoints.items()},
                 "machines": {m: h.describe() for m, h in self.machines.items()}, "notes": self.notes,
-                "rx_steering": self.rx_steering}
+                "rx_steering": self.rx_steering, **({"rehearsal": self.rehearsal} if self.rehearsal else {})}
 
 
 def role_name(kind: str, index: int) -> str:

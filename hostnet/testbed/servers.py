@@ -101,6 +101,10 @@ SCHEMA = {
                     "command_timeout_s": _SECONDS}},
         "hosts": {"type": "object", "minProperties": 1, "propertyNames": _HOST_NAME,
                   "additionalProperties": _HOST, "description": "a non-empty mapping of host name to host"},
+        # why no number from these hosts is a measurement (the NIC rehearsal's emulated NICs): every
+        # run records it and analysis leaves the runs out (store.flagged)
+        "rehearsal": {"type": "string", "pattern": "^[^\\n\\x00]{1,200}\\Z",
+                      "description": "a one-line reason, up to 200 characters"},
         "roles": {"type": "object", "description": "a mapping with senders and receivers",
                   "required": ["senders", "receivers"], "additionalProperties": False,
                   "properties": {"senders": _ROLE_LIST, "receivers": _ROLE_LIST}},
@@ -184,7 +188,8 @@ def from_yaml(path: str | os.PathLike) -> Testbed:
     # Each host keeps its own lines too (knobs/journal_file.HOST_DIR): the controller's state
     # directory is often a tmpfs, gone after a reboot.
     return Testbed(doc["name"], "servers", endpoints, machines,
-                   Journal(state_dir() / f"{doc['name']}.journal", on_hosts=True), notes=[f"servers from {path}"])
+                   Journal(state_dir() / f"{doc['name']}.journal", on_hosts=True), notes=[f"servers from {path}"],
+                   rehearsal=doc.get("rehearsal", ""))
 
 
 def restore(path: str | os.PathLike) -> tuple[list[str], list[str]]:

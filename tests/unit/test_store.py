@@ -71,9 +71,12 @@ def test_one_rule_says_which_runs_analysis_leaves_out():
     from hostnet.sections import common
     from hostnet import store
     ms = [{"run_id": "a", "status": "ok"}, {"run_id": "b", "status": "ok", "contaminated": True},
-          {"run_id": "c", "status": "ok", "short_window": "0.4 s"}, {"run_id": "d", "status": "failed"}]
-    assert [store.flagged(m) for m in ms] == ["", "foreign load", "short window", ""]
-    assert [store.usable(m) for m in ms] == [True, False, False, False]
+          {"run_id": "c", "status": "ok", "short_window": "0.4 s"}, {"run_id": "d", "status": "failed"},
+          {"run_id": "e", "status": "ok", "contaminated": True, "rehearsal": "emulated NIC under TCG"}]
+    # a rehearsal's run (the NIC rehearsal's guests) is never a measurement: that reason comes first
+    assert [store.flagged(m) for m in ms] == ["", "foreign load", "short window", "", "rehearsal"]
+    assert [store.usable(m) for m in ms] == [True, False, False, False, False]
+    ms.pop()
     q = common.run_quality(ms)
     assert (q["ok"], q["failed"], q["contaminated"], q["short_window"]) == (3, 1, 1, 1)
 

@@ -190,3 +190,43 @@ def test_a_testbed_too_slow_for_the_flows_gets_no_window_and_is_told_how_long_a_
     starts.first_sent = time.time()  # a testbed fast enough for its flows gets no such note
     quick = SimpleNamespace(warmup_s=0, duration_s=1, total_s=lambda: 1)
     assert runner._measure(tb, quick, starts, {}, {})[3] is None
+
+
+def test_remote_hosts_open_and_close_the_window_side_by_side_and_local_ones_in_turn(monkeypatch):
+    """A window's edges over SSH cost one round trip a command (0.5-3 s to the NIC rehearsal's TCG
+    guests): each host's machine probes, then its endpoints', run in a thread of their own."""
+    import threading
+    from types import SimpleNamespace
+    active, most = [], []
+    lock = threading.Lock()
+
+    def step(machines, roles):
+        with lock:
+            active.append(1)
+            most.append(len(active))
+        time.sleep(0.2)
+        with lock:
+            active.pop()
+        return {r: (machines, r) for r in roles}
+
+    a, b = object(), object()
+    tb = SimpleNamespace(machines={"sender": a, "receiver": b},
+                         endpoints={"s": SimpleNamespace(host=a), "r": SimpleNamespace(host=b)})
+    probes, eps = {"sender": [], "receiver": []}, {"s": None, "r": None}
+    monkeypatch.setattr(runner, "all_local", lambda tb: False)
+    out = runner._on_each_host(tb, probes, eps, step)
+    assert out == {"s": (["sender"], "s"), "r": (["receiver"], "r")}  # each host's machine with its endpoint
+    assert max(most) == 2
+    most.clear()
+    monkeypatch.setattr(runner, "all_local", lambda tb: True)
+    assert runner._on_each_host(tb, probes, eps, step) == {"s": (["sender", "receiver"], "s"),
+                                                           "r": (["sender", "receiver"], "r")}
+    assert most == [1]
+
+    def failing(machines, roles):
+        if "receiver" in machines:
+            raise RuntimeError("receiver: perf did not acknowledge 'enable'")
+        return {}
+    monkeypatch.setattr(runner, "all_local", lambda tb: False)
+    with pytest.raises(RuntimeError, match="receiver: perf did not acknowledge"):
+        runner._on_each_host(tb, probes, eps, failing)

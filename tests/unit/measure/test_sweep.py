@@ -518,3 +518,15 @@ def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_no
     with pytest.raises(sweep.SweepError, match="IPv6 points need an MTU of at least 1280"):
         SweepSpec(configs=["tsogro"], grid={"ip_version": [4, 6], "mtu": [1000, 1500]})
     assert SweepSpec(configs=["tsogro"], grid={"ip_version": [4], "mtu": [1000]}).points()  # IPv4 alone may
+
+
+def test_rate_mbps_paces_the_long_flows_of_a_point_and_is_refused_where_iperf3_does_not_move_them():
+    spec = SweepSpec.of_configs(["tsogro"], rate_mbps=20, experiment="single-flow", repetitions=1, duration=60,
+                                warmup=5)
+    [point] = spec.points()
+    assert point["rate_mbps"] == 20 and point_workload(spec, point, "iperf3").rate_mbps == 20
+    assert "rate_mbps" not in SweepSpec.of_configs(["tsogro"], experiment="single-flow").grid
+    with pytest.raises(sweep.SweepError, match="rate_mbps paces iperf3's long flows"):  # refused as the spec is built
+        SweepSpec.of_configs(["tsogro"], rate_mbps=20, rpc_size=4096, experiment="single-flow")
+    with pytest.raises(sweep.SweepError, match="rate_mbps"):
+        SweepSpec.from_dict({"experiment": "single-flow", "configs": ["tsogro"], "grid": {"rate_mbps": [0]}})

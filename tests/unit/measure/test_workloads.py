@@ -139,3 +139,20 @@ def test_zero_copy_flows_report_counts_that_sum_over_flows():
     for bad in ({"send_mode": "splice"}, {"recv_mode": "zerocopy"}):
         with pytest.raises(ValueError, match="mode must be one of"):
             ZeroCopyFlows(5, 2, **bad)
+
+
+def test_a_paced_long_flow_asks_iperf3_for_its_rate_and_an_unpaced_one_describes_itself_as_before():
+    """The NIC rehearsal's TCG guests: under a saturating flow a command took 2.7 s and perf did not
+    start in 90 s; paced at 20 Mbit/s, 0.7 s (docs/nic-rehearsal.md)."""
+    paced = LongFlows(5, 2, rate_mbps=20)
+    [f] = paced.flows(SENDERS, RECEIVERS)
+    assert paced.client_argv(f, "198.18.0.2")[-2:] == ["-b", "20M"]
+    assert paced.describe()["rate_mbps"] == 20
+    assert from_description(paced.describe()) == paced
+    plain = LongFlows(5, 2)
+    assert "-b" not in plain.client_argv(f, "198.18.0.2")
+    # recorded campaigns' workloads (and the point ids made from them) have no rate key: unpaced adds none
+    assert "rate_mbps" not in plain.describe() and from_description(plain.describe()) == plain
+    for bad in (-1, 2.5, 400_001):
+        with pytest.raises(ValueError, match="a flow's rate must be a whole number of Mbit/s"):
+            LongFlows(5, 2, rate_mbps=bad)

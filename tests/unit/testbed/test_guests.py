@@ -122,6 +122,8 @@ def test_the_testbed_yaml_is_a_valid_servers_file_reaching_each_guest_on_its_por
         "[127.0.0.1]:40001 ssh-ed25519 AAAAC3Nza", "[127.0.0.1]:40002 ssh-ed25519 AAAAC3Nza"]
     tb = servers.from_yaml(path)
     assert tb.journal.path.name == "nr1-guests.journal"  # its own journal, not the guests' state
+    # every run on the guests records why it is no measurement, and analysis leaves it out
+    assert doc["rehearsal"] == guests.LABEL and tb.describe()["rehearsal"] == guests.LABEL
 
 
 def write_state(state_dir: Path, name: str, ready: bool, pid: int) -> None:

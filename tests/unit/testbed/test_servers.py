@@ -97,7 +97,7 @@ def test_from_yaml_builds_ssh_endpoints(tmp_path):
     (lambda d: d["ssh"].update(connect_timeout_s=0), r"ssh\.connect_timeout_s: 0 is not a whole number of seconds"),
     # #33: fabric's int() made 0.5 a 0, and 0 means no connect timeout at all
     (lambda d: d["ssh"].update(connect_timeout_s=0.5), r"ssh\.connect_timeout_s: 0\.5 is not a whole number of sec"),
-    (lambda d: d.update(extra=1), r"extra is not a known key \(known: hosts, name, roles, ssh\)"),
+    (lambda d: d.update(extra=1), r"extra is not a known key \(known: hosts, name, rehearsal, roles, ssh\)"),
     (lambda d: d["hosts"]["sender1"].update(proxy_jump="gw; reboot"),
      r"hosts\.sender1\.proxy_jump: 'gw; reboot' is not a jump host list"),
     (lambda d: d["hosts"]["sender1"].update(proxy_jump=["gw"]), r"proxy_jump: \['gw'\] is not a jump host list"),
