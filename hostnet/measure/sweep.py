@@ -319,11 +319,11 @@ def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
     pattern = EXPERIMENT_PATTERNS[spec.experiment]
     n = int(point.get("flows", 1))
     ip = {"ip_version": int(point["ip_version"])} if "ip_version" in point else {}
-    if "rate_mbps" in point and (point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed"
-                                 or set(point) & set(ZERO_COPY_KEYS)):
+    not_bulk = point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed"
+    if "rate_mbps" in point and (not_bulk or set(point) & set(ZERO_COPY_KEYS)):
         raise SweepError("rate_mbps paces iperf3's long flows: not RPCs, UDP, mixed or zcflow's flows")
     if set(point) & set(ZERO_COPY_KEYS):
-        if point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed":
+        if not_bulk:
             raise SweepError("send_mode, recv_mode and mss choose how a bulk flow moves data (zcflow): not with "
                              "RPCs, UDP or mixed flows")
         return ZeroCopyFlows(spec.duration, spec.warmup, pattern=pattern, n=n,

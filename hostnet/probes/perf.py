@@ -28,7 +28,9 @@ LEAD_S = 1.0
 # host's clock offset added for a remote host) select its samples with perf report/script --time.
 SAMPLE_CLOCK = "CLOCK_REALTIME"
 # A perf control command's round trip waits at most this long for perf's "ack" (perf that died
-# leaves its control FIFO without a reader, and the write would block for ever).
+# leaves its control FIFO without a reader, and the write would block for ever). 60 s, was 10: the
+# NIC rehearsal's TCG guests answer slowly under a flow, and `make test-nic` runs with it; a perf
+# already dead is caught before the command is sent (_control's poll).
 CONTROL_TIMEOUT_S = 60.0
 # Sends one command to perf's control FIFO and prints perf's acknowledgement. A fixed script: the
 # command and both FIFO paths arrive as positional arguments, never spliced into the text.
