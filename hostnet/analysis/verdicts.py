@@ -54,7 +54,9 @@ NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
 DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide opposite ways
-VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS)
+# the runs came from a rehearsal testbed (emulated NICs under TCG, store.flagged): shown, never judged
+REHEARSAL = "rehearsal"
+VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS, REHEARSAL)
 # The sequential design, fixed before any campaign's first run: a campaign's verdicts are looked at
 # no more than LOOKS times (its planned repetitions, then at most LOOKS - 1 decisive top-up rounds,
 # each adding as many repetitions as were planned), and every look is judged at Pocock's constant
@@ -424,6 +426,23 @@ def combine(parts: Sequence[Judgement], joiner: str = "; ") -> Judgement:
 def not_testable(shows: str, needs: str) -> Judgement:
     """A finding this testbed cannot test: what it shows, and what hardware or capability it needs."""
     return Judgement(NOT_TESTABLE, shows, needs)
+
+
+def as_rehearsal(table: pd.DataFrame, why: str) -> pd.DataFrame:
+    """A verdict table judged from a rehearsal's runs (`why`: the testbed's reason, e.g. emulated NICs
+    under TCG), as it is shown: every verdict, and each accounting's, reads REHEARSAL; what the
+    rules saw is kept behind `why`, as the code path's output and not as evidence; no top-up is asked."""
+    out = table.copy()
+    out["this run shows"] = [f"{why}; what the code path computed (not evidence): {shows}"
+                             for shows in out["this run shows"]]
+    for col in ("verdict", "raw", "NIC-equivalent"):
+        if col in out.columns:
+            out[col] = REHEARSAL
+    for col in ("sensitivity", "steady runs only"):
+        if col in out.columns:
+            out[col] = ""
+    out.attrs["top_up"] = {}
+    return out
 
 
 def row(fid: str, claim: str, j: Judgement) -> dict:

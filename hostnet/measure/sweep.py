@@ -525,7 +525,12 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
 
     One sweep at a time per campaign (campaign_lock). A point that loses a host ends failed with
     the reason and the sweep goes on once every host answers again (waiting up to
-    reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable)."""
+    reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable).
+    On a rehearsal testbed (emulated NICs) no unprofiled run is added: perf's cost there measures
+    nothing, and each run costs minutes under TCG."""
+    if tb.rehearsal and spec.unprofiled_repetitions:
+        log.info("%s: no unprofiled runs on a rehearsal testbed (%s)", campaign, tb.rehearsal)
+        spec = replace(spec, unprofiled_repetitions=0)
     points = spec.points()  # expanded once: every step below reads this list
     cfgs = {p["config"]: point_config(p) for p in points}
     tool, tools = _tools(spec, points, tb)

@@ -22,6 +22,7 @@ before its runs too, so a killed top-up's looks still count against the design's
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -32,6 +33,8 @@ from .. import store
 from .sweep import SweepSpec, campaign_lock, run_sweep
 from ..analysis.metrics import unprofiled
 from ..analysis.verdicts import MIN_RUNS, TopUpLog, top_up_until_decided
+
+log = logging.getLogger(__name__)
 
 
 def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
@@ -152,7 +155,11 @@ def plain(value):
 
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
            budget_minutes: float) -> TopUpLog:
-    """_decide under the campaign's lock: no sweep or other top-up writes its sweep.json meanwhile."""
+    """_decide under the campaign's lock: no sweep or other top-up writes its sweep.json meanwhile.
+    A rehearsal testbed's runs judge nothing (store.flagged), so none is added to decide a verdict."""
+    if getattr(tb, "rehearsal", ""):
+        log.info("no top-up on a rehearsal testbed (%s): its runs decide no verdict", tb.rehearsal)
+        return TopUpLog(stopped=f"not topped up: a rehearsal ({tb.rehearsal})")
     with campaign_lock(Path(runs_dir) / campaign):
         return _decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=reference_dir,
                        budget_runs=budget_runs, budget_minutes=budget_minutes)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, project
-from ..analysis.verdicts import ACCOUNTING_COLUMNS, NOT_TESTABLE, STEADINESS_COLUMNS, VOCABULARY, evidence, is_extension
+from ..analysis.verdicts import (ACCOUNTING_COLUMNS, NOT_TESTABLE, REHEARSAL, STEADINESS_COLUMNS, VOCABULARY, evidence,
+                                 is_extension)
 
 
 
@@ -44,14 +45,16 @@ def finding_summary(metas: list[dict], findings: pd.DataFrame) -> pd.DataFrame:
     """One row per finding: each notebook's verdict on it, and the overall verdict.
 
     Overall: the verdicts of the notebooks that could test it (a notebook that says "not testable
-    here" because another notebook covers the finding does not dilute them); "not covered" when no
-    notebook mentions the finding yet.
+    here" because another notebook covers the finding does not dilute them, nor does a rehearsal's,
+    which judges nothing); "not covered" when no notebook mentions the finding yet.
     """
     rows = []
     for f in findings.itertuples():
         seen = [(m["notebook"], v["verdict"]) for m in metas for v in m["verdicts"] if v["id"] == f.id]
-        tested = sorted({v for _, v in seen if v != NOT_TESTABLE})
-        overall = " / ".join(tested) if tested else (NOT_TESTABLE if seen else "not covered")
+        tested = sorted({v for _, v in seen if v not in (NOT_TESTABLE, REHEARSAL)})
+        untested = [v for _, v in seen]
+        overall = (" / ".join(tested) if tested else REHEARSAL if REHEARSAL in untested
+                   else NOT_TESTABLE if seen else "not covered")
         rows.append({"id": f.id, "section": f.section, "claim": f.claim, "overall": overall, "by notebook": seen})
     return pd.DataFrame(rows)
 

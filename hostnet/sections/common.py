@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import metrics
+from ..analysis import metrics, verdicts
 from ..charts import plots
 from .. import project, store
 from . import section
@@ -32,14 +32,16 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     """Tidy data of a campaign's successful runs, and every run's manifest.
 
     Runs flagged for foreign load (another workload used the machine during the window)
-    are left out of the tidy data unless include_contaminated; run_quality() counts them. A campaign
+    are left out of the tidy data unless include_contaminated; run_quality() counts them. A
+    rehearsal's campaign (every successful run flagged "rehearsal": emulated NICs) is kept whole:
+    it has nothing else to show, its label says what it is, and judged() judges none of it. A campaign
     whose every point has enough unprofiled runs takes throughput and CPU from those (metrics.prefer_unprofiled);
     perf's cost where points have both kinds is kept for run_quality (metrics.perf_cost).
     Raises NoCleanRun (saying what happened) when every successful run was flagged.
     """
     tidy = store.load_tidy(runs_dir, campaign, experiment)
     manifests = store.load_manifests(runs_dir, campaign, experiment)
-    if not include_contaminated:
+    if not include_contaminated and not rehearsal_of(manifests):
         dirty = {m["run_id"] for m in manifests if store.flagged(m)}
         if not tidy.empty and tidy.run_id.isin(dirty).all():
             raise NoCleanRun(f"campaign {campaign} has no clean {experiment} run: {flag_report(manifests)}",
@@ -50,6 +52,27 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     if isinstance(manifests, store.Manifests):  # what run_quality reports of perf's own cost
         manifests.perf_cost = metrics.perf_cost_summary(metrics.perf_cost(tidy, manifests))
     return metrics.with_side_tpc(metrics.prefer_unprofiled(tidy, manifests), manifests), manifests
+
+
+def _rehearsals(manifests: list[dict], runs=None) -> tuple[set[str], int]:
+    """(the rehearsal reasons, the number of successful runs) among the manifests (of `runs` if given)."""
+    ok = [m for m in manifests if m.get("status") == "ok" and (runs is None or m["run_id"] in runs)]
+    return {shown(m["rehearsal"]) for m in ok if m.get("rehearsal")}, sum(1 for m in ok if not m.get("rehearsal"))
+
+
+def rehearsal_of(manifests: list[dict]) -> str:
+    """Why the campaign's runs are not measurements: the rehearsal testbed's reason, when every
+    successful run came from one ("" otherwise)."""
+    whys, measured = _rehearsals(manifests)
+    return "; ".join(sorted(whys)) if whys and not measured else ""
+
+
+def judged(verdict: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+    """The verdict table a notebook shows and reports: as the section judged it, or, when any run
+    in `tidy` is a rehearsal's (a rehearsal campaign, or include_contaminated), every verdict
+    "rehearsal" (verdicts.as_rehearsal)."""
+    whys, _ = _rehearsals(manifests, set(tidy.run_id) if "run_id" in tidy.columns else None)
+    return verdicts.as_rehearsal(verdict, "; ".join(sorted(whys))) if whys else verdict
 
 
 def flag_detail(manifest: dict) -> str:
@@ -130,9 +153,10 @@ def testbed_label(manifests: list[dict]) -> str:
     # runs recorded before the receive path was a testbed property used RPS
     steering = shown(m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic"))
     versions = shown(breakdown_versions(manifests))
+    rehearsal = rehearsal_of(manifests)
     return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
            f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering}" \
-           f"{'; breakdowns ' + versions if versions else ''})"
+           f"{'; breakdowns ' + versions if versions else ''})" + (f" [REHEARSAL: {rehearsal}]" if rehearsal else "")
 
 
 def breakdown_versions(manifests: list[dict]) -> str:

@@ -58,10 +58,17 @@ def iommu_pair(records: dict[str, dict]) -> tuple[str, str]:
     return off[0], on[0]
 
 
+# the point of a host whose DDIO hostnet cannot set (AMD, a VM, the NIC rehearsal's guests): the
+# host's own state, untouched, so the IOMMU's two-boot comparison still has its Default runs
+DDIO_UNSET = "ddio-host"
+
+
 def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmup: int, repetitions: int,
-             config: str = "all-opts") -> dict[str, str]:
-    """DDIO on vs minimal on the receiver of a testbed.yaml (raises MissingCapability first), plus one
-    Default-config run labelled with this boot's IOMMU state for a later two-boot comparison."""
+             config: str = "all-opts", rate_mbps: int = 0) -> tuple[dict[str, str], str]:
+    """(the DDIO plan run, why DDIO was not varied or ""). On a testbed.yaml: DDIO on vs minimal on
+    the receiver where it is settable, else one point at the host's own DDIO (DDIO_UNSET); each
+    labelled with this boot's IOMMU state for a later two-boot comparison. The embedded testbed
+    raises MissingCapability: it has no NIC."""
     if not testbed_file:
         from ..hosts import LocalHost
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
@@ -69,19 +76,24 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
     from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
-        plan = ddio_plan(host)
+        try:
+            plan, unset = ddio_plan(host), ""
+        except MissingCapability as exc:
+            plan, unset = {DDIO_UNSET: ""}, str(exc)
         iommu = Iommu().read(host)
         for label, mask in plan.items():
-            tb.journal.set(host, DdioWays(), "llc_ways", mask)
-            spec = SweepSpec(experiment="single-flow", configs=[config], duration=duration, warmup=warmup,
-                             repetitions=repetitions, label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
+            if mask:
+                tb.journal.set(host, DdioWays(), "llc_ways", mask)
+            spec = SweepSpec.of_configs([config], rate_mbps=rate_mbps, duration=duration, warmup=warmup,
+                                        repetitions=repetitions, experiment="single-flow",
+                                        label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
             run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
-    return plan
+    return plan, unset
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", duration: int = 5,
-            warmup: int = 2, repetitions: int = 3) -> tuple[str, str]:
-    """(campaign, refusal), as numa.collect."""
+            warmup: int = 2, repetitions: int = 3, config: str = "all-opts", rate_mbps: int = 0) -> tuple[str, str]:
+    """(campaign, what was refused or left out), as numa.collect."""
     if common.is_replay(mode, campaign):
         return campaign, ""
     # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
@@ -89,11 +101,12 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     capability_record.write(Path(runs_dir) / campaign, capability_record.detect(testbed_file))
     try:
-        run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
-                 repetitions=repetitions)
+        _, unset = run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
+                            repetitions=repetitions, config=config, rate_mbps=rate_mbps)
     except MissingCapability as exc:
         return campaign, f"refused: {exc}"
-    return campaign, ""
+    return campaign, (f"DDIO not varied ({unset}): one point at the host's own DDIO, for the IOMMU's two-boot "
+                      f"comparison" if unset else "")
 
 
 def point_of_experiment(experiment: str) -> tuple[str, str]:
@@ -195,13 +208,15 @@ def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -
     else:
         judged["F15"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
                                               "an Intel host with DDIO (IIO LLC ways MSR)")
-    if {("ddio-on", "off"), ("ddio-on", "on")} <= points:
+    # the Default point: DDIO at its own mask, or where it cannot be set, at the host's own state
+    base = next((b for b in ("ddio-on", DDIO_UNSET) if {(b, "off"), (b, "on")} <= points), "")
+    if base:
         # the paper: lower tpc, and more memory management on both sides
-        parts = [verdicts.direction(verdicts.difference(_runs(tidy, "ddio-on", "off", "tpc_gbps", "both"),
-                                                        _runs(tidy, "ddio-on", "on", "tpc_gbps", "both")),
+        parts = [verdicts.direction(verdicts.difference(_runs(tidy, base, "off", "tpc_gbps", "both"),
+                                                        _runs(tidy, base, "on", "tpc_gbps", "both")),
                                     want=">", what="tpc IOMMU off → on", unit="Gbit/s", fmt=".2f")]
-        parts += [verdicts.direction(verdicts.difference(_runs(tidy, "ddio-on", "off", metric, side, "mm"),
-                                                         _runs(tidy, "ddio-on", "on", metric, side, "mm")),
+        parts += [verdicts.direction(verdicts.difference(_runs(tidy, base, "off", metric, side, "mm"),
+                                                         _runs(tidy, base, "on", metric, side, "mm")),
                                      want="<", what=f"{side} mm share IOMMU off → on", unit="%")
                   for side in ("sender", "receiver")]
         judged["F16"] = verdicts.combine(parts)

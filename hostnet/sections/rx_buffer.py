@@ -18,10 +18,12 @@ from ..measure.options import LiveOptions
 EXPERIMENT = "single-flow"
 
 
-def spec(*, config: str | None = None, sizes_kb=None, **fields) -> SweepSpec:
-    """sweeps/rx-buffer.yaml, with what is given over it (fields: any other SweepSpec field)."""
+def spec(*, config: str | None = None, sizes_kb=None, rate_mbps: int = 0, **fields) -> SweepSpec:
+    """sweeps/rx-buffer.yaml, with what is given over it (rate_mbps: each flow paced, as the NIC
+    rehearsal's guests need; fields: any other SweepSpec field)."""
     return declared("rx-buffer", config=config,
-                    grid={"rx_buffer_kb": None if sizes_kb is None else [int(k) for k in sizes_kb]}, **fields)
+                    grid={"rx_buffer_kb": None if sizes_kb is None else [int(k) for k in sizes_kb],
+                          "rate_mbps": [int(rate_mbps)] if rate_mbps else None}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:

@@ -24,9 +24,11 @@ LADDER = list(stackconfig.LADDER)
 PAPER_LADDER = ("no-opts", "tsogro", "tsogro+jumbo", "all-opts")
 
 
-def spec(*, configs=None, **fields) -> SweepSpec:
-    """sweeps/single-flow.yaml (the ladder), with what is given over it (fields: any other SweepSpec field)."""
-    return declared(EXPERIMENT, configs=None if configs is None else list(configs), **fields)
+def spec(*, configs=None, rate_mbps: int = 0, **fields) -> SweepSpec:
+    """sweeps/single-flow.yaml (the ladder), with what is given over it (rate_mbps: each flow paced,
+    as the NIC rehearsal's guests need; fields: any other SweepSpec field)."""
+    return declared(EXPERIMENT, configs=None if configs is None else list(configs),
+                    grid={"rate_mbps": [int(rate_mbps)] if rate_mbps else None}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:

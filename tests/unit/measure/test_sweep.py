@@ -408,6 +408,25 @@ def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profi
     assert SweepSpec(repetitions=2).unprofiled_repetitions == 0
 
 
+def test_a_rehearsal_testbed_runs_no_unprofiled_runs_and_its_plan_says_so(tmp_path, ssh_sweep, monkeypatch):
+    """perf's cost on emulated NICs measures nothing, and each run costs minutes under TCG."""
+    tb, _ = ssh_sweep
+    calls = []
+
+    def start_point(tb, req, before_window=None):
+        calls.append((req.run_id.rsplit("-", 1)[1], req.probing.profile))
+        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd.manifest.update(experiment="single-flow", repetition=req.repetition)
+        return SimpleNamespace(finish=lambda: rd.finish("ok"))
+    monkeypatch.setattr(sweep, "start_point", start_point)
+    monkeypatch.setattr(tb, "rehearsal", "emulated NIC under TCG")
+    spec = SweepSpec(configs=["tsogro"], repetitions=1, unprofiled_repetitions=1, duration=1, warmup=0)
+    assert sweep.run_sweep(tb, spec, runs_dir=tmp_path / "runs", campaign="c", progress=False)["ran"] == 1
+    assert calls == [("r0", True)]
+    plan = json.loads((tmp_path / "runs" / "c" / "sweep.json").read_text())
+    assert plan["spec"]["unprofiled_repetitions"] == 0 and len(plan["order"]) == 1
+
+
 def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_sweep, monkeypatch):
     """#33 (suspected in review, confirmed): rerunning a sweep rewrote sweep.json with its plan only,
     dropping what earlier top-ups had recorded there."""

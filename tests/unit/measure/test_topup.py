@@ -4,6 +4,8 @@ sweep.json, and the embedded testbed shape taken from a campaign's manifest."""
 import json
 from dataclasses import asdict
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
@@ -251,6 +253,17 @@ def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monke
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=0,
                        budget_minutes=BUDGET_MINUTES)
     assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")
+
+
+def test_a_rehearsal_testbed_is_never_topped_up(tmp_path, fake_sweeps):
+    """Its runs decide no verdict (store.flagged), so no run is added to decide one, and nothing is judged."""
+    campaign(tmp_path)
+
+    def judge(runs_dir, name, reference_dir):
+        raise AssertionError("a rehearsal's campaign is not judged")
+    log = topup.decide(SimpleNamespace(rehearsal="emulated NIC under TCG"), judge, runs_dir=tmp_path, campaign="c",
+                       reference_dir="ref", budget_runs=10, budget_minutes=BUDGET_MINUTES)
+    assert log.runs == 0 and not fake_sweeps and log.stopped == "not topped up: a rehearsal (emulated NIC under TCG)"
 
 
 def test_a_campaign_without_a_clean_run_is_not_judged_and_says_so(tmp_path, fake_sweeps):

@@ -179,3 +179,15 @@ def test_results_markdown_escapes_manifest_strings_that_markdown_or_html_would_r
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as the text it is
     assert "[x](javascript:alert(2))" in html  # as text, not a link
     assert report.md_cell("a|b [c] <d> & e\\f") == "a\\|b \\[c\\] &lt;d&gt; &amp; e\\\\f"
+
+
+def test_a_rehearsals_verdicts_count_as_no_test_of_a_finding():
+    """A notebook run on the NIC rehearsal says "rehearsal" for every finding: it neither dilutes
+    another notebook's verdict nor counts as a test, and a finding only it touched reads "rehearsal"."""
+    findings = pd.read_csv(REPO / "data" / "reference" / "findings.csv")
+    metas = [_meta("01-single-flow.ipynb", [("F02", "rehearsal"), ("F08", "rehearsal")]),
+             _meta("02-rx-buffer.ipynb", [("F02", "reproduced"), ("F08", "not testable here")])]
+    s = report.finding_summary(metas, findings).set_index("id")
+    assert s.loc["F02", "overall"] == "reproduced"
+    assert s.loc["F08", "overall"] == "rehearsal"
+    assert report.verdict_class("rehearsal") in (REPO / "hostnet" / "templates" / "report.css").read_text()

@@ -39,3 +39,66 @@ def test_a_received_manifests_long_or_odd_strings_reach_a_label_cut_and_on_one_l
     assert "x" * 199 + "…" in label and "x" * 200 not in label
     assert label.isprintable()
     assert common.shown("rps") == "rps" and common.shown("a\tb\x00c") == "a b c" and common.shown([0, 1]) == "[0, 1]"
+
+
+# --- a rehearsal's campaign (the NIC rehearsal's guests): shown whole and labelled, judged nowhere ---
+import json  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+from hostnet.analysis import verdicts  # noqa: E402
+from hostnet.sections import single_flow  # noqa: E402
+
+LADDER_CAMPAIGN = "20261128-023507-single-flow-embedded"  # notebook 01's recorded campaign
+WHY = "emulated NIC under TCG: functional rehearsal, not a measurement"
+
+
+def _rehearsal(tmp_path, marked=lambda m: True) -> tuple:
+    """The recorded ladder campaign copied, with the runs `marked` picks recorded as a rehearsal's."""
+    src, dst = REPO / "data" / "runs" / LADDER_CAMPAIGN, tmp_path / "runs" / LADDER_CAMPAIGN
+    shutil.copytree(src, dst)
+    for run in dst.iterdir():
+        if (run / "manifest.json").exists():
+            m = json.loads((run / "manifest.json").read_text())
+            if marked(m):
+                m["rehearsal"] = WHY
+            (run / "manifest.json").write_text(json.dumps(m))
+    return tmp_path / "runs", LADDER_CAMPAIGN
+
+
+def test_a_rehearsal_campaign_is_shown_whole_labelled_and_every_verdict_reads_rehearsal(tmp_path):
+    runs, campaign = _rehearsal(tmp_path)
+    tidy, manifests = single_flow.load(runs, campaign)  # no NoCleanRun: it has nothing else to show
+    every, _ = single_flow.load(runs, campaign, include_contaminated=True)
+    assert set(tidy.run_id) == set(every.run_id) and tidy.run_id.nunique() >= 30
+    assert common.rehearsal_of(manifests) == WHY
+    assert common.testbed_label(manifests).endswith(f"[REHEARSAL: {WHY}]")
+    judged = single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
+    assert set(judged.verdict) != {verdicts.REHEARSAL}  # the section's rules ran on the code path's output
+    shown = common.judged(judged, tidy, manifests)
+    assert list(shown.id) == list(judged.id) and (shown.verdict == verdicts.REHEARSAL).all()
+    assert (shown.raw == verdicts.REHEARSAL).all() and (shown["NIC-equivalent"] == verdicts.REHEARSAL).all()
+    assert shown["this run shows"].str.startswith(f"{WHY}; what the code path computed (not evidence): ").all()
+    assert shown.attrs["top_up"] == {} and (shown["steady runs only"] == "").all()
+
+
+def test_rehearsal_runs_beside_measured_ones_are_left_out_like_any_flagged_run(tmp_path):
+    runs, campaign = _rehearsal(tmp_path, lambda m: m.get("repetition") == 0)
+    tidy, manifests = single_flow.load(runs, campaign)
+    rehearsed = {m["run_id"] for m in manifests if m.get("rehearsal")}
+    assert rehearsed and not set(tidy.run_id) & rehearsed
+    assert common.rehearsal_of(manifests) == "" and "REHEARSAL" not in common.testbed_label(manifests)
+    verdict = single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
+    assert common.judged(verdict, tidy, manifests) is verdict
+    # kept on request (include_contaminated), they make every verdict a rehearsal's
+    every, manifests = single_flow.load(runs, campaign, include_contaminated=True)
+    assert (common.judged(verdict, every, manifests).verdict == verdicts.REHEARSAL).all()
+
+
+def test_a_rehearsal_verdict_is_in_the_vocabulary_and_asks_for_no_runs():
+    j = verdicts.Judgement(verdicts.REHEARSAL, "x")
+    assert j.verdict in verdicts.VOCABULARY
+    with pytest.raises(ValueError, match="is not a verdict"):
+        verdicts.Judgement("rehearsed", "x")

@@ -105,8 +105,35 @@ def test_dca_live_builds_a_single_flow_per_ddio_setting(tmp_path, monkeypatch):
     tb = servers_testbed(host)
     specs = capture_sweeps(monkeypatch, tmp_path, tb)
     monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "off")
-    plan = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2, repetitions=3)
-    assert plan == {"ddio-on": "0x600", "ddio-minimal": "0x200"}
+    plan, unset = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2,
+                                     repetitions=3)
+    assert plan == {"ddio-on": "0x600", "ddio-minimal": "0x200"} and unset == ""
     assert [s.stored_as for _, s in specs] == ["dca-iommu-ddio-on-iommu-off", "dca-iommu-ddio-minimal-iommu-off"]
-    assert all(s.experiment == "single-flow" for _, s in specs)
+    assert all(s.experiment == "single-flow" and s.grid == {} for _, s in specs)
     assert tb.journal.last == ("ddio_ways", "llc_ways", "0x200") and tb.journal.restored == 1
+
+
+def test_without_ddio_one_default_point_at_the_hosts_own_state_is_run_for_the_iommu_comparison(tmp_path, monkeypatch):
+    """A server whose DDIO hostnet cannot set (here a VM, as the NIC rehearsal's guests are) still
+    records the Default point, labelled with this boot's IOMMU state, paced where asked; nothing is
+    written to the host and the reason is returned."""
+    vm = FakeHost("rx", files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu hypervisor\n"})
+    tb = servers_testbed(vm)
+    specs = capture_sweeps(monkeypatch, tmp_path, tb)
+    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "on")
+    plan, unset = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=90, warmup=2,
+                                     repetitions=1, config="no-opts", rate_mbps=10)
+    assert plan == {dca_iommu.DDIO_UNSET: ""} and "virtual machine" in unset
+    (_, spec), = specs
+    assert spec.stored_as == "dca-iommu-ddio-host-iommu-on" and spec.configs == ["no-opts"]
+    assert spec.grid == {"rate_mbps": [10]} and spec.duration == 90
+    assert not hasattr(tb.journal, "last")  # nothing written: no DDIO setting
+    assert dca_iommu.point_of_experiment(spec.stored_as) == (dca_iommu.DDIO_UNSET, "on")
+
+
+def test_f16_is_judged_on_the_hosts_own_ddio_where_it_cannot_be_set():
+    iommu_on = {**BASE, "tpc": [30.0, 31.0, 29.0], "sender_mm": [12.0, 12.3, 11.8], "receiver_mm": [19.0, 19.4, 18.8]}
+    tidy = _tidy({(dca_iommu.DDIO_UNSET, "off"): BASE, (dca_iommu.DDIO_UNSET, "on"): iommu_on})
+    v = dca_iommu.verdict_table({}, tidy, REF).set_index("id")
+    assert v.loc["F16", "verdict"] == "reproduced" and "tpc IOMMU off → on" in v.loc["F16", "this run shows"]
+    assert v.loc["F15", "verdict"] == "not testable here"

@@ -134,3 +134,15 @@ def test_charts_name_configurations_as_the_tables_do_and_say_the_stand_ins_once(
     assert "tsogro+arfs" in shown and not any("gsogro" in c or "rfs" in c.replace("arfs", "") for c in shown)
     assert line in spec["title"]["subtitle"]
     assert single_flow.stand_ins([{"config": {"name": "tsogro"}, "config_label": "tsogro"}]) == ""
+
+
+def test_a_paced_ladder_or_rx_buffer_sweep_puts_the_rate_in_its_grid_and_an_unpaced_one_is_unchanged():
+    """rate_mbps (the NIC rehearsal's guests need their flows paced) joins the grid only when given, so
+    an unpaced campaign's spec, and with it every point id, stays what it was."""
+    from hostnet.sections import rx_buffer
+    assert single_flow.spec(configs=["tsogro"], rate_mbps=20).grid == {"rate_mbps": [20]}
+    assert single_flow.spec(configs=["tsogro"]) == single_flow.spec(configs=["tsogro"], rate_mbps=0)
+    assert single_flow.spec().grid == {}
+    paced = rx_buffer.spec(sizes_kb=[400], rate_mbps=20)
+    assert paced.grid == {"rx_buffer_kb": [400], "rate_mbps": [20]}
+    assert rx_buffer.spec().grid == {"rx_buffer_kb": [100, 200, 400, 800, 1600, 3200, 6400, 12800]}
