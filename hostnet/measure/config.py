@@ -38,9 +38,17 @@ class StackConfig:
     # None leaves the hosts' limits untouched (most experiments); a BIG TCP sweep sets it at every
     # point, 65536 (the legacy limit) too. Needs TSO and GRO on.
     big_tcp_bytes: int | None = None
+    # descriptors per rx ring of each receiver's NIC (ethtool -G rx; F08, Fig. 3(e)'s caption); None
+    # leaves the rings as they are (every other experiment). Servers only: veth has no rings.
+    rx_ring: int | None = None
 
     def describe(self) -> dict:
-        return asdict(self)
+        """The manifest's record; rx_ring only where a point set it, so every run recorded before it
+        existed describes its config as it always did."""
+        d = asdict(self)
+        if self.rx_ring is None:
+            del d["rx_ring"]
+        return d
 
     def label(self, testbed_kind: str = "embedded", rx_steering: str = steering.RPS) -> str:
         """The name shown in figures, saying what the step really does on the testbed: on veth
@@ -86,6 +94,8 @@ def get_config(name: str, **overrides) -> StackConfig:
 def validate(cfg: StackConfig) -> None:
     if cfg.mtu not in range(68, 65536):
         raise ConfigError(f"mtu {cfg.mtu} is out of range")
+    if cfg.rx_ring is not None and cfg.rx_ring < 1:
+        raise ConfigError(f"rx_ring {cfg.rx_ring}: a NIC ring holds at least one descriptor")
     if cfg.congestion_control not in CONGESTION_CONTROLS:
         raise ConfigError(f"congestion control {cfg.congestion_control!r}: one of {CONGESTION_CONTROLS}")
     if cfg.loss_rate is not None and not 0 <= cfg.loss_rate < 1:
@@ -134,6 +144,8 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None) -> list
                 Setting(at, KNOBS["sysctl"], "net.ipv4.tcp_rmem", cfg.tcp_rmem)]
         if cfg.loss_rate is not None:
             out.append(Setting(at, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))
+        if cfg.rx_ring is not None:
+            out.append(Setting(at, KNOBS["ring.rx"], r.iface, str(cfg.rx_ring)))
     if tb.kind != "embedded":
         # aRFS on a NIC: ntuple filters, plus the RFS tables the driver fills from.
         for r in tb.receivers:

@@ -4,7 +4,8 @@ A sweep spec (YAML, a dict from Python, or papermill parameters):
 
     experiment: single-flow          # or one-to-one, incast, outcast, all-to-all
     configs: [tsogro]
-    grid:                            # any of: rx_buffer_kb, flows, rpc_size, congestion_control,
+    grid:                            # any of: rx_buffer_kb, rx_ring (a NIC's rx descriptors), flows,
+                                     # rpc_size, congestion_control, rate_mbps (long flows paced),
                                      # latency_sample_every, udp_rate_gbps, socket_buffer_kb, app_cpu,
                                      # loss_rate (receive-side random drop),
                                      # short_flows and long_flow (experiment: mixed),
@@ -71,7 +72,7 @@ log = logging.getLogger(__name__)  # where no progress bar can draw (not a termi
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
                        "udp-loss": "single", "mixed": "single", "time-budget": "single"}
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
-GRID_KEYS = ("rx_buffer_kb", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
+GRID_KEYS = ("rx_buffer_kb", "rx_ring", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
              "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
@@ -99,7 +100,7 @@ _COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
 _NATURAL = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT,
             "description": f"a whole number from 0 to {MAX_COUNT:,}"}
 _GRID_VALUES = {
-    "rx_buffer_kb": _COUNT, "flows": _COUNT, "rpc_size": _COUNT, "socket_buffer_kb": _COUNT,
+    "rx_buffer_kb": _COUNT, "rx_ring": _COUNT, "flows": _COUNT, "rpc_size": _COUNT, "socket_buffer_kb": _COUNT,
     "latency_sample_every": _NATURAL, "short_flows": _NATURAL,
     "congestion_control": {"type": "string", "pattern": "^[a-z0-9_]{1,16}\\Z",
                            "description": "a congestion control name"},
@@ -292,6 +293,8 @@ def point_config(point: dict) -> stackconfig.StackConfig:
         max_bytes = int(point["rx_buffer_kb"]) * 1024
         # the receive buffer's ceiling (autotuning stops there); the default is not above it
         overrides["tcp_rmem"] = f"4096 {min(131072, max_bytes)} {max_bytes}"
+    if "rx_ring" in point:
+        overrides["rx_ring"] = int(point["rx_ring"])
     if "congestion_control" in point:
         overrides["congestion_control"] = point["congestion_control"]
     if "loss_rate" in point:

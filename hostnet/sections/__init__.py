@@ -63,7 +63,7 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
             "hostnet.sections.single_flow", (Select("configs", "config"),), (*LIVE_ONLY, "perf_freq_hz", "rate_mbps")),
     Section("02-rx-buffer.ipynb", "§3.1 TCP Rx buffer: throughput per core and latency (Fig. 3e–f)", "§3.1",
             "single-flow", "hostnet.sections.rx_buffer", (_CONFIG, Select("sizes_kb", "rx_buffer_kb")),
-            (*LIVE_ONLY, "latency_sample_every", "rate_mbps")),
+            (*LIVE_ONLY, "latency_sample_every", "rx_rings", "rate_mbps")),
     Section("03-one-to-one.ipynb", _pattern_title("§3.2", "one-to-one", "Fig. 4"), "§3.2", "one-to-one",
             "hostnet.sections.patterns", _PATTERN, _PATTERN_RUN_ONLY),
     Section("04-incast.ipynb", _pattern_title("§3.3", "incast", "Fig. 5"), "§3.3", "incast",

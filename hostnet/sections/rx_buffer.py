@@ -18,11 +18,13 @@ from ..measure.options import LiveOptions
 EXPERIMENT = "single-flow"
 
 
-def spec(*, config: str | None = None, sizes_kb=None, rate_mbps: int = 0, **fields) -> SweepSpec:
+def spec(*, config: str | None = None, sizes_kb=None, rate_mbps: int = 0, rx_rings=(), **fields) -> SweepSpec:
     """sweeps/rx-buffer.yaml, with what is given over it (rate_mbps: each flow paced, as the NIC
-    rehearsal's guests need; fields: any other SweepSpec field)."""
+    rehearsal's guests need; rx_rings: the receiver NIC's rx descriptors, F08's sweep, servers only;
+    fields: any other SweepSpec field)."""
     return declared("rx-buffer", config=config,
                     grid={"rx_buffer_kb": None if sizes_kb is None else [int(k) for k in sizes_kb],
+                          "rx_ring": [int(n) for n in rx_rings] or None,
                           "rate_mbps": [int(rate_mbps)] if rate_mbps else None}, **fields)
 
 
@@ -39,17 +41,26 @@ def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = Live
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:
+    """The campaign's runs with their point's rx_buffer_kb, and rx_ring where the ring was swept."""
     tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
-    kb = {m["run_id"]: m.get("point", {}).get("rx_buffer_kb") for m in manifests}
-    tidy = tidy.assign(rx_buffer_kb=tidy.run_id.map(kb))
+    point = {m["run_id"]: m.get("point", {}) for m in manifests}
+    tidy = tidy.assign(rx_buffer_kb=tidy.run_id.map({r: p.get("rx_buffer_kb") for r, p in point.items()}))
+    if any("rx_ring" in p for p in point.values()):
+        tidy = tidy.assign(rx_ring=tidy.run_id.map({r: p.get("rx_ring") for r, p in point.items()}))
     return tidy[tidy.rx_buffer_kb.notna()], manifests
 
 
+def rings(tidy: pd.DataFrame) -> list[int]:
+    """The rx ring sizes the campaign swept (none: the NIC's own, or veth's no rings)."""
+    return sorted(int(n) for n in tidy.rx_ring.dropna().unique()) if "rx_ring" in tidy.columns else []
+
+
 def table(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Per Rx buffer size: means with 95 % CIs over repetitions."""
+    """Per Rx buffer size (and rx ring size, where swept): means with 95 % CIs over repetitions."""
+    keys = ["rx_ring", "rx_buffer_kb"] if rings(tidy) else ["rx_buffer_kb"]
     rows = []
-    for kb, g in tidy.groupby("rx_buffer_kb"):
-        row = {"rx_buffer_kb": int(kb)}
+    for values, g in tidy.groupby(keys):
+        row = {k: int(v) for k, v in zip(keys, values, strict=True)}
         for col, metric, side in (("tpc_gbps", "tpc_gbps", "both"), ("throughput_gbps", "throughput_gbps", "both"),
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver"),
                                   ("latency_avg_usec", "rx_to_copy_latency_avg_usec", "receiver"),
@@ -62,63 +73,109 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def charts(summary: pd.DataFrame, label: str) -> dict:
+    """Fig. 3(e)/(f) analogues; a ring sweep (F08) draws a line per rx ring size."""
     x = alt.X("rx_buffer_kb:Q", scale=alt.Scale(type="log", base=2), title="TCP Rx buffer (tcp_rmem max, KB)")
+    by_ring = "rx_ring" in summary.columns
+    ring = {"color": alt.Color("rx_ring:O", title="rx ring (descriptors)")} if by_ring else {}
     err = summary.assign(lo=summary.tpc_gbps - summary.tpc_gbps_ci95.fillna(0),
                          hi=summary.tpc_gbps + summary.tpc_gbps_ci95.fillna(0))
     tpc = alt.layer(
-        alt.Chart(err).mark_line(point=True).encode(x=x, y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"),
-                                                    tooltip=["rx_buffer_kb", "tpc_gbps", "tpc_gbps_ci95"]),
-        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title="throughput per core (Gbit/s)"), y2="hi:Q"),
+        alt.Chart(err).mark_line(point=True).encode(
+            x=x, y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"),
+            tooltip=[*(["rx_ring"] if by_ring else []), "rx_buffer_kb", "tpc_gbps", "tpc_gbps_ci95"], **ring),
+        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title="throughput per core (Gbit/s)"), y2="hi:Q",
+                                              **ring),
     ).properties(width=380, height=260, title=alt.Title(
-        "Fig. 3(e) analogue: throughput per core vs TCP Rx buffer",
+        "Fig. 3(e) analogue: throughput per core vs TCP Rx buffer" + (" and rx ring" if by_ring else ""),
         subtitle=[*label.split("\n"), "mean and 95 % CI over repetitions"]))
-    lat = summary.melt(id_vars=["rx_buffer_kb"], value_vars=["latency_avg_usec", "latency_p99_usec"],
+    ids = ["rx_ring", "rx_buffer_kb"] if by_ring else ["rx_buffer_kb"]
+    lat = summary.melt(id_vars=ids, value_vars=["latency_avg_usec", "latency_p99_usec"],
                        var_name="statistic", value_name="usec")
     lat["statistic"] = lat.statistic.map({"latency_avg_usec": "average", "latency_p99_usec": "99th percentile"})
     if lat.dropna().empty:  # no run measured it (e.g. no bpftrace samples in the window): say so, draw no axes
         latency = alt.Chart(pd.DataFrame({"text": ["no receive → copy latency was measured in these runs"]})
                             ).mark_text(size=14).encode(text="text:N")
     else:
+        dash = {"strokeDash": alt.StrokeDash("rx_ring:O", title="rx ring (descriptors)")} if by_ring else {}
         latency = alt.Chart(lat.dropna()).mark_line(point=True).encode(
             x=x, y=alt.Y("usec:Q", scale=alt.Scale(type="log"), title="receive → copy latency (µs)"),
-            color=alt.Color("statistic:N", title=""), tooltip=["rx_buffer_kb", "statistic", "usec"])
+            color=alt.Color("statistic:N", title=""), tooltip=[*ids, "statistic", "usec"], **dash)
     latency = latency.properties(width=380, height=260, title=alt.Title(
         "Fig. 3(f) analogue: receive → start of copy latency",
         subtitle=[*label.split("\n"), "bpftrace: net:netif_receive_skb → skb:skb_copy_datagram_iovec"]))
     return {"rx-buffer-tpc": tpc, "rx-buffer-latency": latency}
 
 
-@verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
-    """F07 (latency rises and tpc falls past its peak as the Rx buffer grows), judged on clean runs
-    by verdicts' one rule; F08 (NIC rings) needs a NIC."""
-    judged = {}
+def _mean(values) -> float:
+    return sum(values) / max(1, len(values))
+
+
+def _f07(tidy: pd.DataFrame, at: dict) -> verdicts.Judgement | None:
+    """F07 over the buffer sizes of one ring size (`at`: {"rx_ring": n}, or {} where none was swept)."""
     lat = tidy[(tidy.metric == "rx_to_copy_latency_avg_usec") & (tidy.side == "receiver")]
     sizes = sorted(int(k) for k in lat.rx_buffer_kb.unique())
-    if len(sizes) >= 3:
-        small, large = sizes[0], sizes[-1]
-        def lat_runs(kb):
-            return verdicts.clean_values(tidy, "rx_to_copy_latency_avg_usec", "receiver", rx_buffer_kb=kb)
-        latency = verdicts.direction(
-            verdicts.difference(lat_runs(small), lat_runs(large)),
-            want="<", what=f"avg receive → copy latency {small} KB → {large} KB", unit="µs", fmt=".0f",
-            points=[{"rx_buffer_kb": small}, {"rx_buffer_kb": large}])
-        tpc = {k: verdicts.clean_values(tidy, "tpc_gbps", "both", rx_buffer_kb=k) for k in sizes}
-        peak = max(sizes, key=lambda k: sum(tpc[k]) / max(1, len(tpc[k])))
-        past = [k for k in sizes if k > peak]
-        parts = [latency]
-        if past:
-            low = min(past, key=lambda k: sum(tpc[k]) / max(1, len(tpc[k])))
-            parts.append(verdicts.direction(verdicts.difference(tpc[peak], tpc[low]), want=">",
-                                            what=f"tpc at its peak ({peak} KB) → lowest past it ({low} KB)",
-                                            unit="Gbit/s", fmt=".2f",
-                                            points=[{"rx_buffer_kb": peak}, {"rx_buffer_kb": low}]))
-        else:
-            parts.append(verdicts.Judgement(verdicts.NOT_REPRODUCED, f"tpc peaks at the largest buffer ({peak} KB)"))
-        j = verdicts.combine(parts)
-        judged["F07"] = verdicts.Judgement(j.verdict, j.shows + "; cache misses: no PMU here", j.decide, j.points)
-    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)",
-                                          "a NIC with adjustable rings")
+    if len(sizes) < 3:
+        return None
+    small, large = sizes[0], sizes[-1]
+
+    def runs(metric, side, kb):
+        return verdicts.clean_values(tidy, metric, side, rx_buffer_kb=kb)
+    latency = verdicts.direction(
+        verdicts.difference(runs("rx_to_copy_latency_avg_usec", "receiver", small),
+                            runs("rx_to_copy_latency_avg_usec", "receiver", large)),
+        want="<", what=f"avg receive → copy latency {small} KB → {large} KB", unit="µs", fmt=".0f",
+        points=[{**at, "rx_buffer_kb": small}, {**at, "rx_buffer_kb": large}])
+    tpc = {k: runs("tpc_gbps", "both", k) for k in sizes}
+    peak = max(sizes, key=lambda k: _mean(tpc[k]))
+    past = [k for k in sizes if k > peak]
+    parts = [latency]
+    if past:
+        low = min(past, key=lambda k: _mean(tpc[k]))
+        parts.append(verdicts.direction(verdicts.difference(tpc[peak], tpc[low]), want=">",
+                                        what=f"tpc at its peak ({peak} KB) → lowest past it ({low} KB)",
+                                        unit="Gbit/s", fmt=".2f",
+                                        points=[{**at, "rx_buffer_kb": peak}, {**at, "rx_buffer_kb": low}]))
+    else:
+        parts.append(verdicts.Judgement(verdicts.NOT_REPRODUCED, f"tpc peaks at the largest buffer ({peak} KB)"))
+    j = verdicts.combine(parts)
+    where = f" (rx ring {at['rx_ring']})" if at else ""
+    return verdicts.Judgement(j.verdict, j.shows + where + "; cache misses: no PMU here", j.decide, j.points)
+
+
+def _f08(tidy: pd.DataFrame, swept: list[int]) -> verdicts.Judgement:
+    """F08: tpc falls from the smallest rx ring to the largest, at the largest Rx buffer both have."""
+    small, large = swept[0], swept[-1]
+    kbs = sorted(set(tidy[tidy.rx_ring == small].rx_buffer_kb) & set(tidy[tidy.rx_ring == large].rx_buffer_kb))
+    if not kbs:
+        return verdicts.Judgement(verdicts.INCONCLUSIVE, f"rx rings {small} and {large} share no Rx buffer size",
+                                  "both ring sizes at one Rx buffer size")
+    kb = int(kbs[-1])
+    d = verdicts.difference(*(verdicts.clean_values(tidy, "tpc_gbps", "both", rx_buffer_kb=kb, rx_ring=n)
+                              for n in (small, large)))
+    return verdicts.direction(d, want=">", what=f"tpc rx ring {small} → {large} descriptors (Rx buffer {kb} KB)",
+                              unit="Gbit/s", fmt=".2f",
+                              points=[{"rx_ring": small, "rx_buffer_kb": kb}, {"rx_ring": large, "rx_buffer_kb": kb}])
+
+
+@verdicts.under_accountings
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+    """F07 (latency rises and tpc falls past its peak as the Rx buffer grows) and, where the rx ring
+    was swept (servers), F08 (tpc falls as the ring grows), judged on clean runs by verdicts' one rule;
+    F07 at the ring size with the most buffer sizes. Cache miss rates, half of each claim, need a PMU."""
+    judged = {}
+    swept = rings(tidy)
+    at = {}
+    if swept:
+        per_ring = {n: tidy[tidy.rx_ring == n].rx_buffer_kb.nunique() for n in swept}
+        at = {"rx_ring": max(swept, key=lambda n: per_ring[n])}
+    f07 = _f07(tidy[tidy.rx_ring == at["rx_ring"]] if at else tidy, at)
+    if f07 is not None:
+        judged["F07"] = f07
+    if len(swept) >= 2:
+        judged["F08"] = _f08(tidy, swept)
+    else:
+        judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)" if not swept else
+                                              f"one rx ring size swept ({swept[0]})", "a NIC with adjustable rings")
     return verdicts.table(verdicts.load_findings(reference_dir), judged)
 
 

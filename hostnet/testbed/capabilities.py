@@ -177,11 +177,33 @@ def point_requirements(tb, cfg, ip_version: int | None = None) -> list[str]:
                      for ep in tb.receivers if not ep.host.which("nft")]
     if cfg.big_tcp_bytes is not None:  # BIG TCP: the IPv4 limits (Linux 6.3) up to the driver's tso_max_size
         problems += big_tcp_problems(tb, cfg.big_tcp_bytes, ip_version)
+    if cfg.rx_ring is not None:
+        problems += ring_problems(tb, cfg.rx_ring)
     if cfg.arfs and tb.kind != "embedded":  # the embedded testbed stands in RFS for aRFS
         for ep in tb.receivers:
             feats = parse_features(ep.host.run(["ethtool", "-k", ep.iface], check=False).stdout)
             if feats.get("ntuple-filters", (False, True))[1]:
                 problems.append(f"{ep.host.name} lacks ntuple filters on {ep.iface} (aRFS)")
+    return problems
+
+
+def ring_problems(tb, size: int) -> list[str]:
+    """What keeps each receiver's NIC from `size` rx descriptors (F08's sweep): veth has no rings;
+    a driver that cannot report them, or whose maximum is below (virtio-net's 256), says so before
+    any setting is written."""
+    from ..knobs.nic import parse_ethtool_sections
+    if tb.kind == "embedded":
+        return ["rx_ring: veth has no NIC rings (ethtool -G unsupported); the ring sweep (F08) needs a NIC"]
+    problems = []
+    for ep in tb.receivers:
+        res = ep.host.run(["ethtool", "-g", ep.iface], check=False)
+        if res.returncode != 0:
+            problems.append(f"{ep.host.name}: {ep.iface} does not report its rings "
+                            f"({(res.stderr or res.stdout).strip() or 'ethtool -g failed'})")
+            continue
+        top = parse_ethtool_sections(res.stdout).get("max", {}).get("rx", "")
+        if top.isdigit() and size > int(top):
+            problems.append(f"{ep.host.name}: {ep.iface} allows at most {top} rx descriptors, not {size}")
     return problems
 
 

@@ -257,3 +257,15 @@ def test_a_place_keeps_its_manifest_label_both_ways():
         assert place.label == label and Place.parse(label) == place
     assert Setting(Place.of_machine("rx"), KNOBS["sysctl"], "net.core.rmem_max", "1").label == \
         "machine:rx/sysctl/net.core.rmem_max"
+
+
+def test_a_ring_point_sets_each_receivers_rx_ring_and_other_points_leave_rings_alone():
+    from conftest import FakeHost, servers_testbed
+    tb = servers_testbed(FakeHost("rx"))
+    ring = [(s.place.label, s.key, s.value) for s in sc.settings(tb, sc.get_config("tsogro", rx_ring=4096))
+            if s.knob.name == "ring.rx"]
+    assert ring == [("receiver", "enp37s0f1", "4096")]
+    assert not [s for s in sc.settings(tb, sc.get_config("tsogro")) if s.knob.name.startswith("ring.")]
+    # a config without a ring describes itself as every run recorded before rings existed
+    assert "rx_ring" not in sc.get_config("tsogro").describe()
+    assert sc.get_config("tsogro", rx_ring=256).describe()["rx_ring"] == 256

@@ -88,3 +88,51 @@ def test_a_sweep_without_latency_samples_still_draws_both_figures(tmp_path):
     assert {p.name for p in saved} == {"rx-buffer-tpc.svg", "rx-buffer-tpc.png", "rx-buffer-latency.svg",
                                        "rx-buffer-latency.png"}
     assert "no receive → copy latency was measured" in (tmp_path / "rx-buffer-latency.svg").read_text()
+
+
+def ring_tidy(tpc_by_ring: dict[int, list[float]], kb=(400,), spread=SPREAD) -> pd.DataFrame:
+    """A ring sweep (F08): per rx ring size and Rx buffer size a mean tpc, one run per spread step."""
+    rows = []
+    for ring, tpcs in tpc_by_ring.items():
+        for size, t in zip(kb, tpcs, strict=True):
+            for r, s in enumerate(spread):
+                base = {"run_id": f"ring{ring}-kb{size}-r{r}", "rx_buffer_kb": size, "rx_ring": ring, "category": ""}
+                rows += [{**base, "metric": "tpc_gbps", "side": "both", "value": t + s},
+                         {**base, "metric": "rx_to_copy_latency_avg_usec", "side": "receiver", "value": 50.0 + s}]
+    return pd.DataFrame(rows)
+
+
+def test_f08_is_judged_where_the_ring_was_swept_smallest_against_largest():
+    t = rx_buffer.verdict_table(ring_tidy({256: [20.0], 1024: [18.0], 4096: [15.0]}), REF)
+    v = t.set_index("id")
+    assert v.loc["F08", "verdict"] == REPRODUCED
+    shows = v.loc["F08", "this run shows"]
+    assert "tpc rx ring 256 → 4096 descriptors (Rx buffer 400 KB): 20.00 → 15.00 Gbit/s" in shows
+    assert "F07" not in v.index  # one Rx buffer size: nothing to say of F07
+    flat = rx_buffer.verdict_table(ring_tidy({256: [20.0], 4096: [20.2]}, spread=(0.0, 1.0, -1.0)), REF)
+    assert flat.set_index("id").loc["F08", "verdict"] == INCONCLUSIVE
+    assert flat.attrs["top_up"]["F08"] == [{"rx_ring": 256, "rx_buffer_kb": 400},
+                                           {"rx_ring": 4096, "rx_buffer_kb": 400}]
+    up = verdicts(ring_tidy({256: [15.0], 4096: [20.0]}))
+    assert up.loc["F08", "verdict"] == NOT_REPRODUCED
+    one = verdicts(ring_tidy({512: [15.0]}))
+    assert one.loc["F08", "verdict"] == NOT_TESTABLE
+    assert "one rx ring size swept (512)" in one.loc["F08", "this run shows"]
+
+
+def test_f07_beside_a_ring_sweep_is_judged_at_one_ring_and_says_which():
+    both = pd.concat([rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]).assign(rx_ring=256),
+                      rx_tidy([9, 19, 14, 13], [10, 20, 80, 400]).assign(rx_ring=4096)
+                      .assign(run_id=lambda d: d.run_id + "-big")], ignore_index=True)
+    v = verdicts(both)
+    assert v.loc["F07", "verdict"] == REPRODUCED and "(rx ring 256)" in v.loc["F07", "this run shows"]
+    assert v.loc["F08", "verdict"] == REPRODUCED and "(Rx buffer 800 KB)" in v.loc["F08", "this run shows"]
+    summary = rx_buffer.table(both)
+    assert list(summary.columns[:2]) == ["rx_ring", "rx_buffer_kb"] and len(summary) == 8
+    charts = rx_buffer.charts(summary, "label")
+    assert charts["rx-buffer-tpc"].to_dict()["layer"][0]["encoding"]["color"]["field"] == "rx_ring"
+
+
+def test_the_ring_sweep_joins_the_grid_only_when_asked():
+    assert rx_buffer.spec(sizes_kb=[400], rx_rings=[256, 4096]).grid == {"rx_buffer_kb": [400], "rx_ring": [256, 4096]}
+    assert "rx_ring" not in rx_buffer.spec().grid

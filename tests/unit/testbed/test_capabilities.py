@@ -168,3 +168,24 @@ def test_kernel_options_of_an_unreadable_config_are_unknown_not_off():
     caps = capabilities.detect(GuestLike())
     for name in ("dctcp", "netem", "kprobes"):
         assert caps[name].value == "unknown" and caps[name].detail == "kernel config not readable", name
+
+
+def test_a_ring_sweep_is_refused_on_veth_and_above_a_drivers_maximum_before_any_setting():
+    """F08's rx_ring points: veth has no rings; virtio-net (captured from the NIC rehearsal's guest,
+    tests/fixtures/nic-rehearsal) reports a maximum of 256; e1000e's 4096 lets 4096 through."""
+    from conftest import servers_testbed
+    from hostnet.testbed import EmbeddedLayout, from_layout
+    assert capabilities.ring_problems(from_layout(EmbeddedLayout("unit")), 512) == [
+        "rx_ring: veth has no NIC rings (ethtool -G unsupported); the ring sweep (F08) needs a NIC"]
+    virtio = fixture_text("nic-rehearsal/virtio_ethtool_g.txt")
+    rx = FakeHost("rx", handlers={"ethtool": lambda argv, h: (0, virtio, "")})
+    tb = servers_testbed(rx)
+    assert capabilities.ring_problems(tb, 512) == ["rx: enp37s0f1 allows at most 256 rx descriptors, not 512"]
+    assert capabilities.ring_problems(tb, 256) == []
+    assert rx.commands[-1] == ["ethtool", "-g", "enp37s0f1"]
+    e1000e = fixture_text("nic-rehearsal/e1000e_ethtool_g.txt")
+    rx.handlers["ethtool"] = lambda argv, h: (0, e1000e, "")
+    assert capabilities.ring_problems(tb, 4096) == []
+    rx.handlers["ethtool"] = lambda argv, h: (95, "", "netlink error: Operation not supported")
+    assert capabilities.ring_problems(tb, 512) == [
+        "rx: enp37s0f1 does not report its rings (netlink error: Operation not supported)"]
