@@ -3,11 +3,13 @@ Debian's kernel and driven over SSH through the testbed.yaml `hostnet testbed up
 hostnet's server code meets a real NIC driver. Checked here:
 - every NIC-facing knob set and read back, or refused with the driver's words, then put back;
 - a session killed with settings changed, put back by `hostnet restore`;
-- one ladder point, run by `hostnet run` over SSH with its flow paced (under a saturating flow a
-  command takes ~2.7 s in the guests), profiled, and flagged a rehearsal.
+- notebook 01 (one paced ladder point) and notebook 02 (F08's rx ring sweep, 256 and 4096) run
+  through papermill on the guests' testbed.yaml, every flow paced (under a saturating flow a command
+  takes ~2.7 s in the guests), profiled, labelled a rehearsal and judged nowhere.
 Marked `nic` (make test-nic, a CI step of its own): the guests boot in ~50-80 s and run under TCG,
 where every SSH command costs ~0.7 s. Nothing here is a measurement. The IOMMU pair's profile is
 test_live_nic_iommu.py's."""
+import json
 import os
 import signal
 import subprocess
@@ -17,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import live_ready
+from conftest import REPO, live_ready
 from hostnet import cli, store
+from hostnet.notebook import batch
 from hostnet.knobs import KNOBS
 from hostnet.testbed import guests, knob_trials, servers
 
@@ -122,29 +125,46 @@ def test_a_killed_session_s_settings_are_put_back_by_hostnet_restore(e1000e):
     assert {k: KNOBS[k].read(host, "data0") for k in knobs} == before
 
 
-def run_paced_point(path: Path, runs: Path, config: str, duration_s: int = 90, rate_mbps: int = 20
-                    ) -> tuple[Path, dict]:
-    """One ladder point on the guests as a researcher runs it: 90 s paced at 20 Mbit/s. The window's
-    probes take 10-17 s to open and it closes 3x that before the flow ends: 17 s and 5.6 s of
-    window were left of 60 s, 16.6 s of 90 s."""
-    assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", config, "--duration", str(duration_s),
-                     "--warmup", "5", "--rate-mbps", str(rate_mbps), "--repetitions", "1", "--runs-dir", str(runs),
-                     "--campaign", "c", "--quiet"]) == 0
-    [run] = store.list_runs(runs, "c")
-    return run, store.load_manifest(run)
+def run_notebook(name: str, path: Path, tmp_path: Path, runs: Path | None = None, **params) -> tuple[Path, dict]:
+    """A notebook in mode "run" on the guests' testbed.yaml through papermill, as `hostnet figures
+    --mode run --testbed` runs it: (its runs_dir, tmp_path/runs unless given; the report metadata it
+    wrote). Every flow paced: under a saturating flow an SSH command in a guest takes ~2.7 s and the
+    window's probes ~17 s."""
+    runs, figs = runs or tmp_path / "runs", tmp_path / "figures"
+    figs.mkdir(parents=True)
+    batch.execute(REPO / "notebooks" / f"{name}.ipynb",
+                  {"repetitions": 1, "warmup": 5, **params, "mode": "run", "campaign": "", "testbed": str(path),
+                   "runs_dir": str(runs), "figures_dir": str(figs)}, tmp_path / "out")
+    return runs, json.loads((figs / f"{name}.meta.json").read_text())
 
 
-def test_one_paced_ladder_point_runs_over_ssh_profiled_and_flagged_a_rehearsal(e1000e, tmp_path):
+def window(m: dict) -> dict:
+    """The window's edges, seconds from the run's start (printed: what the docs' timings come from)."""
+    edges = ("clients_started", "opened", "start", "end", "closed")
+    return {**{k: round(m["window"][k] - m["started"], 1) for k in edges}, "ended": round(m["ended"] - m["started"], 1)}
+
+
+def assert_a_rehearsal(meta: dict) -> None:
+    """What a notebook run on the guests shows: its label says so, and no finding is judged."""
+    assert meta["testbed"].endswith(f"[REHEARSAL: {guests.LABEL}]"), meta["testbed"]
+    assert meta["verdicts"] and {v["verdict"] for v in meta["verdicts"]} == {"rehearsal"}, meta["verdicts"]
+    assert all(v["this run shows"].startswith(guests.LABEL) for v in meta["verdicts"])
+
+
+def test_notebook_01_runs_a_paced_ladder_point_profiled_and_labelled_a_rehearsal(e1000e, tmp_path):
     _, path = e1000e
     host = servers.from_yaml(path).endpoints["receiver"].host
     before = {k: KNOBS[k].read(host, "data0") for k in ("mtu", "offload.tso", "offload.gro")}
-    run, m = run_paced_point(path, tmp_path / "runs", "tsogro+jumbo")
-    print({k: round(m["window"][k] - m["started"], 1) for k in ("clients_started", "opened", "start", "end",
-                                                                "closed")}, round(m["ended"] - m["started"], 1))
+    # 90 s at 20 Mbit/s: the window's probes take 10-17 s to open and it closes 3x that before the flow
+    # ends (17 s and 5.6 s of window were left of 60 s, 16.6 s of 90 s)
+    runs, meta = run_notebook("01-single-flow", path, tmp_path, configs=["tsogro+jumbo"], duration=90, rate_mbps=20)
+    [m] = store.load_manifests(runs)  # one run: no unprofiled twin on a rehearsal
+    print(window(m))
     assert m["status"] == "ok" and m["rehearsal"] == guests.LABEL and store.flagged(m) == "rehearsal"
     # a window there is, profiled (17 s of 90 here: it may be flagged short too, under a quarter of the flow)
     assert m["window"]["seconds"] >= 8, m["window"]
     assert m["applied"]["receiver/mtu/data0"] == "9000"  # jumbo, on the guest's e1000e
+    run = store.list_runs(runs)[0]
     tidy = store.read_tidy(run)
     gbps = tidy[tidy.metric == "throughput_gbps"].value.sum()
     assert 0.015 < gbps < 0.025, gbps  # the pace asked, 20 Mbit/s
@@ -152,4 +172,28 @@ def test_one_paced_ladder_point_runs_over_ssh_profiled_and_flagged_a_rehearsal(e
     for side in ("sender", "receiver"):
         driver = [(s, c) for s, c, _ in m["top_symbols"][side] if s.startswith("e1000")]
         assert driver and {c for _, c in driver} == {"netdev"}, m["top_symbols"][side]
+    assert_a_rehearsal(meta)
+    # F04 (sender vs receiver CPU) computed from the run by the section's rules, then shown, not judged
+    assert {"F04", "F08"} <= {v["id"] for v in meta["verdicts"]}
+    assert meta["figures"] and all(any((tmp_path / "figures").glob(f"{stem}.*")) for stem in meta["figures"])
     assert {k: KNOBS[k].read(host, "data0") for k in before} == before  # the point's settings put back
+
+
+def test_notebook_02_sweeps_the_e1000e_rx_ring_for_f08_and_puts_it_back(e1000e, tmp_path):
+    """F08's sweep on a driver with rings: 256 and 4096 rx descriptors at one Rx buffer, each set
+    through the journal on the receiver's e1000e and put back; F08 computed and shown as a rehearsal."""
+    _, path = e1000e
+    host = servers.from_yaml(path).endpoints["receiver"].host
+    before = KNOBS["ring.rx"].read(host, "data0")
+    runs, meta = run_notebook("02-rx-buffer", path, tmp_path, config="tsogro", sizes_kb=[400], rx_rings=[256, 4096],
+                              latency_sample_every=0, duration=90, rate_mbps=20)
+    manifests = store.load_manifests(runs)
+    for m in manifests:
+        print(m["point"], window(m))
+    assert sorted(m["point"]["rx_ring"] for m in manifests) == [256, 4096]
+    assert all(m["status"] == "ok" and m["applied"]["receiver/ring.rx/data0"] == str(m["point"]["rx_ring"])
+               for m in manifests), [(m["status"], m.get("error"), m.get("applied")) for m in manifests]
+    assert_a_rehearsal(meta)
+    f08 = next(v for v in meta["verdicts"] if v["id"] == "F08")
+    assert "tpc rx ring 256 → 4096 descriptors (Rx buffer 400 KB)" in f08["this run shows"], f08
+    assert KNOBS["ring.rx"].read(host, "data0") == before

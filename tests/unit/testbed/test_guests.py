@@ -124,6 +124,9 @@ def test_the_testbed_yaml_is_a_valid_servers_file_reaching_each_guest_on_its_por
     assert tb.journal.path.name == "nr1-guests.journal"  # its own journal, not the guests' state
     # every run on the guests records why it is no measurement, and analysis leaves it out
     assert doc["rehearsal"] == guests.LABEL and tb.describe()["rehearsal"] == guests.LABEL
+    # and a capability record's label (notebooks 09 and 10) says it, as every section's label does
+    from hostnet.testbed import record
+    assert record.detect_testbed(str(path))[0] == f"servers testbed from testbed.yaml [REHEARSAL: {guests.LABEL}]"
 
 
 def write_state(state_dir: Path, name: str, ready: bool, pid: int) -> None:
