@@ -132,7 +132,7 @@ def _guests(args) -> int:
     from .testbed import guests
     if args.action == "up":
         if not args.nic:
-            _die("--iommu needs --nic e1000e or --nic virtio")
+            _die("--iommu needs --nic e1000e, virtio or e1000")
         if args.ssh or args.bastion or args.senders != 1 or args.receivers != 1:
             _die("--nic boots two guests reached over SSH: --ssh, --bastion, --senders and --receivers do not apply")
         try:
@@ -578,7 +578,7 @@ def _live_commands(sub) -> None:
     t.add_argument("--write-yaml", metavar="PATH", help="with --ssh --bastion: write a testbed.yaml (and PATH's "
                                                         ".ssh_config): the testbed as servers reached over SSH; "
                                                         "with --nic: where the guests' testbed.yaml goes")
-    t.add_argument("--nic", choices=("e1000e", "virtio"), help="the NIC rehearsal: two QEMU guests with this "
+    t.add_argument("--nic", choices=("e1000e", "virtio", "e1000"), help="the NIC rehearsal: two QEMU guests with this "
                    "emulated NIC, driven over SSH through a testbed.yaml (functional only, never a measurement)")
     t.add_argument("--iommu", action="store_true", help="with --nic: the guests' NIC behind an emulated Intel IOMMU")
     _steering_option(t)

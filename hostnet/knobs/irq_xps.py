@@ -32,17 +32,20 @@ def parse_cpu_list(text: str) -> list[int]:
 
 # A virtio NIC's device is the virtio device; its MSI-X vectors belong to the PCI function above it
 # (the NIC rehearsal's virtio-net guests: device/msi_irqs does not exist, and the NIC looked like veth).
+# A device without MSI (the rehearsal's e1000, or a host booted with pci=nomsi) has its legacy INTx
+# line in device/irq instead: without it, irq_cpus was silently not applied there either.
 _MSI_IRQS = ('d=/sys/class/net/$1/device; case "$(readlink "$d/subsystem")" in */virtio) d=$d/..;; esac; '
-             'ls "$d/msi_irqs"')
+             'if [ -d "$d/msi_irqs" ]; then ls "$d/msi_irqs"; else cat "$d/irq"; fi')
 
 
 def queue_irqs(host: Host, iface: str) -> list[int]:
-    """The MSI(-X) interrupts of a NIC (a virtio NIC's are its PCI function's); empty for virtual
-    devices such as veth."""
+    """The MSI(-X) interrupts of a NIC (a virtio NIC's are its PCI function's), or its legacy INTx
+    line where it has no MSI (a line other devices may share: its affinity moves theirs too); empty
+    for virtual devices such as veth (no device, or IRQ 0)."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", iface):
         raise KnobError(f"not an interface name: {iface!r}")
     res = host.run(["sh", "-c", _MSI_IRQS, "sh", iface], check=False)
-    return sorted(int(x) for x in res.stdout.split() if is_count(x)) if res.returncode == 0 else []
+    return sorted(int(x) for x in res.stdout.split() if is_count(x) and int(x)) if res.returncode == 0 else []
 
 
 class IrqAffinity(Knob):

@@ -158,10 +158,11 @@ def _f08(tidy: pd.DataFrame, swept: list[int]) -> verdicts.Judgement:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
     """F07 (latency rises and tpc falls past its peak as the Rx buffer grows) and, where the rx ring
     was swept (servers), F08 (tpc falls as the ring grows), judged on clean runs by verdicts' one rule;
-    F07 at the ring size with the most buffer sizes. Cache miss rates, half of each claim, need a PMU."""
+    F07 at the ring size with the most buffer sizes. Cache miss rates, half of each claim, need a PMU.
+    manifests: the campaign's, to say why F08 was not judged on a testbed with NICs."""
     judged = {}
     swept = rings(tidy)
     at = {}
@@ -174,11 +175,14 @@ def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
     if len(swept) >= 2:
         judged["F08"] = _f08(tidy, swept)
     else:
-        judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)" if not swept else
-                                              f"one rx ring size swept ({swept[0]})", "a NIC with adjustable rings")
+        nics = bool(manifests) and manifests[0]["testbed"]["kind"] != "embedded"
+        why = (f"one rx ring size swept ({swept[0]})" if swept else "no rx ring sweep (rx_rings)" if nics
+               else "veth has no NIC rings (ethtool -G unsupported)")
+        judged["F08"] = verdicts.not_testable(why, "a NIC with adjustable rings")
     return verdicts.table(verdicts.load_findings(reference_dir), judged)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
     """The campaign's verdict table (what topup.decide asks of a section)."""
-    return verdict_table(load(runs_dir, campaign)[0], reference_dir)
+    tidy, manifests = load(runs_dir, campaign)
+    return verdict_table(tidy, reference_dir, manifests)

@@ -188,7 +188,8 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
             note = (" (samples where IRQs come back on attributed through the call chain)"
                     if metric == "breakdown_attributed_pct" else " (leaf-only samples, etc excluded)")
             judged[fid] = verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
-    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)",
+    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)" if embedded or not manifests
+                                          else "the ladder does not vary the rx ring (notebook 02's rx_rings does)",
                                           "a NIC with adjustable rings")
     if no_arfs:
         judged["F25"] = verdicts.not_testable(f"receive path {steering}: {no_arfs}", ARFS_NEEDS)

@@ -38,7 +38,8 @@ from ..knobs import JournalBusy, restore_journal
 from ..knobs.journal_lock import private_dir
 from .base import TestbedError, state_dir
 
-NICS = ("e1000e", "virtio")
+# e1000 (82540EM) is the one with a legacy INTx line instead of MSI-X vectors
+NICS = ("e1000e", "virtio", "e1000")
 ROLES = ("sender", "receiver")
 DATA_IFACE, MGMT_IFACE = "data0", "mgmt0"
 # The guests' data network: its own /24 of the benchmarking range, apart from the embedded testbed's.
@@ -140,7 +141,7 @@ GUEST_SCRIPT = r"""#!/bin/sh
 # written by hostnet (testbed/guests.py); runs in the guest: DIR ROLE DATA_IP DATA_MAC MGMT_MAC
 set -eu
 dir=$1 role=$2 data_ip=$3 data_mac=$4 mgmt_mac=$5
-for m in virtio_net e1000e; do modprobe -q "$m" 2>/dev/null || true; done
+for m in virtio_net e1000e e1000; do modprobe -q "$m" 2>/dev/null || true; done
 name_of() { for d in /sys/class/net/*; do [ "$(cat "$d/address")" = "$1" ] && echo "${d##*/}"; done; true; }
 for _ in $(seq 100); do  # a driver probes its device asynchronously after modprobe
   data=$(name_of "$data_mac") mgmt=$(name_of "$mgmt_mac")
@@ -188,7 +189,7 @@ MaxSessions 100
 
 def virtme_argv(layout: GuestLayout, role: str, virtme_run: str, kernel: Path, files: Path) -> list[str]:
     """The virtme-ng command that boots one guest (pure: tested on its argv)."""
-    data_dev = {"e1000e": "e1000e", "virtio": "virtio-net-pci"}[layout.nic]
+    data_dev = {"e1000e": "e1000e", "virtio": "virtio-net-pci", "e1000": "e1000"}[layout.nic]
     if layout.iommu and layout.nic == "virtio":  # a modern-only device honours the IOMMU (legacy virtio bypasses it);
         # without ATS: with ats=on and the IOMMU's device-iotlb=on no frame crossed the link (QEMU 7.2, TCG)
         data_dev = "virtio-net-pci-non-transitional,iommu_platform=on"

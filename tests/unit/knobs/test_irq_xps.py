@@ -65,3 +65,26 @@ def test_queue_irqs_finds_a_virtio_nic_s_vectors_on_its_pci_function(tmp_path):
         assert queue_irqs(FakeHost(handlers={"sh": sh}), "data0") == [48, 49, 50], virtio
     veth = FakeHost(handlers={"sh": lambda argv, h: (2, "", "ls: cannot access: No such file or directory")})
     assert queue_irqs(veth, "veth0") == []
+
+
+def test_a_nic_without_msi_is_found_on_its_legacy_intx_line(tmp_path):
+    """The NIC rehearsal's e1000 (82540EM) has no msi_irqs: its interrupt is the legacy line in
+    device/irq (11 in the guests), which irq_cpus now places instead of silently nothing. A device
+    whose irq reads 0 has none."""
+    import subprocess
+    pci = tmp_path / "pci0000:00" / "0000:00:03.0"
+    pci.mkdir(parents=True)
+    (pci / "irq").write_text("11\n")
+    (tmp_path / "bus" / "pci").mkdir(parents=True)
+    (pci / "subsystem").symlink_to(tmp_path / "bus" / "pci")
+    (tmp_path / "net" / "data0").mkdir(parents=True)
+    (tmp_path / "net" / "data0" / "device").symlink_to(pci)
+
+    def sh(argv, host):
+        script = argv[2].replace("/sys/class/net", str(tmp_path / "net"))
+        out = subprocess.run(["sh", "-c", script, "sh", *argv[4:]], capture_output=True, text=True)
+        return out.returncode, out.stdout, out.stderr
+    host = FakeHost(handlers={"sh": sh})
+    assert queue_irqs(host, "data0") == [11]
+    (pci / "irq").write_text("0\n")
+    assert queue_irqs(host, "data0") == []

@@ -136,3 +136,12 @@ def test_f07_beside_a_ring_sweep_is_judged_at_one_ring_and_says_which():
 def test_the_ring_sweep_joins_the_grid_only_when_asked():
     assert rx_buffer.spec(sizes_kb=[400], rx_rings=[256, 4096]).grid == {"rx_buffer_kb": [400], "rx_ring": [256, 4096]}
     assert "rx_ring" not in rx_buffer.spec().grid
+
+
+def test_f08_on_servers_without_a_ring_sweep_says_so_instead_of_blaming_veth():
+    servers = [{"testbed": {"kind": "servers"}}]
+    v = rx_buffer.verdict_table(rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]), REF, servers).set_index("id")
+    assert v.loc["F08", "verdict"] == NOT_TESTABLE and "no rx ring sweep (rx_rings)" in v.loc["F08", "this run shows"]
+    embedded = [{"testbed": {"kind": "embedded"}}]
+    v = rx_buffer.verdict_table(rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]), REF, embedded).set_index("id")
+    assert "veth has no NIC rings" in v.loc["F08", "this run shows"]

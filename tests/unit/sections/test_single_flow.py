@@ -146,3 +146,14 @@ def test_a_paced_ladder_or_rx_buffer_sweep_puts_the_rate_in_its_grid_and_an_unpa
     paced = rx_buffer.spec(sizes_kb=[400], rate_mbps=20)
     assert paced.grid == {"rx_buffer_kb": [400], "rate_mbps": [20]}
     assert rx_buffer.spec().grid == {"rx_buffer_kb": [100, 200, 400, 800, 1600, 3200, 6400, 12800]}
+
+
+def test_f08_on_servers_says_the_ladder_does_not_vary_the_ring_not_that_veth_lacks_one():
+    """Notebook 01 on the NIC rehearsal's e1000e said "veth has no NIC rings": true of the embedded
+    testbed only."""
+    tidy, manifests = single_flow.load(RUNS, "20261128-023507-single-flow-embedded")
+    servers = [{**m, "testbed": {**m["testbed"], "kind": "servers", "rx_steering": "nic"}} for m in manifests]
+    f08 = single_flow.verdict_table(tidy, REF, servers).set_index("id").loc["F08", "this run shows"]
+    assert f08.startswith("the ladder does not vary the rx ring (notebook 02's rx_rings does)")
+    embedded = single_flow.verdict_table(tidy, REF, manifests).set_index("id").loc["F08", "this run shows"]
+    assert embedded.startswith("veth has no NIC rings")
