@@ -175,6 +175,14 @@ def test_irq_names_are_the_names_the_driver_gave_its_vectors():
     assert names[0] == "timer" and all(isinstance(k, int) for k in names)  # LOC, RES, ... have no number
 
 
+def test_a_legacy_intx_nic_is_named_on_its_io_apic_line():
+    """The NIC rehearsal's e1000: no msi_irqs; its line is device/irq's, named after the interface."""
+    from hostnet.parsers.counters import parse_irq_names
+    names = parse_irq_names(fixture_text("nic-rehearsal/e1000_proc_interrupts.txt"))
+    assert names[int(fixture_text("nic-rehearsal/e1000_device_irq.txt"))] == "data0"
+    assert "No such file" in fixture_text("nic-rehearsal/e1000_msi_irqs.txt")
+
+
 def test_irq_names_refuse_what_is_not_proc_interrupts():
     from hostnet.parsers.counters import parse_irq_names
     with pytest.raises(ParseError, match="name the CPUs"):
