@@ -161,11 +161,12 @@ def _attribute(frames: tuple[str, ...], taxonomy: Taxonomy, ipi_category: str, *
 
 def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy: Taxonomy,
                           workload_comms, *, embedded: bool = False, loss_injector: bool = False,
-                          gso_for_tso: bool = False, gro_off: bool = False) -> dict:
+                          gso_for_tso: bool = False, gro_off: bool = False, rehearsal: bool = False) -> dict:
     """Like analysis.breakdown, with the attribution rule; also the leaf-only shares, for contrast.
     embedded and loss_injector as for attribute(); on the embedded testbed also each sample's
     testbed-ledger item ("stack": {category: samples of no item}, "ledger": {(item, category):
-    samples}; gso_for_tso and gro_off as for ledger.item)."""
+    samples}; gso_for_tso and gro_off as for ledger.item), and on a rehearsal's (emulated NICs)
+    its emulation traps (ledger.rehearsal_item)."""
     cpus = set(cpus)
     samples = list(samples)
     senders = ipi_senders(samples, taxonomy)  # from every CPU: IPIs are sent on one, handled on another
@@ -196,7 +197,8 @@ def breakdown_from_stacks(samples: Iterable[tuple[Sample, int]], cpus, taxonomy:
                          # attribute() bills the instrument as testbed, so only a testbed sample may be it
                          instrument=cat == TESTBED and is_instrument(s.frames, taxonomy,
                                                                      loss_injector=loss_injector, comm=s.comm),
-                         gso_for_tso=gso_for_tso, gro_off=gro_off) if embedded else None
+                         gso_for_tso=gso_for_tso, gro_off=gro_off) if embedded else (
+            ledger.rehearsal_item(names) if rehearsal else None)
         if it is None:
             stack[cat] += n
         else:

@@ -179,7 +179,8 @@ def breakdown_rows(out: Rows, m: dict, side: str, machines: dict[str, set[int]],
         att = breakdown_from_stacks(stacks, {smp.cpu for smp, _ in stacks}, tax, comms,
                                     embedded=m["testbed"]["kind"] == "embedded",
                                     loss_injector=bool(m["config"].get("loss_rate")),
-                                    gso_for_tso=gso_for_tso(m), gro_off=gro_off(m))
+                                    gso_for_tso=gso_for_tso(m), gro_off=gro_off(m),
+                                    rehearsal=bool(m.get("rehearsal")))
         for cat, pct in att["pct"].items():
             out.add(side, "breakdown_attributed_pct", pct, cat)
         out.add(side, "perf_reattributed_samples_count", att["reattributed_samples"])
@@ -208,15 +209,17 @@ def gro_off(m: dict) -> bool:
 def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], ledgers: dict[str, dict]) -> None:
     """The testbed ledger (ledger.py) of an embedded point whose sides were both profiled: each
     item's share of each side's raw busy samples, and the NIC-equivalent accounting beside the raw
-    one (its breakdown, CPU, tpc and bottleneck side). Nothing raw is replaced."""
-    if m["testbed"]["kind"] != "embedded":
+    one (its breakdown, CPU, tpc and bottleneck side). Nothing raw is replaced. A rehearsal's point
+    (the NIC rehearsal's guests) has a ledger of its own: its emulation traps."""
+    rehearsal = m["testbed"]["kind"] != "embedded" and bool(m.get("rehearsal"))
+    if m["testbed"]["kind"] != "embedded" and not rehearsal:
         return
     out.notes["ledger_rule"] = ledger.LEDGER_RULE  # applied, or nothing to apply it to (a side not profiled)
     if set(ledgers) != set(busy) or not ledgers:
         return
     sides = {s: {"busy_pct": busy[s], "busy_samples": att["busy_samples"], "stack": att["stack"],
                  "ledger": att["ledger"]} for s, att in ledgers.items()}
-    nic = ledger.nic_equivalent(sides, ledger.peers_of(m))
+    nic = ledger.nic_equivalent(sides, ledger.peers_of(m), ledger.REHEARSAL_ITEMS if rehearsal else ledger.ITEMS)
     for s, acc in nic.items():
         for it, pct in acc["ledger_pct"].items():
             out.add(s, "ledger_pct", pct, it)
@@ -280,10 +283,10 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
         return False
     profiled = "attribution_rule" in m  # else unprofiled, or no stacks kept: no breakdown to redo
     tax = taxonomy.load(kernel_series or taxonomy.series_for(next(iter(m["versions"].values()))["kernel"]))
-    embedded = m["testbed"]["kind"] == "embedded"
+    ledgered = m["testbed"]["kind"] == "embedded" or bool(m.get("rehearsal"))  # runs ledger_rows books
     cpu_current = m.get("cpu_rule") == CPU_RULE
     bd_current = not profiled or (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
-                                  and (not embedded or m.get("ledger_rule") == ledger.LEDGER_RULE))
+                                  and (not ledgered or m.get("ledger_rule") == ledger.LEDGER_RULE))
     steady_current = m.get("steady_rule") == metrics.STEADY_RULE
     if cpu_current and bd_current and steady_current and not force:
         return False

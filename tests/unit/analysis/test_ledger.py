@@ -257,3 +257,28 @@ def test_arming_the_pacing_timer_from_tcp_write_xmit_is_the_vms_timer_exit():
                                             "ledger": {(ledger.VM_TIMER, "tcp/ip"): 12}}}, {"sender": None})
     assert nic["sender"]["cpu_util_pct"] == pytest.approx(88.0)
     assert nic["sender"]["ledger_pct"][ledger.VM_TIMER] == pytest.approx(12.0)
+
+
+# --- a rehearsal's ledger: the emulated NIC's doorbell (tests/fixtures/nic-rehearsal) ---------------
+VIRTIO = list(parse_folded(fixture_text("nic-rehearsal/virtio_perf_folded_receiver_lines.txt")))
+
+
+def test_a_rehearsals_virtio_doorbell_is_its_one_ledger_line_and_nothing_of_the_embedded_testbeds():
+    """The receiver of a virtio-net guest pair (captured): the samples charged to vp_notify, where TCG
+    runs the device's emulation after the doorbell write, are the emulation_trap line; none of the
+    embedded testbed's items exists there, and a run that is no rehearsal has no ledger at all."""
+    cpus = {s.cpu for s, _ in VIRTIO}
+    att = breakdown_from_stacks(VIRTIO, cpus, TAX, ["iperf3"], rehearsal=True)
+    doorbell = sum(n for s, n in VIRTIO if s.frames[0] == "vp_notify" and s.comm.startswith("iperf3"))
+    assert doorbell and {it for it, _ in att["ledger"]} == {ledger.EMULATION_TRAP}
+    assert sum(n for (it, _), n in att["ledger"].items()) >= doorbell  # the workload's, and the kernel's own
+    assert sum(att["stack"].values()) + sum(att["ledger"].values()) == att["busy_samples"]
+    assert breakdown_from_stacks(VIRTIO, cpus, TAX, ["iperf3"])["ledger"] == {}
+    assert ledger.rehearsal_item(["e1000_xmit_frame", "dev_hard_start_xmit"]) is None  # inline: not separable
+
+
+def test_a_rehearsals_nic_equivalent_removes_the_traps_and_lists_only_its_own_line():
+    sides = {"receiver": _side(60.0, {"tcp/ip": 50}, {(ledger.EMULATION_TRAP, "netdev"): 10})}
+    nic = ledger.nic_equivalent(sides, {"receiver": None}, ledger.REHEARSAL_ITEMS)
+    assert nic["receiver"]["cpu_util_pct"] == pytest.approx(50)
+    assert nic["receiver"]["ledger_pct"] == {ledger.EMULATION_TRAP: pytest.approx(100 * 10 / 60)}

@@ -228,6 +228,42 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
     assert not rederive(run)
 
 
+def test_a_rehearsals_run_gets_its_own_ledger_and_a_servers_run_none(tmp_path):
+    """A run whose testbed is a rehearsal (emulated NICs) is booked under its own ledger, the emulation
+    traps (tests/unit/analysis/test_ledger.py has them on a guest's captured stacks), never the
+    embedded testbed's items; servers that are no rehearsal keep no ledger at all. A rehearsal's run
+    recorded before it had a ledger is out of date (rederive redoes it)."""
+    import shutil
+
+    from conftest import REPO
+    from hostnet.analysis import ledger
+    from hostnet import store
+    from hostnet.measure.tidy import rederive
+    for rehearsal in ("emulated NIC under TCG", ""):
+        run = tmp_path / rehearsal[:8] / "039e829122eb-r0"
+        shutil.copytree(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0", run)
+        m = store.load_manifest(run)
+        m["testbed"] = {**m["testbed"], "kind": "servers"}
+        m.pop("ledger_rule", None)
+        if rehearsal:
+            m["rehearsal"] = rehearsal
+        store.rewrite_run(run, m, store.read_tidy(run))
+        rederive(run, force=True)  # whatever rules it was recorded under: derived now
+        t, m = store.read_tidy(run), store.load_manifest(run)
+        led = t[t.metric == "ledger_pct"]
+        if rehearsal:
+            assert m["ledger_rule"] == ledger.LEDGER_RULE
+            assert set(led.category) == {ledger.EMULATION_TRAP} and (led.value == 0).all()  # veth rings no doorbell
+            assert set(t[t.metric == "cpu_util_nic_pct"].side) == {"sender", "receiver"}
+            assert not rederive(run)
+            del m["ledger_rule"]
+            store.rewrite_run(run, m, t)
+            assert rederive(run)  # recorded before a rehearsal's ledger: out of date
+        else:
+            assert led.empty and "ledger_rule" not in m and not (t.metric == "cpu_util_nic_pct").any()
+            assert not rederive(run)  # no ledger to be out of date with
+
+
 def test_a_zero_copy_flow_adds_both_ends_reports_each_sum_on_its_side():
     """zcflow's server reports the receiver's side (tidy.flow_rows reads it through the workload's
     parse_server); its counts sum over flows onto the side they were counted on."""
