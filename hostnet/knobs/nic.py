@@ -70,8 +70,12 @@ class _EthtoolQueues(_EthtoolField):
         if _count(str(value)) is None:
             raise KnobError(f"{self.name}: {value!r} is not a count")
 
+    def limit(self, host: Host, key: str) -> int | None:
+        """The driver's maximum for this field (None where it reports none)."""
+        return _count(self._sections(host, key).get("max", {}).get(self.field, ""))
+
     def write_unverified(self, host: Host, key: str, value: str) -> None:
-        limit = _count(self._sections(host, key).get("max", {}).get(self.field, ""))
+        limit = self.limit(host, key)
         if limit is not None and int(value) > limit:
             raise KnobError(f"{host.name}: {key} allows at most {limit} {self.what} {self.field}, not {value}")
         host.run(["ethtool", self.set_flag, key, self.field, str(int(value))])

@@ -226,7 +226,7 @@ class SweepSpec:
         if congestion_control != "cubic":
             grid["congestion_control"] = [congestion_control]
         if rate_mbps:
-            grid["rate_mbps"] = [rate_mbps]
+            grid["rate_mbps"] = paced(rate_mbps)
         return cls(configs=list(configs), grid=grid, **fields)
 
     @property
@@ -270,6 +270,12 @@ class SweepSpec:
             points = [dict(t) for t in dict.fromkeys(tuple(p.items()) for p in points)]
         # mixed: long_flow x short_flows includes "no flow at all", which is no point
         return [p for p in points if int(p.get("long_flow", 1)) or int(p.get("short_flows", 0))]
+
+
+def paced(rate_mbps: int) -> list[int] | None:
+    """A grid's rate_mbps values for one pace (None: unpaced, left out of the grid so an unpaced
+    point's id stays what it was)."""
+    return [int(rate_mbps)] if rate_mbps else None
 
 
 def declared(name: str, *, config: str | None = None, grid: dict | None = None, **fields) -> SweepSpec:

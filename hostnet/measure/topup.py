@@ -222,7 +222,11 @@ def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int) -> li
 def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[dict]:
     """Another repetition of every point with fewer than min_clean runs free of foreign load (nor
     failed), up to `rounds` times (run_more, recorded in sweep.json under "top_ups"); flagged runs
-    stay in the campaign (notebooks count them). Returns the points still lacking."""
+    stay in the campaign (notebooks count them). Returns the points still lacking. On a rehearsal
+    testbed none: its every run is flagged, so every point would lack clean runs forever."""
+    if getattr(tb, "rehearsal", ""):
+        log.info("no repetitions added on a rehearsal testbed (%s): no run of it is clean", tb.rehearsal)
+        return []
     with campaign_lock(Path(runs_dir) / campaign):
         return _fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=min_clean, rounds=rounds)
 

@@ -12,6 +12,7 @@ from ..charts import plots
 from .. import project, store
 from . import section
 from .tables import table_view, verdict_view  # noqa: F401  (what notebooks show: common.table_view(df))
+from ..testbed.base import rehearsal_label
 
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against),
 # shipped in the package.
@@ -67,11 +68,16 @@ def rehearsal_of(manifests: list[dict]) -> str:
     return "; ".join(sorted(whys)) if whys and not measured else ""
 
 
-def judged(verdict: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+def judged(verdict: pd.DataFrame, tidy: pd.DataFrame | None, manifests: list[dict], *,
+           also: tuple = ()) -> pd.DataFrame:
     """The verdict table a notebook shows and reports: as the section judged it, or, when any run
-    in `tidy` is a rehearsal's (a rehearsal campaign, or include_contaminated), every verdict
-    "rehearsal" (verdicts.as_rehearsal)."""
-    whys, _ = _rehearsals(manifests, set(tidy.run_id) if "run_id" in tidy.columns else None)
+    in `tidy` (None: any of the manifests' runs) is a rehearsal's (a rehearsal campaign, or
+    include_contaminated), every verdict "rehearsal" (verdicts.as_rehearsal). also: more (tidy,
+    manifests) pairs the table was judged from (a notebook's second campaign)."""
+    whys: set[str] = set()
+    for data, ms in ((tidy, manifests), *also):
+        runs = set(data.run_id) if data is not None and "run_id" in data.columns else None
+        whys |= _rehearsals(ms, runs)[0]
     return verdicts.as_rehearsal(verdict, "; ".join(sorted(whys))) if whys else verdict
 
 
@@ -153,10 +159,11 @@ def testbed_label(manifests: list[dict]) -> str:
     # runs recorded before the receive path was a testbed property used RPS
     steering = shown(m["testbed"].get("rx_steering", "rps" if kind == "embedded" else "nic"))
     versions = shown(breakdown_versions(manifests))
-    rehearsal = rehearsal_of(manifests)
+    # a rehearsal's campaign (a campaign mixing in such runs leaves them out, and its verdicts say so when
+    # include_contaminated keeps them: judged())
     return f"{kind} testbed ({'veth + netns, ' if kind == 'embedded' else ''}kernel {kernel}, " \
            f"sender CPUs {cpus['sender']}, receiver CPUs {cpus['receiver']}, receive path {steering}" \
-           f"{'; breakdowns ' + versions if versions else ''})" + (f" [REHEARSAL: {rehearsal}]" if rehearsal else "")
+           f"{'; breakdowns ' + versions if versions else ''})" + rehearsal_label(rehearsal_of(manifests))
 
 
 def breakdown_versions(manifests: list[dict]) -> str:

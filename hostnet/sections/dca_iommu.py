@@ -76,10 +76,9 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
     from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
-        try:
-            plan, unset = ddio_plan(host), ""
-        except MissingCapability as exc:
-            plan, unset = {DDIO_UNSET: ""}, str(exc)
+        settable, why = DdioWays().available(host)
+        # a host that cannot set DDIO runs at its own state; one that can but reads a 0x0 mask is refused
+        plan, unset = (ddio_plan(host), "") if settable else ({DDIO_UNSET: ""}, f"no DDIO: {why}")
         iommu = Iommu().read(host)
         for label, mask in plan.items():
             if mask:
@@ -223,7 +222,9 @@ def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -
     else:
         try:
             iommu_pair(records)
-            why = "both IOMMU states recorded, but without Default-config runs"
+            seen = ", ".join(f"{d} with the IOMMU {i}" for d, i in sorted(points))
+            why = ("both IOMMU states recorded, but not at one DDIO state" + (f" ({seen})" if seen else "")
+                   + ": the Default point needs DDIO at its own mask (ddio-on) or the host's (ddio-host) on both boots")
         except MissingCapability as exc:
             why = str(exc)
         judged["F16"] = verdicts.not_testable(why, "hosts with the IOMMU on and off")

@@ -12,7 +12,8 @@ from ..analysis import metrics, verdicts
 from .. import store
 from ..testbed.session import kind_of
 from . import common
-from ..measure.sweep import SweepSpec, declared, run_sweep
+from ..testbed.capabilities import NO_RINGS
+from ..measure.sweep import SweepSpec, declared, paced, run_sweep
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
@@ -25,7 +26,7 @@ def spec(*, config: str | None = None, sizes_kb=None, rate_mbps: int = 0, rx_rin
     return declared("rx-buffer", config=config,
                     grid={"rx_buffer_kb": None if sizes_kb is None else [int(k) for k in sizes_kb],
                           "rx_ring": [int(n) for n in rx_rings] or None,
-                          "rate_mbps": [int(rate_mbps)] if rate_mbps else None}, **fields)
+                          "rate_mbps": paced(rate_mbps)}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
@@ -45,7 +46,11 @@ def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[p
     tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
     point = {m["run_id"]: m.get("point", {}) for m in manifests}
     tidy = tidy.assign(rx_buffer_kb=tidy.run_id.map({r: p.get("rx_buffer_kb") for r, p in point.items()}))
-    if any("rx_ring" in p for p in point.values()):
+    ringed = {"rx_ring" in p for r, p in point.items() if r in set(tidy.run_id)}
+    if ringed == {True, False}:  # e.g. resumed with rx_rings: its no-ring points would group as nothing
+        raise ValueError(f"campaign {campaign} mixes points with and without rx_ring; a ring sweep is a campaign "
+                         "of its own (run it with rx_rings from the start)")
+    if ringed == {True}:
         tidy = tidy.assign(rx_ring=tidy.run_id.map({r: p.get("rx_ring") for r, p in point.items()}))
     return tidy[tidy.rx_buffer_kb.notna()], manifests
 
@@ -177,7 +182,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
     else:
         nics = bool(manifests) and manifests[0]["testbed"]["kind"] != "embedded"
         why = (f"one rx ring size swept ({swept[0]})" if swept else "no rx ring sweep (rx_rings)" if nics
-               else "veth has no NIC rings (ethtool -G unsupported)")
+               else NO_RINGS)
         judged["F08"] = verdicts.not_testable(why, "a NIC with adjustable rings")
     return verdicts.table(verdicts.load_findings(reference_dir), judged)
 

@@ -14,7 +14,8 @@ from ..charts import plots
 from .. import store
 from ..testbed.session import kind_of
 from . import common
-from ..measure.sweep import SweepSpec, declared, run_configs
+from ..testbed.capabilities import NO_RINGS
+from ..measure.sweep import SweepSpec, declared, paced, run_configs
 from ..taxonomy import CATEGORIES
 from ..measure.options import LiveOptions
 
@@ -28,7 +29,7 @@ def spec(*, configs=None, rate_mbps: int = 0, **fields) -> SweepSpec:
     """sweeps/single-flow.yaml (the ladder), with what is given over it (rate_mbps: each flow paced,
     as the NIC rehearsal's guests need; fields: any other SweepSpec field)."""
     return declared(EXPERIMENT, configs=None if configs is None else list(configs),
-                    grid={"rate_mbps": [int(rate_mbps)] if rate_mbps else None}, **fields)
+                    grid={"rate_mbps": paced(rate_mbps)}, **fields)
 
 
 def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = LiveOptions(), **spec_args) -> str:
@@ -188,7 +189,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
             note = (" (samples where IRQs come back on attributed through the call chain)"
                     if metric == "breakdown_attributed_pct" else " (leaf-only samples, etc excluded)")
             judged[fid] = verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
-    judged["F08"] = verdicts.not_testable("veth has no NIC rings (ethtool -G unsupported)" if embedded or not manifests
+    judged["F08"] = verdicts.not_testable(NO_RINGS if embedded or not manifests
                                           else "the ladder does not vary the rx ring (notebook 02's rx_rings does)",
                                           "a NIC with adjustable rings")
     if no_arfs:

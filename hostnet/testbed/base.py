@@ -27,6 +27,13 @@ class RestoreError(TestbedError):
         super().__init__(f"{name}: could not restore: " + "; ".join(problems))
 
 
+
+def rehearsal_label(why: str) -> str:
+    """What a label adds for a rehearsal's runs ("" for none): every table, figure and capability
+    record says it the same way."""
+    return f" [REHEARSAL: {why}]" if why else ""
+
+
 @dataclass
 class Endpoint:
     role: str

@@ -187,22 +187,25 @@ def point_requirements(tb, cfg, ip_version: int | None = None) -> list[str]:
     return problems
 
 
+# F08 on the embedded testbed, said the same way by the sweep's refusal and the sections' verdicts
+NO_RINGS = "veth has no NIC rings (ethtool -G unsupported)"
+
+
 def ring_problems(tb, size: int) -> list[str]:
     """What keeps each receiver's NIC from `size` rx descriptors (F08's sweep): veth has no rings;
     a driver that cannot report them, or whose maximum is below (virtio-net's 256), says so before
     any setting is written."""
-    from ..knobs.nic import parse_ethtool_sections
+    from ..knobs import KNOBS, KnobError
     if tb.kind == "embedded":
-        return ["rx_ring: veth has no NIC rings (ethtool -G unsupported); the ring sweep (F08) needs a NIC"]
+        return [f"rx_ring: {NO_RINGS}; the ring sweep (F08) needs a NIC"]
     problems = []
     for ep in tb.receivers:
-        res = ep.host.run(["ethtool", "-g", ep.iface], check=False)
-        if res.returncode != 0:
-            problems.append(f"{ep.host.name}: {ep.iface} does not report its rings "
-                            f"({(res.stderr or res.stdout).strip() or 'ethtool -g failed'})")
+        try:
+            top = KNOBS["ring.rx"].limit(ep.host, ep.iface)
+        except KnobError as exc:
+            problems.append(str(exc))
             continue
-        top = parse_ethtool_sections(res.stdout).get("max", {}).get("rx", "")
-        if top.isdigit() and size > int(top):
+        if top is not None and size > top:
             problems.append(f"{ep.host.name}: {ep.iface} allows at most {top} rx descriptors, not {size}")
     return problems
 

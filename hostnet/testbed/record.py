@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..hosts import Host, HostError, LocalHost
 from . import capabilities
+from .base import rehearsal_label
 from .capabilities import Capability
 
 FILE = "capabilities.json"
@@ -58,8 +59,7 @@ def detect_testbed(testbed_file: str = "") -> tuple[str, dict[str, Host], dict[s
     tb = from_yaml(testbed_file)
     hosts = {e.host.name: e.host for e in tb.endpoints.values()}
     ifaces = {e.host.name: e.iface for e in tb.endpoints.values()}
-    rehearsal = f" [REHEARSAL: {tb.rehearsal}]" if tb.rehearsal else ""  # as sections.common.testbed_label says it
-    return f"{tb.kind} testbed from {Path(testbed_file).name}{rehearsal}", hosts, ifaces
+    return f"{tb.kind} testbed from {Path(testbed_file).name}{rehearsal_label(tb.rehearsal)}", hosts, ifaces
 
 
 def detect(testbed_file: str = "") -> dict:

@@ -1,7 +1,7 @@
 """IRQ affinity, irqbalance and XPS (hostnet.knobs.irq_xps), through the commands and files they touch."""
 import pytest
 
-from conftest import FakeHost
+from conftest import FakeHost, fixture_text
 from hostnet.knobs import IrqAffinity, Irqbalance, KnobError, XpsCpus
 from hostnet.knobs.irq_xps import parse_cpu_list, queue_irqs
 
@@ -69,12 +69,12 @@ def test_queue_irqs_finds_a_virtio_nic_s_vectors_on_its_pci_function(tmp_path):
 
 def test_a_nic_without_msi_is_found_on_its_legacy_intx_line(tmp_path):
     """The NIC rehearsal's e1000 (82540EM) has no msi_irqs: its interrupt is the legacy line in
-    device/irq (11 in the guests), which irq_cpus now places instead of silently nothing. A device
-    whose irq reads 0 has none."""
+    device/irq (captured: 20, `IO-APIC 20-fasteoi data0`), which irq_cpus now places instead of
+    silently nothing. A device whose irq reads 0 has none."""
     import subprocess
     pci = tmp_path / "pci0000:00" / "0000:00:03.0"
     pci.mkdir(parents=True)
-    (pci / "irq").write_text("11\n")
+    (pci / "irq").write_text(fixture_text("nic-rehearsal/e1000_device_irq.txt"))
     (tmp_path / "bus" / "pci").mkdir(parents=True)
     (pci / "subsystem").symlink_to(tmp_path / "bus" / "pci")
     (tmp_path / "net" / "data0").mkdir(parents=True)
@@ -85,6 +85,6 @@ def test_a_nic_without_msi_is_found_on_its_legacy_intx_line(tmp_path):
         out = subprocess.run(["sh", "-c", script, "sh", *argv[4:]], capture_output=True, text=True)
         return out.returncode, out.stdout, out.stderr
     host = FakeHost(handlers={"sh": sh})
-    assert queue_irqs(host, "data0") == [11]
+    assert queue_irqs(host, "data0") == [20]
     (pci / "irq").write_text("0\n")
     assert queue_irqs(host, "data0") == []

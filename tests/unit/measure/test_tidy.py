@@ -228,7 +228,7 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
     assert not rederive(run)
 
 
-def test_a_rehearsals_run_gets_its_own_ledger_and_a_servers_run_none(tmp_path):
+def test_a_rehearsals_run_gets_its_own_ledger_and_a_servers_run_none(tmp_path, monkeypatch):
     """A run whose testbed is a rehearsal (emulated NICs) is booked under its own ledger, the emulation
     traps (tests/unit/analysis/test_ledger.py has them on a guest's captured stacks), never the
     embedded testbed's items; servers that are no rehearsal keep no ledger at all. A rehearsal's run
@@ -254,6 +254,15 @@ def test_a_rehearsals_run_gets_its_own_ledger_and_a_servers_run_none(tmp_path):
         if rehearsal:
             assert m["ledger_rule"] == ledger.LEDGER_RULE
             assert set(led.category) == {ledger.EMULATION_TRAP} and (led.value == 0).all()  # veth rings no doorbell
+            # the derivation hands the rehearsal to the attribution: with the receiver's top leaf taken
+            # for a trap, its line holds that leaf's samples (real guest stacks: tests/unit/analysis/test_ledger.py)
+            top = m["top_symbols"]["receiver"][0][0]
+            monkeypatch.setattr(ledger, "_TRAP_LEAVES", frozenset({top}))
+            rederive(run, force=True)
+            trap = store.read_tidy(run).query("metric == 'ledger_pct'").set_index("side").value
+            assert trap["receiver"] > 0
+            monkeypatch.undo()
+            rederive(run, force=True)
             assert set(t[t.metric == "cpu_util_nic_pct"].side) == {"sender", "receiver"}
             assert not rederive(run)
             del m["ledger_rule"]

@@ -264,6 +264,9 @@ def test_a_rehearsal_testbed_is_never_topped_up(tmp_path, fake_sweeps):
     log = topup.decide(SimpleNamespace(rehearsal="emulated NIC under TCG"), judge, runs_dir=tmp_path, campaign="c",
                        reference_dir="ref", budget_runs=10, budget_minutes=BUDGET_MINUTES)
     assert log.runs == 0 and not fake_sweeps and log.stopped == "not topped up: a rehearsal (emulated NIC under TCG)"
+    # nor filled: its runs are all flagged, so every point would lack clean runs at every round
+    assert topup.fill(SimpleNamespace(rehearsal="emulated NIC under TCG"), runs_dir=tmp_path, campaign="c",
+                      min_clean=3, rounds=2) == [] and not fake_sweeps
 
 
 def test_a_campaign_without_a_clean_run_is_not_judged_and_says_so(tmp_path, fake_sweeps):

@@ -97,8 +97,25 @@ def test_rehearsal_runs_beside_measured_ones_are_left_out_like_any_flagged_run(t
     assert (common.judged(verdict, every, manifests).verdict == verdicts.REHEARSAL).all()
 
 
-def test_a_rehearsal_verdict_is_in_the_vocabulary_and_asks_for_no_runs():
-    j = verdicts.Judgement(verdicts.REHEARSAL, "x")
-    assert j.verdict in verdicts.VOCABULARY
+def test_a_rehearsal_verdict_asks_for_no_runs_and_is_a_verdict():
+    """An undecided finding asks a top-up for points; shown as a rehearsal's it asks for none."""
+    findings = verdicts.load_findings(REPO / "data" / "reference")
+    open_ = verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more runs", ({"config": "tsogro"},))
+    table = verdicts.table(findings, {"F03": open_})
+    assert table.attrs["top_up"] == {"F03": [{"config": "tsogro"}]}
+    shown = verdicts.as_rehearsal(table, WHY)
+    assert shown.attrs["top_up"] == {} and list(shown.verdict) == [verdicts.REHEARSAL]
+    assert verdicts.Judgement(verdicts.REHEARSAL, "x").verdict in verdicts.VOCABULARY
     with pytest.raises(ValueError, match="is not a verdict"):
         verdicts.Judgement("rehearsed", "x")
+
+
+def test_a_second_campaigns_rehearsal_runs_make_the_verdicts_a_rehearsals(tmp_path):
+    """Notebooks 14 and 15 judge two campaigns in one table (also=); notebook 13 passes no tidy."""
+    runs, campaign = _rehearsal(tmp_path, lambda m: m.get("repetition") == 0)
+    tidy, manifests = single_flow.load(runs, campaign)  # the rehearsal runs left out
+    verdict = single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
+    every, all_manifests = single_flow.load(runs, campaign, include_contaminated=True)
+    assert (common.judged(verdict, tidy, manifests, also=[(every, all_manifests)]).verdict
+            == verdicts.REHEARSAL).all()
+    assert (common.judged(verdict, None, all_manifests).verdict == verdicts.REHEARSAL).all()

@@ -137,3 +137,21 @@ def test_f16_is_judged_on_the_hosts_own_ddio_where_it_cannot_be_set():
     v = dca_iommu.verdict_table({}, tidy, REF).set_index("id")
     assert v.loc["F16", "verdict"] == "reproduced" and "tpc IOMMU off → on" in v.loc["F16", "this run shows"]
     assert v.loc["F15", "verdict"] == "not testable here"
+
+
+def test_an_intel_host_whose_ddio_mask_reads_zero_is_refused_not_run_as_the_default(tmp_path, monkeypatch):
+    """Settable DDIO left at 0x0 is "already minimal or off": running it as the Default (DDIO on)
+    baseline would compare the IOMMU against the wrong point, so it is refused as before."""
+    tb = servers_testbed(_intel_metal("0"))
+    specs = capture_sweeps(monkeypatch, tmp_path, tb)
+    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "off")
+    with pytest.raises(MissingCapability, match="reads 0x0"):
+        dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2, repetitions=3)
+    assert not specs
+
+
+def test_f16_across_boots_at_different_ddio_states_names_them():
+    tidy = _tidy({("ddio-on", "off"): BASE, (dca_iommu.DDIO_UNSET, "on"): BASE})
+    records = {"a": _record("off"), "b": _record("on")}
+    shows = dca_iommu.verdict_table(records, tidy, REF).set_index("id").loc["F16", "this run shows"]
+    assert "not at one DDIO state (ddio-host with the IOMMU on, ddio-on with the IOMMU off)" in shows

@@ -1,6 +1,7 @@
 """§3.1 Fig. 3(e)/(f) (F07, F08): verdicts on small hand-made per-run frames, judged by the CI of the
 difference between runs, and the recorded Rx-buffer sweep."""
 import pandas as pd
+import pytest
 
 from conftest import REPO
 from hostnet.sections import rx_buffer
@@ -145,3 +146,18 @@ def test_f08_on_servers_without_a_ring_sweep_says_so_instead_of_blaming_veth():
     embedded = [{"testbed": {"kind": "embedded"}}]
     v = rx_buffer.verdict_table(rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]), REF, embedded).set_index("id")
     assert "veth has no NIC rings" in v.loc["F08", "this run shows"]
+
+
+def test_a_campaign_mixing_ring_and_no_ring_points_is_refused_not_silently_cut(tmp_path):
+    """Grouped by ring, the no-ring points (NaN) would vanish from the table and the verdicts."""
+    import json
+    import shutil
+    src = RUNS / "20261128-053016-rx-buffer-embedded"
+    dst = tmp_path / "runs" / src.name
+    shutil.copytree(src, dst)
+    first = sorted(p for p in dst.iterdir() if (p / "manifest.json").exists())[0]
+    m = json.loads((first / "manifest.json").read_text())
+    m["point"]["rx_ring"] = 4096
+    (first / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(ValueError, match="mixes points with and without rx_ring"):
+        rx_buffer.load(tmp_path / "runs", src.name)

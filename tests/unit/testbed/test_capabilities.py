@@ -188,4 +188,4 @@ def test_a_ring_sweep_is_refused_on_veth_and_above_a_drivers_maximum_before_any_
     assert capabilities.ring_problems(tb, 4096) == []
     rx.handlers["ethtool"] = lambda argv, h: (95, "", "netlink error: Operation not supported")
     assert capabilities.ring_problems(tb, 512) == [
-        "rx: enp37s0f1 does not report its rings (netlink error: Operation not supported)"]
+        "rx: enp37s0f1 does not support ethtool -g (netlink error: Operation not supported)"]
