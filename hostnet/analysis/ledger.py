@@ -30,7 +30,7 @@ ledger item:
   recorded before each endpoint defaulted to the point's congestion control.)
 - emulation_trap (the NIC rehearsal's guests only, runs whose testbed is a rehearsal): a virtio-net
   doorbell, the kick that tells the device a queue has work (samples whose leaf is vp_notify, the
-  function that writes the notify register: 1.3-4.5 % of a paced flow's busy samples there). Under
+  function that writes the notify register: 1.3-5.3 % of a paced flow's busy samples there). Under
   TCG QEMU runs the device's emulation on the vCPU's thread, so that time is charged to the guest
   function that wrote the register; a NIC's doorbell is a posted PCIe write. Removed. e1000/e1000e
   write their tail register inline in e1000_xmit_frame, so their traps stay inside it: separating
