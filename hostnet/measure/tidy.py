@@ -206,14 +206,19 @@ def gro_off(m: dict) -> bool:
     return not m["config"].get("gro") and m["testbed"].get("rx_steering") == "napi-thread"
 
 
+def ledger_books(m: dict) -> bool:
+    """Whether ledger_rows books the run: the embedded testbed's, or a rehearsal's (its own items)."""
+    return m["testbed"]["kind"] == "embedded" or bool(m.get("rehearsal"))
+
+
 def ledger_rows(out: Rows, m: dict, total_gbps: float, busy: dict[str, float], ledgers: dict[str, dict]) -> None:
     """The testbed ledger (ledger.py) of an embedded point whose sides were both profiled: each
     item's share of each side's raw busy samples, and the NIC-equivalent accounting beside the raw
     one (its breakdown, CPU, tpc and bottleneck side). Nothing raw is replaced. A rehearsal's point
     (the NIC rehearsal's guests) has a ledger of its own: its emulation traps."""
-    rehearsal = m["testbed"]["kind"] != "embedded" and bool(m.get("rehearsal"))
-    if m["testbed"]["kind"] != "embedded" and not rehearsal:
+    if not ledger_books(m):
         return
+    rehearsal = m["testbed"]["kind"] != "embedded"
     out.notes["ledger_rule"] = ledger.LEDGER_RULE  # applied, or nothing to apply it to (a side not profiled)
     if set(ledgers) != set(busy) or not ledgers:
         return
@@ -283,10 +288,9 @@ def rederive(run, kernel_series: str | None = None, force: bool = False) -> bool
         return False
     profiled = "attribution_rule" in m  # else unprofiled, or no stacks kept: no breakdown to redo
     tax = taxonomy.load(kernel_series or taxonomy.series_for(next(iter(m["versions"].values()))["kernel"]))
-    ledgered = m["testbed"]["kind"] == "embedded" or bool(m.get("rehearsal"))  # runs ledger_rows books
     cpu_current = m.get("cpu_rule") == CPU_RULE
     bd_current = not profiled or (m["attribution_rule"] == ATTRIBUTION_RULE and m.get("taxonomy") == tax.version
-                                  and (not ledgered or m.get("ledger_rule") == ledger.LEDGER_RULE))
+                                  and (not ledger_books(m) or m.get("ledger_rule") == ledger.LEDGER_RULE))
     steady_current = m.get("steady_rule") == metrics.STEADY_RULE
     if cpu_current and bd_current and steady_current and not force:
         return False

@@ -153,13 +153,20 @@ def plain(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+def _rehearsal(tb, why: str) -> str:
+    """The testbed's rehearsal reason ("" for one that measures), logged as the reason no run is added."""
+    reason = getattr(tb, "rehearsal", "")
+    if reason:
+        log.info("no runs added on a rehearsal testbed (%s): %s", reason, why)
+    return reason
+
+
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
            budget_minutes: float) -> TopUpLog:
     """_decide under the campaign's lock: no sweep or other top-up writes its sweep.json meanwhile.
     A rehearsal testbed's runs judge nothing (store.flagged), so none is added to decide a verdict."""
-    if getattr(tb, "rehearsal", ""):
-        log.info("no top-up on a rehearsal testbed (%s): its runs decide no verdict", tb.rehearsal)
-        return TopUpLog(stopped=f"not topped up: a rehearsal ({tb.rehearsal})")
+    if rehearsal := _rehearsal(tb, "its runs decide no verdict"):
+        return TopUpLog(stopped=f"not topped up: a rehearsal ({rehearsal})")
     with campaign_lock(Path(runs_dir) / campaign):
         return _decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=reference_dir,
                        budget_runs=budget_runs, budget_minutes=budget_minutes)
@@ -224,8 +231,7 @@ def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[di
     failed), up to `rounds` times (run_more, recorded in sweep.json under "top_ups"); flagged runs
     stay in the campaign (notebooks count them). Returns the points still lacking. On a rehearsal
     testbed none: its every run is flagged, so every point would lack clean runs forever."""
-    if getattr(tb, "rehearsal", ""):
-        log.info("no repetitions added on a rehearsal testbed (%s): no run of it is clean", tb.rehearsal)
+    if _rehearsal(tb, "no run of it is clean"):
         return []
     with campaign_lock(Path(runs_dir) / campaign):
         return _fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=min_clean, rounds=rounds)

@@ -52,8 +52,7 @@ def finding_summary(metas: list[dict], findings: pd.DataFrame) -> pd.DataFrame:
     for f in findings.itertuples():
         seen = [(m["notebook"], v["verdict"]) for m in metas for v in m["verdicts"] if v["id"] == f.id]
         tested = sorted({v for _, v in seen if v not in (NOT_TESTABLE, REHEARSAL)})
-        untested = [v for _, v in seen]
-        overall = (" / ".join(tested) if tested else REHEARSAL if REHEARSAL in untested
+        overall = (" / ".join(tested) if tested else REHEARSAL if any(v == REHEARSAL for _, v in seen)
                    else NOT_TESTABLE if seen else "not covered")
         rows.append({"id": f.id, "section": f.section, "claim": f.claim, "overall": overall, "by notebook": seen})
     return pd.DataFrame(rows)

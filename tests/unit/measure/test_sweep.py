@@ -387,9 +387,8 @@ def test_only_local_testbeds_overlap_a_points_finish(tmp_path, ssh_sweep):
     assert sweep.overlapping(from_layout(EmbeddedLayout("unit")))
 
 
-def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profiled(tmp_path, ssh_sweep,
-                                                                                    monkeypatch):
-    tb, _ = ssh_sweep
+def runs_recorded(monkeypatch) -> list[tuple[str, bool]]:
+    """The sweep's runs as (run tag, profiled), each finished ok at once instead of run."""
     calls = []
 
     def start_point(tb, req, before_window=None):
@@ -398,6 +397,13 @@ def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profi
         rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
+    return calls
+
+
+def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profiled(tmp_path, ssh_sweep,
+                                                                                    monkeypatch):
+    tb, _ = ssh_sweep
+    calls = runs_recorded(monkeypatch)
     spec = SweepSpec(configs=["tsogro"], repetitions=2, unprofiled_repetitions=2, duration=1, warmup=0, seed=3)
     out = sweep.run_sweep(tb, spec, runs_dir=tmp_path / "runs", campaign="c", progress=False)
     assert out["ran"] == 4
@@ -411,14 +417,7 @@ def test_unprofiled_repetitions_are_runs_of_their_own_shuffled_in_with_the_profi
 def test_a_rehearsal_testbed_runs_no_unprofiled_runs_and_its_plan_says_so(tmp_path, ssh_sweep, monkeypatch):
     """perf's cost on emulated NICs measures nothing, and each run costs minutes under TCG."""
     tb, _ = ssh_sweep
-    calls = []
-
-    def start_point(tb, req, before_window=None):
-        calls.append((req.run_id.rsplit("-", 1)[1], req.probing.profile))
-        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
-        rd.manifest.update(experiment="single-flow", repetition=req.repetition)
-        return SimpleNamespace(finish=lambda: rd.finish("ok"))
-    monkeypatch.setattr(sweep, "start_point", start_point)
+    calls = runs_recorded(monkeypatch)
     monkeypatch.setattr(tb, "rehearsal", "emulated NIC under TCG")
     spec = SweepSpec(configs=["tsogro"], repetitions=1, unprofiled_repetitions=1, duration=1, warmup=0)
     assert sweep.run_sweep(tb, spec, runs_dir=tmp_path / "runs", campaign="c", progress=False)["ran"] == 1
