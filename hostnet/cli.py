@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from .analysis import flags
 
 
 # experiment name -> traffic pattern
@@ -163,7 +164,7 @@ def _print_summary(runs: list[Path]) -> None:
     for run in runs:
         m = store.load_manifest(run)
         print(f"\n{m['config_label']} (repetition {m['repetition']}): status {m['status']}"
-              + (f"  [FLAGGED: {store.flagged(m)}]" if m["status"] == "ok" and store.flagged(m) else ""))
+              + (f"  [FLAGGED: {flags.flagged(m)}]" if m["status"] == "ok" and flags.flagged(m) else ""))
         if m["status"] != "ok":
             print(f"  error: {m.get('error')}")
             print(f"  run directory: {run}")
@@ -810,9 +811,9 @@ def cmd_top_up(args) -> int:
     if args.notebook not in SECTIONS and f"{args.notebook}.ipynb" not in SECTIONS:
         known = ", ".join(n.removesuffix(".ipynb") for n in SECTIONS)
         _die(f"{args.notebook}: not a notebook hostnet knows (one of {known})")
-    if not (Path(args.runs_dir) / args.campaign / "sweep.json").exists():  # e.g. 13's before 2026-11-27
-        _die(f"{args.campaign} is not a sweep (no sweep.json): its notebook tops it up when it runs live")
     from . import project, store, testbed
+    if not store.Campaign(args.runs_dir, args.campaign).is_sweep():  # e.g. 13's before 2026-11-27
+        _die(f"{args.campaign} is not a sweep (no {store.PLAN_FILE}): its notebook tops it up when it runs live")
     from .measure import topup
     module = section(args.notebook).load_module()
     manifest = store.load_manifests(args.runs_dir, args.campaign)[0]

@@ -17,6 +17,7 @@ import pandas as pd
 from .. import store
 from . import metrics
 from .verdicts import CONFIDENCE, difference
+from . import flags
 
 POINT_METRICS = (("tpc_gbps", "both"), ("throughput_gbps", "both"), ("cpu_util_pct", "sender"),
                  ("cpu_util_pct", "receiver"))
@@ -29,7 +30,7 @@ def _clean(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict, int
     successful runs were flagged and left out."""
     tidy = store.load_tidy(runs_dir, campaign)
     manifests = [m for m in store.load_manifests(runs_dir, campaign) if m["status"] == "ok"]
-    flagged = {m["run_id"] for m in manifests if store.flagged(m)}
+    flagged = {m["run_id"] for m in manifests if flags.flagged(m)}
     points = {m["run_id"]: ", ".join(f"{k}={v}" for k, v in sorted(
         (m.get("point") or {"config": m["config"]["name"]}).items()) if k != "id") for m in manifests}
     return tidy[tidy.run_id.isin(set(points) - flagged)], manifests, points, len(flagged)

@@ -3,7 +3,7 @@
 Every row of every successful run's tidy.csv, with what a researcher would otherwise join by hand
 from the manifests: the point's swept parameters as columns (rx_buffer_kb, flows, loss_rate, ...),
 the metric's unit (hostnet.dictionary), and each run's quality (why it is flagged, whether it is
-usable, steady and profiled). Damaged runs are left out with a warning, as everywhere (store.py);
+usable, steady and profiled). Damaged runs are left out with a warning, as everywhere (hostnet.store);
 flagged runs are kept and marked, for the user to filter: `df[df.usable]`.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import dictionary, project, store
 from .metrics import unprofiled
+from . import flags
 
 # quality and provenance columns, after the tidy ones and the point's parameters
 QUALITY = ("point", "testbed", "kernel", "unit", "flagged", "usable", "unsteady", "profiled")
@@ -60,7 +61,7 @@ def _with_run(tidy: pd.DataFrame, manifest: dict) -> pd.DataFrame:
     point = {(f"point_{k}" if k in taken else k): v for k, v in (manifest.get("point") or {}).items()
              if k not in ("id", "config")}  # a parameter named like a column keeps its value apart
     kernel = next((v.get("kernel") for v in manifest.get("versions", {}).values() if v.get("kernel")), None)
-    flagged = store.flagged(manifest)
+    flagged = flags.flagged(manifest)
     return tidy.assign(
         **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in point.items()},
         point=(manifest.get("point") or {}).get("id"), testbed=manifest.get("testbed", {}).get("kind"),

@@ -54,7 +54,7 @@ NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
 DEPENDS = "depends on the testbed"  # raw and NIC-equivalent accounting decide opposite ways
-# the runs came from a rehearsal testbed (emulated NICs under TCG, store.flagged): shown, never judged
+# the runs came from a rehearsal testbed (emulated NICs under TCG, analysis.flags): shown, never judged
 REHEARSAL = "rehearsal"
 VOCABULARY = (REPRODUCED, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE, DEPENDS, REHEARSAL)
 # The sequential design, fixed before any campaign's first run: a campaign's verdicts are looked at

@@ -15,6 +15,7 @@ from typing import Callable
 
 
 from . import config as stackconfig, tidy
+from .provenance import git_commit
 from .. import native
 from ..testbed import capabilities
 from ..hosts import HostError, HostUnreachable
@@ -25,7 +26,7 @@ from ..probes.perf import LEAD_S, PerfOptions
 from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
 from ..probes.latency import LatencyProbe
 from ..probes.rx_prof import RxProfProbe, latency_probe_for
-from ..store import Rows, RunDir
+from ..store import Campaign, Rows, RunDir
 from ..testbed import Testbed
 from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
 
@@ -368,11 +369,15 @@ def _on_reachable(proc, lost: dict[int, str], action):
         return None
 
 
+def _run_dir(req: RunRequest, run_id: str) -> RunDir:
+    return Campaign(req.runs_dir, req.campaign).new_run(run_id, git_commit=git_commit())
+
+
 def _new_run(tb: Testbed, req: RunRequest, flows: list[Flow], cpus: dict, versions: dict) -> RunDir:
     """The run directory and its manifest: everything known before a host is touched."""
     cfg = req.config
     run_id = req.run_id or f"{cfg.name.replace('+', '_')}-n{len(flows)}-r{req.repetition}-{uuid.uuid4().hex[:6]}"
-    rd = RunDir(req.runs_dir, req.campaign, run_id)
+    rd = _run_dir(req, run_id)
     rd.manifest["point"] = req.point or {"config": cfg.name}
     rd.manifest.update(experiment=req.experiment, config=cfg.describe(),
                        config_label=cfg.label(tb.kind, tb.rx_steering), repetition=req.repetition,
@@ -380,7 +385,7 @@ def _new_run(tb: Testbed, req: RunRequest, flows: list[Flow], cpus: dict, versio
                        flows=[f.__dict__ for f in flows], cores=cores_note(flows),
                        side_cpus={s: {m: sorted(c) for m, c in d.items()} for s, d in cpus.items()},
                        versions=versions, controller=platform.node(), probes={"perf": req.probing.perf_manifest()})
-    if tb.rehearsal:  # flagged from the start: no analysis judges from it (store.flagged)
+    if tb.rehearsal:  # flagged from the start: no analysis judges from it (analysis.flags)
         rd.manifest["rehearsal"] = tb.rehearsal
     return rd
 
@@ -433,7 +438,7 @@ def _run_bench(tb: Testbed, req: RunRequest, versions: dict, before_window) -> _
     on its machines, its rows and what it could not measure recorded, the run directory written.
     A failure leaves a failed run directory with the bench's processes' argv and output."""
     workload = req.workload
-    rd = RunDir(req.runs_dir, req.campaign, req.run_id or f"{req.experiment}-r{req.repetition}-{uuid.uuid4().hex[:6]}")
+    rd = _run_dir(req, req.run_id or f"{req.experiment}-r{req.repetition}-{uuid.uuid4().hex[:6]}")
     rd.manifest["point"] = req.point or {"config": req.config.name}
     rd.manifest.update(experiment=req.experiment, config=req.config.describe(),
                        config_label=req.config.label(tb.kind, tb.rx_steering), repetition=req.repetition,

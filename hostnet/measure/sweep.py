@@ -29,21 +29,17 @@ where the point id hashes
 the point's parameters, the testbed's fingerprint and hostnet's version. Re-running a sweep skips
 runs that completed, re-runs failed, partial or incomplete ones (an empty or unreadable manifest;
 the attempt is kept, renamed), and never duplicates a point: an interrupted sweep (Ctrl-C, kill)
-resumes where it stopped. One sweep at a time per campaign: a second is refused (campaign_lock).
+resumes where it stopped. One sweep at a time per campaign: a second is refused (Campaign.lock).
 A host that stops answering mid-point fails that point only; the sweep waits for it (settings
 restored as soon as it answers) or stops, saying which host and where the journal is.
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import itertools
 import json
 import logging
 import math
-import os
-import platform
 import random
 import re
 import shutil
@@ -60,7 +56,7 @@ from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import RECONNECT_WAIT_S, HostUnreachable, SshHost
 from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
                      start_point)
-from ..store import INCOMPLETE, load_manifests, run_status, write_atomic
+from ..store import INCOMPLETE, Campaign, run_status
 from ..testbed import Testbed
 from .workloads import (
     IP_VERSIONS, MAX_RATE_MBPS, PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
@@ -401,19 +397,19 @@ class IncomparableTestbed(SweepError):
     """A campaign resumed or topped up on a testbed its runs cannot be compared with."""
 
 
-def recorded_fingerprint(cdir: Path) -> dict | None:
+def recorded_fingerprint(campaign: Campaign) -> dict | None:
     """The fingerprint a campaign's sweep.json recorded; what its runs' manifests say (receive
     path, kernels) where sweep.json predates a key or cannot be read (a sweep killed while writing
     it, before that write was atomic); None for a new campaign."""
     try:
-        fp = dict(json.loads((cdir / "sweep.json").read_text())["fingerprint"])
+        fp = dict(campaign.plan()["fingerprint"])
     except FileNotFoundError:
-        if not cdir.is_dir():
+        if not campaign.path.is_dir():
             return None
         fp = {}
     except (ValueError, KeyError, TypeError):
         fp = {}  # torn or hand-edited (sweep.json is written atomically now): the runs' manifests say
-    manifests = load_manifests(cdir.parent, cdir.name) if not {"rx_steering", "kernels"} <= fp.keys() else []
+    manifests = campaign.manifests() if not {"rx_steering", "kernels"} <= fp.keys() else []
     steering = {(m.get("testbed") or {}).get("rx_steering") for m in manifests} - {None}
     if "rx_steering" not in fp and len(steering) == 1:
         fp["rx_steering"] = steering.pop()
@@ -435,47 +431,6 @@ def _status(run: Path) -> str | None:
     return run_status(run)
 
 
-class CampaignLocked(SweepError):
-    """Another sweep is running on this campaign (its runs in progress must not be touched)."""
-
-
-LOCK_FILE = ".sweep.lock"
-
-
-@contextlib.contextmanager
-def campaign_lock(cdir: Path):
-    """Hold the campaign for one sweep: a second sweep on it is refused, naming the holder, instead
-    of deleting the first one's run in progress. flock: the kernel drops it when the holder dies,
-    so a killed sweep leaves no stale lock (the file stays; its content only names the last holder)."""
-    key = os.path.realpath(cdir)
-    if key in _HELD:  # this process holds it already: a top-up holds it across its rounds' sweeps
-        yield
-        return
-    path = cdir / LOCK_FILE
-    try:  # never through a symlink: its target would be truncated and written
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        raise SweepError(f"{path}: cannot open the campaign's lock ({exc.strerror}; a symlink is refused)") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
-            raise CampaignLocked(f"campaign {cdir.name} is being swept by {holder}; wait for it to end "
-                                 f"(or stop it), then run again to resume") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {platform.node()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
-                  .encode(), 0)
-        _HELD.add(key)
-        try:
-            yield
-        finally:
-            _HELD.discard(key)
-    finally:
-        os.close(fd)  # releases the lock
-
-
-_HELD: set[str] = set()  # the campaigns (real paths) this process holds the lock of
 
 
 def unreachable(tb: Testbed) -> dict[str, str]:
@@ -532,7 +487,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     the campaign, topup.run_more) leaves the campaign's plan there untouched and is recorded by its
     caller under "top_ups".
 
-    One sweep at a time per campaign (campaign_lock). A point that loses a host ends failed with
+    One sweep at a time per campaign (Campaign.lock). A point that loses a host ends failed with
     the reason and the sweep goes on once every host answers again (waiting up to
     reconnect_wait_s, settings restored then); a host that stays silent stops it (HostUnreachable).
     On a rehearsal testbed (emulated NICs) no unprofiled run is added: perf's cost there measures
@@ -556,15 +511,15 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     if problems:  # refused before any host setting changes
         raise PreflightError("; ".join(dict.fromkeys(problems)))
     fp = fingerprint(tb, versions)
-    cdir = Path(runs_dir) / campaign
-    if differs := incomparable(recorded_fingerprint(cdir), fp):
+    where = Campaign(runs_dir, campaign)
+    if differs := incomparable(recorded_fingerprint(where), fp):
         # runs of another kernel or receive path would be judged together with these, silently
         raise IncomparableTestbed(f"campaign {campaign} was recorded on another testbed ({'; '.join(differs)}): "
                                   f"its runs cannot be compared with this one's; record a new campaign")
-    cdir.mkdir(parents=True, exist_ok=True)
+    where.path.mkdir(parents=True, exist_ok=True)
     binaries = {t: native_binaries(tb, t) for t in tools if t in native.TOOLS}
-    plan = _Campaign(spec, points, cfgs, tool, versions, fp, cdir, Path(runs_dir), campaign, binaries)
-    with campaign_lock(cdir):
+    plan = _Campaign(spec, points, cfgs, tool, versions, fp, where, binaries)
+    with where.lock():
         return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s, record_plan=not top_up)
 
 
@@ -572,9 +527,9 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
 KEPT_RECORDS = ("top_ups", "decisive_top_ups")
 
 
-def _records_kept(cdir: Path) -> dict:
+def _records_kept(campaign: Campaign) -> dict:
     try:
-        previous = json.loads((cdir / "sweep.json").read_text())
+        previous = campaign.plan()
     except (OSError, ValueError):
         return {}
     return {k: previous[k] for k in KEPT_RECORDS if isinstance(previous, dict) and k in previous}
@@ -590,9 +545,7 @@ class _Campaign:
     tool: str
     versions: dict
     fingerprint: dict
-    cdir: Path
-    runs_dir: Path
-    name: str
+    where: Campaign
     binaries: dict = field(default_factory=dict)
 
     def rebuilt(self, tb: Testbed) -> "_Campaign":
@@ -606,21 +559,20 @@ class _Campaign:
         cfg = self.configs[point["config"]] if set(point) == {"config"} else point_config(point)
         probing = Probing(profile=profiled, perf_freq_hz=spec.perf_freq_hz,
                           latency_sample_every=int(point.get("latency_sample_every", spec.latency_sample_every)))
-        return RunRequest(cfg, point_workload(spec, point, self.tool, self.binaries), self.runs_dir, self.name,
-                          experiment=spec.stored_for(point), repetition=repetition, point={"id": pid, **point},
-                          run_id=run.name, probing=probing, versions=self.versions)
+        return RunRequest(cfg, point_workload(spec, point, self.tool, self.binaries), self.where.runs_dir,
+                          self.where.name, experiment=spec.stored_for(point), repetition=repetition,
+                          point={"id": pid, **point}, run_id=run.name, probing=probing, versions=self.versions)
 
 
 def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: float, record_plan: bool) -> dict:
-    spec, fp, cdir, campaign = c.spec, c.fingerprint, c.cdir, c.name
+    spec, fp, cdir, campaign = c.spec, c.fingerprint, c.where.path, c.where.name
     order = [(p, f"r{rep}") for rep in range(spec.repetitions) for p in c.points]
     order += [(p, f"u{k}") for k in range(spec.unprofiled_repetitions) for p in c.points]
     random.Random(spec.seed).shuffle(order)  # without unprofiled runs: the order it always had
     plan = [(point_id(p, fp, spec.stored_as), p, rep) for p, rep in order]
     if record_plan:  # a kill mid-write leaves the old plan, never a torn one
-        write_atomic(cdir / "sweep.json", json.dumps(
-            {"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": c.tool,
-             "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(cdir)}, indent=2))
+        c.where.write_plan({"spec": asdict(spec), "fingerprint": fp, "hostnet": __version__, "rpc_tool": c.tool,
+                            "order": [f"{pid}-{rep}" for pid, _, rep in plan], **_records_kept(c.where)})
     done = {"ran": 0, "skipped": 0, "failed": 0, "campaign_dir": str(cdir), "restore_problems": []}
     bar = tqdm(total=len(plan), desc=campaign, disable=not (progress and sys.stderr.isatty()))
     started = time.monotonic()

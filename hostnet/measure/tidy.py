@@ -144,7 +144,7 @@ CPU_METRICS = ("cpu_util_pct", "cores_count", "tpc_gbps", *(f"cpu_{f}_pct" for f
 
 
 def note_contention(out: Rows, side: str, steal_pct: float, cores: int) -> None:
-    """The side's steal in the manifest, and the host-contention flag (store.flagged reads it) when
+    """The side's steal in the manifest, and the host-contention flag (analysis.flags reads it) when
     the hypervisor took more than STEAL_LIMIT_PCT of the side's cores on average."""
     out.notes["cpu_rule"] = CPU_RULE
     out.notes.setdefault("steal_pct", {})[side] = round(steal_pct, 2)
@@ -442,7 +442,7 @@ def latency_rows(add, maps: dict) -> None:
 
 def note_foreign_load(out: Rows, m: dict, raw: dict, our_pids) -> None:
     """Other processes' CPU over the window, per machine (LoadProbe's files): a row each, and the
-    manifest's load notes and contaminated flag (store.flagged reads it)."""
+    manifest's load notes and contaminated flag (analysis.flags reads it)."""
     notes = {}
     for machine, files in raw.items():
         load = metrics.foreign_load(parse_snapshot(files["pids_before.txt"], f"{machine}.pids_before.txt"),

@@ -21,25 +21,23 @@ before its runs too, so a killed top-up's looks still count against the design's
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, replace
 from functools import partial
-from pathlib import Path
 
 import pandas as pd
 
 from .. import store
-from .sweep import SweepSpec, campaign_lock, run_sweep
+from .sweep import SweepSpec, run_sweep
 from ..analysis.metrics import unprofiled
 from ..analysis.verdicts import MIN_RUNS, TopUpLog, top_up_until_decided
+from ..analysis import flags
 
 log = logging.getLogger(__name__)
 
 
 def campaign_spec(runs_dir, campaign: str) -> SweepSpec:
-    plan = json.loads((Path(runs_dir) / campaign / "sweep.json").read_text())
-    return SweepSpec.from_dict(plan["spec"])
+    return SweepSpec.from_dict(store.Campaign(runs_dir, campaign).plan()["spec"])
 
 
 def same_value(a, b) -> bool:
@@ -69,11 +67,11 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
     an unprofiled run wherever the point's profiled runs then call for one in the campaign's
     proportion (unprofiled_runs_due); returns the runs made. The campaign's own plan in sweep.json
     is kept; each round is recorded under "top_ups" before it runs and completed after it."""
-    cdir = Path(runs_dir) / campaign
+    where = store.Campaign(runs_dir, campaign)
     manifests = manifests_of(spec, runs_dir, campaign)
     made = 0
-    with campaign_lock(cdir):  # held across the rounds: no second top-up records rounds meanwhile
-        before = len(_plan(cdir).get("top_ups", []))  # each round's seed its own, across calls too
+    with where.lock():  # held across the rounds: no second top-up records rounds meanwhile
+        before = len(where.plan().get("top_ups", []))  # each round's seed its own, across calls too
         for i, point in enumerate(matching(spec, points)):
             same = [m for m in manifests if _same(m.get("point", {}), point)]
             reps = max([spec.repetitions - 1, *(m.get("repetition", 0) for m in same if not unprofiled(m))]) + 2
@@ -82,8 +80,8 @@ def run_more(tb, spec: SweepSpec, points: list[dict], *, runs_dir, campaign: str
             one = replace(spec, configs=[point["config"]], grid={k: [v] for k, v in point.items() if k != "config"},
                           repetitions=reps, unprofiled_repetitions=off, seed=spec.seed + 1000 + before + i)
             record = {"spec": asdict(one), "state": RUNNING}
-            index = _edit_plan(cdir, partial(_append, key="top_ups", record=record))
-            made += _round(tb, one, cdir, index)
+            index = where.edit_plan(partial(_append, key="top_ups", record=record))
+            made += _round(tb, one, where, index)
     return made
 
 
@@ -94,37 +92,24 @@ def finish_interrupted(tb, *, runs_dir, campaign: str) -> int:
     """Finish the top-up rounds a kill (or a lost host) interrupted: each recorded one-point sweep
     runs again (run_sweep skips the repetitions it made and redoes the one it was making). Returns
     the runs made."""
-    cdir = Path(runs_dir) / campaign
+    where = store.Campaign(runs_dir, campaign)
     made = 0
-    with campaign_lock(cdir):
-        for index, record in enumerate(_plan(cdir).get("top_ups", [])):
+    with where.lock():
+        for index, record in enumerate(where.plan().get("top_ups", [])):
             if record.get("state") == RUNNING:
-                made += _round(tb, SweepSpec.from_dict(record["spec"]), cdir, index, resumed=True)
+                made += _round(tb, SweepSpec.from_dict(record["spec"]), where, index, resumed=True)
     return made
 
 
-def _round(tb, one: SweepSpec, cdir: Path, index: int, resumed: bool = False) -> int:
-    done = run_sweep(tb, one, runs_dir=cdir.parent, campaign=cdir.name, progress=False, top_up=True)
+def _round(tb, one: SweepSpec, where: store.Campaign, index: int, resumed: bool = False) -> int:
+    done = run_sweep(tb, one, runs_dir=where.runs_dir, campaign=where.name, progress=False, top_up=True)
 
     def completed(plan):
         record = plan["top_ups"][index]
         record.pop("state", None)
         record.update(ran=done["ran"], failed=done["failed"], **({"resumed": True} if resumed else {}))
-    _edit_plan(cdir, completed)
+    where.edit_plan(completed)
     return done["ran"] + done["failed"]
-
-
-def _plan(cdir: Path) -> dict:
-    return json.loads((cdir / "sweep.json").read_text())
-
-
-def _edit_plan(cdir: Path, change):
-    """change(plan) applied to the campaign's sweep.json, written atomically (a kill leaves the old
-    file or the new one); returns what change returned."""
-    plan = _plan(cdir)
-    out = change(plan)
-    store.write_atomic(cdir / "sweep.json", json.dumps(plan, indent=2, default=plain))
-    return out
 
 
 def _append(plan: dict, key: str, record: dict) -> int:
@@ -145,14 +130,6 @@ def _same(a: dict, b: dict) -> bool:
     return strip.keys() == b.keys() and all(same_value(v, b[k]) for k, v in strip.items())
 
 
-def plain(value):
-    """A numpy number a verdict's points carry (pandas hands them out) as the JSON number it is: the
-    record of a top-up must not fail after its runs are done."""
-    if hasattr(value, "item") and not hasattr(value, "__len__"):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
 def _rehearsal(tb, why: str) -> str:
     """The testbed's rehearsal reason ("" for one that measures), logged as the reason no run is added."""
     reason = getattr(tb, "rehearsal", "")
@@ -164,10 +141,10 @@ def _rehearsal(tb, why: str) -> str:
 def decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: int,
            budget_minutes: float) -> TopUpLog:
     """_decide under the campaign's lock: no sweep or other top-up writes its sweep.json meanwhile.
-    A rehearsal testbed's runs judge nothing (store.flagged), so none is added to decide a verdict."""
+    A rehearsal testbed's runs judge nothing (flags.flagged), so none is added to decide a verdict."""
     if rehearsal := _rehearsal(tb, "its runs decide no verdict"):
         return TopUpLog(stopped=f"not topped up: a rehearsal ({rehearsal})")
-    with campaign_lock(Path(runs_dir) / campaign):
+    with store.Campaign(runs_dir, campaign).lock():
         return _decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=reference_dir,
                        budget_runs=budget_runs, budget_minutes=budget_minutes)
 
@@ -191,21 +168,21 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
         if flagged:  # a point whose runs were flagged (foreign load) is judged on too few: run it again
             table.attrs["top_up"] = {**table.attrs.get("top_up", {}), FLAGGED_RUNS: flagged}
         return table
-    cdir = Path(runs_dir) / campaign
+    where = store.Campaign(runs_dir, campaign)
     finish_interrupted(tb, runs_dir=runs_dir, campaign=campaign)
     # each earlier decisive round was a look at the verdicts: the design's looks are per campaign
-    taken = sum(r.get("rounds", 0) for r in _plan(cdir).get("decisive_top_ups", []))
+    taken = sum(r.get("rounds", 0) for r in where.plan().get("decisive_top_ups", []))
     budget = {"runs": budget_runs, "minutes": budget_minutes}
-    index = _edit_plan(cdir, lambda plan: _append(plan, "decisive_top_ups", {
+    index = where.edit_plan(lambda plan: _append(plan, "decisive_top_ups", {
         "rounds": 0, "runs": 0, "state": RUNNING, "budget": budget,
         "stopped": "interrupted: the top-up was stopped during a round (its looks count)"}))
 
     def looked(points):  # recorded before the round's runs: a kill during them still counts the look
-        _edit_plan(cdir, lambda plan: plan["decisive_top_ups"][index].update(
+        where.edit_plan(lambda plan: plan["decisive_top_ups"][index].update(
             rounds=plan["decisive_top_ups"][index]["rounds"] + 1))
     def more(points) -> int:  # each round's runs counted as it ends: a kill in a later one keeps them
         made = run_more(tb, spec, points, runs_dir=runs_dir, campaign=campaign)
-        _edit_plan(cdir, lambda plan: plan["decisive_top_ups"][index].update(
+        where.edit_plan(lambda plan: plan["decisive_top_ups"][index].update(
             runs=plan["decisive_top_ups"][index]["runs"] + made))
         return made
     log = top_up_until_decided(judged, more,
@@ -213,7 +190,7 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
                                step=spec.repetitions, before_round=looked)
     if unjudged:
         log.stopped = f"nothing to judge: {unjudged[-1]}; {log.stopped}"
-    _edit_plan(cdir, lambda plan: plan["decisive_top_ups"].__setitem__(index, {
+    where.edit_plan(lambda plan: plan["decisive_top_ups"].__setitem__(index, {
         "rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
         "budget": budget, "per_round": log.per_round}))
     return log
@@ -222,7 +199,7 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
 def lacking_points(spec: SweepSpec, manifests: list[dict], min_clean: int) -> list[dict]:
     """The spec's points with fewer than min_clean successful runs free of foreign load (8 and 8.0
     one value, as same_value reads them)."""
-    clean = [m.get("point", {}) for m in manifests if store.usable(m)]
+    clean = [m.get("point", {}) for m in manifests if flags.usable(m)]
     return [p for p in spec.points() if sum(_same(c, p) for c in clean) < min(min_clean, spec.repetitions)]
 
 
@@ -233,7 +210,7 @@ def fill(tb, *, runs_dir, campaign: str, min_clean: int, rounds: int) -> list[di
     testbed none: its every run is flagged, so every point would lack clean runs forever."""
     if _rehearsal(tb, "no run of it is clean"):
         return []
-    with campaign_lock(Path(runs_dir) / campaign):
+    with store.Campaign(runs_dir, campaign).lock():
         return _fill(tb, runs_dir=runs_dir, campaign=campaign, min_clean=min_clean, rounds=rounds)
 
 
@@ -266,8 +243,8 @@ def short_of_clean_runs(manifests: list[dict], wanted: int) -> list[dict]:
     short = []
     for point, ms in by_point.values():
         profiled = [m for m in ms if not unprofiled(m)] or ms
-        if any(m["status"] == "ok" and store.flagged(m) for m in profiled) and \
-                sum(store.usable(m) for m in profiled) < wanted:
+        if any(m["status"] == "ok" and flags.flagged(m) for m in profiled) and \
+                sum(flags.usable(m) for m in profiled) < wanted:
             short.append(point)
     return short
 

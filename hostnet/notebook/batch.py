@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import batch_kernel
-from .. import project
+from .. import project, store
 from ..testbed.session import is_file, kind_of
 
 log = logging.getLogger(__name__)  # one line per notebook or point (INFO); the CLI shows them
@@ -506,8 +506,7 @@ def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | Non
         record = {"notebook": Path(notebook).name, "mode": mode,
                   "profile": (profile_name or "quick") if mode == "run" else None, "point": entry["point"],
                   "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
-        entry["dir"].mkdir(parents=True, exist_ok=True)
-        (entry["dir"] / "notebook_sweep.json").write_text(json.dumps(record, indent=2))
+        store.Campaign.at(entry["dir"]).write_json(store.NOTEBOOK_POINT_FILE, record)
     table = sweep_table_path(plan, mode)
     sweep_table(plan, Path(notebook)).to_csv(table, index=False)
     for entry in plan:

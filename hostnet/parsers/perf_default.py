@@ -92,6 +92,8 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
     no_dso = None  # (line, n) of a frame printed without a DSO, until the next line says why
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
+        if in_chain and line and not line.strip(" \t"):  # perf's blank line is empty: blanks alone are
+            raise ParseError(source, "a line of blanks in a call chain: cut short?", n)  # a frame line cut
         if not line.strip():
             if no_dso is not None:
                 raise _no_dso(source, no_dso)

@@ -13,6 +13,7 @@ from .. import project, store
 from . import section
 from .tables import table_view, verdict_view  # noqa: F401  (what notebooks show: common.table_view(df))
 from ..testbed.base import rehearsal_label
+from ..analysis import flags
 
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against),
 # shipped in the package.
@@ -43,7 +44,7 @@ def load(runs_dir, campaign: str, experiment: str, include_contaminated: bool = 
     tidy = store.load_tidy(runs_dir, campaign, experiment)
     manifests = store.load_manifests(runs_dir, campaign, experiment)
     if not include_contaminated and not rehearsal_of(manifests):
-        dirty = {m["run_id"] for m in manifests if store.flagged(m)}
+        dirty = {m["run_id"] for m in manifests if flags.flagged(m)}
         if not tidy.empty and tidy.run_id.isin(dirty).all():
             raise NoCleanRun(f"campaign {campaign} has no clean {experiment} run: {flag_report(manifests)}",
                              manifests)
@@ -84,9 +85,9 @@ def judged(verdict: pd.DataFrame, tidy: pd.DataFrame | None, manifests: list[dic
 def flag_detail(manifest: dict) -> str:
     """Why one run was flagged, with the load behind it ("" for a clean run): e.g. "foreign load
     142 % of a core on local (stress-ng 98 %, chrome 31 %)"."""
-    why = store.flagged(manifest)
+    why = flags.flagged(manifest)
     if why != "foreign load":
-        return f"{why}: {manifest[store.FLAGS[why]]}" if why else ""
+        return f"{why}: {manifest[flags.FLAGS[why]]}" if why else ""
     parts = []
     for machine, load in (manifest.get("load") or {}).items():
         if load.get("contaminated"):
@@ -99,11 +100,11 @@ def flag_report(manifests: list[dict]) -> str:
     """What flagging did to a campaign, in one paragraph: how many runs, for what, by which
     processes and at what load (the busiest processes over all flagged runs, each at its peak)."""
     ok = [m for m in manifests if m.get("status") == "ok"]
-    flagged = [m for m in ok if store.flagged(m)]
+    flagged = [m for m in ok if flags.flagged(m)]
     if not flagged:
         return f"no run was flagged ({len(ok)} successful runs)"
-    short = sum(1 for m in flagged if store.flagged(m) == "short window")
-    foreign = [m for m in flagged if store.flagged(m) == "foreign load"]
+    short = sum(1 for m in flagged if flags.flagged(m) == "short window")
+    foreign = [m for m in flagged if flags.flagged(m) == "foreign load"]
     text = f"{len(flagged)} of {len(ok)} successful runs flagged"
     if foreign:
         loads = [load["foreign_cpu_pct"] for m in foreign for load in (m.get("load") or {}).values()
@@ -118,20 +119,20 @@ def flag_report(manifests: list[dict]) -> str:
                  + (f"{min(loads):.0f}-{max(loads):.0f} % of a core" if loads else "more than the limit")
                  + f" during the window (limit {metrics.FOREIGN_LOAD_LIMIT_PCT:.0f} %)"
                  + (f"; busiest: {busiest}" if busiest else ""))
-    if steal := [max(m["host_contention"].values()) for m in flagged if store.flagged(m) == "host contention"]:
+    if steal := [max(m["host_contention"].values()) for m in flagged if flags.flagged(m) == "host contention"]:
         text += (f"; {len(steal)} for host contention: the hypervisor stole {min(steal):.0f}-{max(steal):.0f} % "
                  f"of a side's cores (limit {metrics.STEAL_LIMIT_PCT:.0f} %)")
     if short:
         text += f"; {short} for a measurement window too short to use"
-    if moved := sum(1 for m in flagged if store.flagged(m) == "setting moved"):
+    if moved := sum(1 for m in flagged if flags.flagged(m) == "setting moved"):
         text += f"; {moved} for a host-wide setting that moved during the window"
     return text
 
 
 def top_up_record(runs_dir, campaign: str) -> str:
     """What the last top-up of a live campaign did (sweep.json), or "" when none ran."""
-    path = Path(runs_dir) / campaign / "sweep.json"
-    rounds = json.loads(path.read_text()).get("decisive_top_ups", []) if path.exists() else []
+    where = store.Campaign(runs_dir, campaign)
+    rounds = where.plan().get("decisive_top_ups", []) if where.is_sweep() else []
     if not rounds:
         return ""
     last = rounds[-1]
@@ -196,9 +197,9 @@ def run_quality(manifests: list[dict]) -> dict:
     return {"runs": len(manifests) + unreadable, "ok": len(ok), "failed": len(manifests) + unreadable - len(ok),
             "damaged": damaged,
             "contaminated": sum(1 for m in ok if m.get("contaminated")),
-            "host_contention": sum(1 for m in ok if store.flagged(m) == "host contention"),
-            "short_window": sum(1 for m in ok if store.flagged(m) == "short window"),
-            "settings_moved": sum(1 for m in ok if store.flagged(m) == "setting moved"),
+            "host_contention": sum(1 for m in ok if flags.flagged(m) == "host contention"),
+            "short_window": sum(1 for m in ok if flags.flagged(m) == "short window"),
+            "settings_moved": sum(1 for m in ok if flags.flagged(m) == "setting moved"),
             "unsteady": sum(1 for m in ok if m.get("unsteady")),
             # how long each point measured (its workload's duration; a campaign's own, not a profile's)
             "point_seconds": sorted({m["workload"]["duration_s"] for m in ok

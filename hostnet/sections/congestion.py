@@ -7,9 +7,7 @@ An algorithm the host lacks is refused up front by the capability check and kept
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -54,9 +52,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = Live
             if problems:
                 refused[cc] = "; ".join(dict.fromkeys(problems))
         ok = [cc for cc in algorithms if cc not in refused]
-        cdir = Path(runs_dir) / campaign
-        cdir.mkdir(parents=True, exist_ok=True)
-        (cdir / REFUSED_FILE).write_text(json.dumps(refused, indent=2))
+        store.Campaign(runs_dir, campaign).write_json(REFUSED_FILE, refused)
         if ok:
             run_sweep(tb, replace(sweep, grid={**sweep.grid, "congestion_control": ok}), runs_dir=runs_dir,
                       campaign=campaign)
@@ -65,8 +61,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", live: LiveOptions = Live
 
 
 def refused(runs_dir, campaign: str) -> dict[str, str]:
-    path = Path(runs_dir) / campaign / REFUSED_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    return store.Campaign(runs_dir, campaign).read_json(REFUSED_FILE, {})
 
 
 def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[pd.DataFrame, list[dict]]:

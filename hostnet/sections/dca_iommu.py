@@ -98,7 +98,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
     # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
     testbed_file = testbed if is_file(testbed) else ""
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
-    capability_record.write(Path(runs_dir) / campaign, capability_record.detect(testbed_file))
+    store.Campaign(runs_dir, campaign).write_capabilities(capability_record.detect(testbed_file))
     try:
         _, unset = run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
                             repetitions=repetitions, config=config, rate_mbps=rate_mbps)
@@ -118,7 +118,7 @@ def load(runs_dir, campaigns: list[str]) -> tuple[pd.DataFrame, list[dict], dict
     """Tidy runs of the campaigns (columns ddio = ddio-on/ddio-minimal, iommu = off/on), manifests, records."""
     frames, manifests, records = [], store.Manifests(), {}
     for campaign in campaigns:
-        records[campaign] = capability_record.read(runs_dir, campaign)
+        records[campaign] = store.Campaign(runs_dir, campaign).capabilities()
         exps = sorted({m["experiment"] for m in store.load_manifests(runs_dir, campaign)
                        if m.get("experiment", "").startswith(EXPERIMENT + "-")})
         for exp in exps:

@@ -3,7 +3,6 @@ CPU categories per point, a run's flame graph. Pure functions over run directori
 only wires them to widgets (and shows their static output when widgets are not rendered)."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pandas as pd
 from .. import store
 from ..analysis.metrics import BREAKDOWN_ORDER, breakdown_metric, summarize
 from ..charts.plots import CATEGORY_COLORS
+from ..analysis import flags
 
 _POINT_SKIP = ("id", "config")
 
@@ -39,10 +39,10 @@ def campaigns(runs_dir) -> pd.DataFrame:
         rows.append({"campaign": cdir.name,
                      "experiments": ", ".join(sorted({m.get("experiment", "?") for m in ms})) or "–",
                      "runs": len(ms), "ok": sum(m["status"] == "ok" for m in ms),
-                     "flagged": sum(bool(store.flagged(m)) for m in ms),
+                     "flagged": sum(bool(flags.flagged(m)) for m in ms),
                      "points": len({point_label(m) for m in ms}),
                      "notebook": ", ".join(sorted(p.name for p in cdir.glob("*.ipynb"))) or "–",
-                     "capability check": (cdir / "capabilities.json").exists()})
+                     "capability check": store.Campaign.at(cdir).has_capabilities()})
     return pd.DataFrame(rows)
 
 
@@ -52,7 +52,7 @@ def runs(runs_dir, campaign: str) -> pd.DataFrame:
     for run in store.list_runs(runs_dir, campaign):
         m = store.load_manifest(run)
         row = {"run_id": m["run_id"], "point": point_label(m), "repetition": m.get("repetition"),
-               "status": m["status"], "flagged": bool(store.flagged(m)),
+               "status": m["status"], "flagged": bool(flags.flagged(m)),
                "stacks": has_stacks(run)}
         if (run / "tidy.csv").exists():
             t = store.read_tidy(run)
@@ -68,7 +68,7 @@ def tidy_by_point(runs_dir, campaign: str, run_ids=None, include_flagged: bool =
     labels, flagged = {}, set()
     for m in store.load_manifests(runs_dir, campaign):
         labels[m["run_id"]] = point_label(m)
-        if store.flagged(m):
+        if flags.flagged(m):
             flagged.add(m["run_id"])
     tidy = store.load_tidy(runs_dir, campaign)
     if run_ids:
@@ -169,8 +169,7 @@ def first_run_with_stacks(runs_dir, campaign: str) -> Path | None:
 
 def sweep_record(runs_dir, campaign: str) -> dict | None:
     """The notebook sweep point a campaign was recorded for (hostnet sweep NOTEBOOK), if any."""
-    path = Path(runs_dir) / campaign / "notebook_sweep.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    return store.Campaign(runs_dir, campaign).read_json(store.NOTEBOOK_POINT_FILE)
 
 
 # What a notebook without a live kernel shows of the widgets (GitHub, nbviewer, the stored outputs):

@@ -86,7 +86,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
     testbed_file = testbed if is_file(testbed) else ""
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     record = capability_record.detect(testbed_file)
-    capability_record.write(Path(runs_dir) / campaign, record)
+    store.Campaign(runs_dir, campaign).write_capabilities(record)
     try:
         run_live(testbed_file, record, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
                  repetitions=repetitions, rpc_size=rpc_size)
@@ -97,7 +97,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
 
 def load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict]:
     """Tidy data of both placements (empty where nothing ran), manifests, the capability record."""
-    record = capability_record.read(runs_dir, campaign)
+    record = store.Campaign(runs_dir, campaign).capabilities()
     frames, manifests = [], store.Manifests()
     for placement in PLACEMENTS:
         exp = f"{EXPERIMENT}-{placement}"

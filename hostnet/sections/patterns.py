@@ -18,6 +18,7 @@ from . import common
 from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..taxonomy import CATEGORIES
 from ..measure.options import LiveOptions
+from ..analysis import flags
 
 SIDES = ("sender", "receiver")
 
@@ -117,7 +118,7 @@ def data_note(runs_dir, campaign: str, tidy: pd.DataFrame, manifests: list[dict]
     if flagged_only(tidy):
         report += (". NO CLEAN RUN: the tables and figures below show these flagged runs, marked as such, "
                    "and no finding is judged on them")
-    elif any(store.flagged(m) for m in manifests):
+    elif any(flags.flagged(m) for m in manifests):
         report += " (kept: include_contaminated)" if include_contaminated else " (left out)"
     top_up = common.top_up_record(runs_dir, campaign)
     return report + (f"\n{top_up}" if top_up else "")
@@ -138,7 +139,7 @@ def point_quality(manifests: list[dict]) -> pd.DataFrame:
     for n in sorted({_flows_of(m) for m in manifests}):
         ms = [m for m in manifests if _flows_of(m) == n]
         ok = [m for m in ms if m["status"] == "ok"]
-        flagged = sum(1 for m in ok if store.flagged(m))
+        flagged = sum(1 for m in ok if flags.flagged(m))
         rows.append({"flows": n, "runs": len(ms), "failed": len(ms) - len(ok), "flagged": flagged,
                      "clean": len(ok) - flagged, "unsteady": sum(1 for m in ok if m.get("unsteady"))})
     return pd.DataFrame(rows)

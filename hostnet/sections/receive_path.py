@@ -15,6 +15,7 @@ from ..measure import config as stackconfig
 from .. import store, testbed
 from ..testbed import steering
 from ..measure.sweep import declared, run_configs
+from ..analysis import flags
 
 EXPERIMENT = "single-flow"
 
@@ -88,7 +89,7 @@ def table(runs_dir, campaigns: dict[str, str]) -> pd.DataFrame:
 def _load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict]]:
     manifests = store.load_manifests(runs_dir, campaign, EXPERIMENT)
     tidy = store.load_tidy(runs_dir, campaign, EXPERIMENT)
-    tidy = tidy[tidy.run_id.isin([m["run_id"] for m in manifests if store.usable(m)])]
+    tidy = tidy[tidy.run_id.isin([m["run_id"] for m in manifests if flags.usable(m)])]
     tidy.attrs["window_s"] = {m["run_id"]: m["window"]["seconds"] for m in manifests if m.get("window")}
     return tidy, manifests
 

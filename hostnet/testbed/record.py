@@ -1,4 +1,5 @@
-"""A campaign's record of what its testbed could do (capabilities.json in the campaign directory).
+"""A campaign's record of what its testbed could do (stored in the campaign directory
+by store.Campaign: capabilities.json).
 
 Sections that need hardware a testbed may lack (multi-socket NUMA, DDIO, an IOMMU) write it in run
 mode, and replay it, so "not testable here" and its reason come from the detection made on that
@@ -6,7 +7,6 @@ testbed, not from the machine the notebook is replayed on.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -15,9 +15,6 @@ from ..hosts import Host, HostError, LocalHost
 from . import capabilities
 from .base import rehearsal_label
 from .capabilities import Capability
-
-FILE = "capabilities.json"
-
 
 def parse_cpulist(text: str) -> list[int]:
     """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
@@ -74,19 +71,6 @@ def make_record(label: str, caps_by_host: dict[str, dict[str, Capability]], numa
             "capabilities": {h: {n: asdict(c) for n, c in caps.items()} for h, caps in caps_by_host.items()},
             "numa": numa}
 
-
-def write(campaign_dir, record: dict) -> Path:
-    path = Path(campaign_dir) / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, sort_keys=True))
-    return path
-
-
-def read(runs_dir, campaign: str) -> dict:
-    path = Path(runs_dir) / campaign / FILE
-    if not path.exists():
-        raise FileNotFoundError(f"campaign {campaign} has no {FILE} (record one with mode=\"run\")")
-    return json.loads(path.read_text())
 
 
 def capability(record: dict, name: str) -> dict[str, Capability]:

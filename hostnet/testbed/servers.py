@@ -102,7 +102,7 @@ SCHEMA = {
         "hosts": {"type": "object", "minProperties": 1, "propertyNames": _HOST_NAME,
                   "additionalProperties": _HOST, "description": "a non-empty mapping of host name to host"},
         # why no number from these hosts is a measurement (the NIC rehearsal's emulated NICs): every
-        # run records it and analysis leaves the runs out (store.flagged)
+        # run records it and analysis leaves the runs out (analysis.flags)
         "rehearsal": {"type": "string", "pattern": "^[^\\n\\x00]{1,200}\\Z",
                       "description": "a one-line reason, up to 200 characters"},
         "roles": {"type": "object", "description": "a mapping with senders and receivers",

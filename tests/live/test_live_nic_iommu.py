@@ -14,6 +14,7 @@ from conftest import live_ready
 from hostnet import cli, store
 from hostnet.testbed import guests
 from test_live_nic_rehearsal import assert_a_rehearsal, run_notebook, state, window  # noqa: F401 (state: its state dir)
+from hostnet.analysis import flags
 
 pytestmark = [pytest.mark.live, pytest.mark.nic,
               pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
@@ -75,7 +76,7 @@ def test_the_dma_mapping_functions_are_in_the_profile_behind_the_iommu(iommu_on)
     runs, meta = iommu_on
     [m] = store.load_manifests(runs)
     print(window(m))
-    assert m["status"] == "ok" and store.flagged(m) == "rehearsal"
+    assert m["status"] == "ok" and flags.flagged(m) == "rehearsal"
     assert m["experiment"] == "dca-iommu-ddio-host-iommu-on"  # DDIO not settable in a VM; this boot's IOMMU on
     texts = store.raw_texts(store.list_runs(runs)[0], ["sender.perf_folded.txt", "receiver.perf_folded.txt"])
     for side in ("sender", "receiver"):

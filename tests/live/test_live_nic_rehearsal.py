@@ -24,6 +24,7 @@ from hostnet import cli, store
 from hostnet.notebook import batch
 from hostnet.knobs import KNOBS
 from hostnet.testbed import guests, knob_trials, servers
+from hostnet.analysis import flags
 
 pytestmark = [pytest.mark.live, pytest.mark.nic,
               pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
@@ -160,7 +161,7 @@ def test_notebook_01_runs_a_paced_ladder_point_profiled_and_labelled_a_rehearsal
     runs, meta = run_notebook("01-single-flow", path, tmp_path, configs=["tsogro+jumbo"], duration=90, rate_mbps=20)
     [m] = store.load_manifests(runs)  # one run: no unprofiled twin on a rehearsal
     print(window(m))
-    assert m["status"] == "ok" and m["rehearsal"] == guests.LABEL and store.flagged(m) == "rehearsal"
+    assert m["status"] == "ok" and m["rehearsal"] == guests.LABEL and flags.flagged(m) == "rehearsal"
     # a window there is, profiled (17 s of 90 here: it may be flagged short too, under a quarter of the flow)
     assert m["window"]["seconds"] >= 8, m["window"]
     assert m["applied"]["receiver/mtu/data0"] == "9000"  # jumbo, on the guest's e1000e

@@ -18,6 +18,7 @@ from hostnet.hosts import LocalHost, netns_exists
 from hostnet.knobs import KNOBS
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.measure.workloads import LongFlow
+from hostnet.analysis import flags
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 
@@ -76,7 +77,7 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     assert set(steal.index) == {"sender", "receiver"} and (steal >= 0).all()
     assert (util + steal <= 101).all() and m["cpu_rule"] == "steal-apart/1"
     assert set(m["steal_pct"]) == {"sender", "receiver"}
-    assert bool(m.get("host_contention")) == (store.flagged(m) == "host contention") or m.get("contaminated")
+    assert bool(m.get("host_contention")) == (flags.flagged(m) == "host contention") or m.get("contaminated")
     # the point's congestion control is each endpoint's default, allowed on the machine first
     applied = m["applied"]
     assert applied["sender/congestion_control/net.ipv4.tcp_congestion_control"] == "cubic"
@@ -140,7 +141,7 @@ def test_two_testbeds_at_once_share_host_wide_settings_and_a_moved_one_flags_the
             sc.apply(b, sc.get_config("all-opts"))
         assert rfs.read(local, key) == str(sc.RFS_ENTRIES)  # a is gone, b holds it
         clean = runner.run_point(b, runner.RunRequest(sc.get_config("all-opts"), LongFlow(3, 1), tmp_path, "live"))
-        assert store.flagged(store.load_manifest(clean)) in ("", "host contention")  # the VM's neighbours may steal
+        assert flags.flagged(store.load_manifest(clean)) in ("", "host contention")  # the VM's neighbours may steal
         # Behind hostnet's back (not through a journal), in the middle of the next window:
         timer = threading.Timer(2.0, lambda: rfs.write(local, key, "4096"))
         timer.start()
@@ -149,5 +150,5 @@ def test_two_testbeds_at_once_share_host_wide_settings_and_a_moved_one_flags_the
         finally:
             timer.cancel()
         m = store.load_manifest(moved)
-        assert store.flagged(m) == "setting moved" and "read '4096' after the window" in m["settings_moved"]
+        assert flags.flagged(m) == "setting moved" and "read '4096' after the window" in m["settings_moved"]
     assert rfs.read(local, key) == prior  # the last holder put the machine's value back

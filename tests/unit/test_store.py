@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hostnet import store
+from hostnet.analysis import flags
 
 
 def _row(**kw):
@@ -19,7 +20,7 @@ def _row(**kw):
 
 
 def test_run_dir_ok_and_failed(tmp_path):
-    ok = store.RunDir(tmp_path, "c", "r1")
+    ok = store.Campaign(tmp_path, "c").new_run("r1")
     ok.manifest["experiment"] = "single-flow"
     ok.write_raw("tool.txt", "raw output")
     assert ok.path.name == "r1.partial"
@@ -30,7 +31,7 @@ def test_run_dir_ok_and_failed(tmp_path):
     assert m["status"] == "ok" and m["schema"] == store.SCHEMA_VERSION and m["files"] == ["tool.txt"]
     assert store.raw_names(final) == m["files"]  # the manifest lists what the archive holds
 
-    bad = store.RunDir(tmp_path, "c", "r2")
+    bad = store.Campaign(tmp_path, "c").new_run("r2")
     bad.manifest["experiment"] = "single-flow"
     final2 = bad.finish("failed", pd.DataFrame([_row(run_id="r2")]), error="iperf3 error: refused")
     assert not (final2 / "tidy.csv").exists()
@@ -43,7 +44,7 @@ def test_run_dir_ok_and_failed(tmp_path):
     assert list(tidy.run_id) == ["r1"]
     assert store.latest_campaign(tmp_path, "single-flow") == "c"
     with pytest.raises(FileExistsError):
-        store.RunDir(tmp_path, "c", "r1")
+        store.Campaign(tmp_path, "c").new_run("r1")
 
 
 def test_manifest_schema_is_checked(tmp_path):
@@ -69,13 +70,12 @@ def test_schema_1_runs_are_upgraded_on_load(tmp_path):
 
 def test_one_rule_says_which_runs_analysis_leaves_out():
     from hostnet.sections import common
-    from hostnet import store
     ms = [{"run_id": "a", "status": "ok"}, {"run_id": "b", "status": "ok", "contaminated": True},
           {"run_id": "c", "status": "ok", "short_window": "0.4 s"}, {"run_id": "d", "status": "failed"},
           {"run_id": "e", "status": "ok", "contaminated": True, "rehearsal": "emulated NIC under TCG"}]
     # a rehearsal's run (the NIC rehearsal's guests) is never a measurement: that reason comes first
-    assert [store.flagged(m) for m in ms] == ["", "foreign load", "short window", "", "rehearsal"]
-    assert [store.usable(m) for m in ms] == [True, False, False, False, False]
+    assert [flags.flagged(m) for m in ms] == ["", "foreign load", "short window", "", "rehearsal"]
+    assert [flags.usable(m) for m in ms] == [True, False, False, False, False]
     ms.pop()
     q = common.run_quality(ms)
     assert (q["ok"], q["failed"], q["contaminated"], q["short_window"]) == (3, 1, 1, 1)
@@ -89,7 +89,7 @@ def test_a_run_is_fsynced_file_by_file_and_directory_by_directory_before_the_ren
     monkeypatch.setattr(os, "fsync", lambda fd: (events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))),
                                                  real_fsync(fd)))
     monkeypatch.setattr(os, "replace", lambda a, b: (events.append(("rename", str(a), str(b))), real_replace(a, b)))
-    rd = store.RunDir(tmp_path, "c", "r1")
+    rd = store.Campaign(tmp_path, "c").new_run("r1")
     rd.manifest["experiment"] = "single-flow"
     rd.write_raw("tool.txt", "raw output")
     final = rd.finish("ok", pd.DataFrame([_row(run_id="r1")]))
@@ -107,7 +107,7 @@ def test_a_run_is_fsynced_file_by_file_and_directory_by_directory_before_the_ren
 
 
 def _ok_run(tmp_path, run_id, rows=3):
-    rd = store.RunDir(tmp_path, "c", run_id)
+    rd = store.Campaign(tmp_path, "c").new_run(run_id)
     rd.manifest.update(experiment="single-flow", config={"name": "tsogro"}, repetition=0)
     return rd.finish("ok", pd.DataFrame([_row(run_id=run_id, value=float(i), flow=str(i)) for i in range(rows)]))
 
@@ -165,7 +165,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(store.os, "fsync", full)
+    monkeypatch.setattr(store.files.os, "fsync", full)
     target = tmp_path / "sweep.json"
     with pytest.raises(OSError) as exc:
         store.write_atomic(target, "{}")
@@ -285,10 +285,10 @@ def test_the_archive_is_what_is_read_when_an_unpacked_copy_sits_beside_it(tmp_pa
 def test_pack_keeps_raw_when_the_archive_does_not_read_back_as_the_files(tmp_path, monkeypatch):
     run = _raw_run(tmp_path)
     real = store.archive_bytes
-    monkeypatch.setattr(store, "archive_bytes", lambda files: real({**files, "dos.txt": b"one\ntwo\n"}))
+    monkeypatch.setattr(store.archive, "archive_bytes", lambda files: real({**files, "dos.txt": b"one\ntwo\n"}))
     with pytest.raises(store.PackError, match="does not read back as raw/: not packed"):
         store.pack_raw(run)
-    monkeypatch.setattr(store, "archive_bytes", lambda files: real(files)[:-40])  # torn
+    monkeypatch.setattr(store.archive, "archive_bytes", lambda files: real(files)[:-40])  # torn
     with pytest.raises(store.DamagedRun, match="raw.tar.xz.tmp: cannot be read"):
         store.pack_raw(run)
     assert sorted(p.name for p in run.iterdir()) == ["manifest.json", "raw"]  # no archive, no .tmp
@@ -369,7 +369,7 @@ def test_a_pack_killed_while_removing_raw_leaves_no_partial_raw_and_the_next_pac
     def killed(path, *a, **kw):  # the removal dies after one file
         next(p for p in Path(path).iterdir()).unlink()
         raise KeyboardInterrupt
-    monkeypatch.setattr(store.shutil, "rmtree", killed)
+    monkeypatch.setattr(store.archive.shutil, "rmtree", killed)
     with pytest.raises(KeyboardInterrupt):
         store.pack_raw(run)
     monkeypatch.undo()
@@ -438,7 +438,7 @@ def test_an_archive_that_decompresses_past_its_cap_is_refused_while_streaming(tm
     assert 8 << 20 < store.raw_limit(len(many)) < 48 << 20
     with pytest.raises(store.DamagedRun, match="decompression bomb"):
         store.raw_texts(run)
-    monkeypatch.setattr(store, "RAW_MAX_MEMBER", 1000)
+    monkeypatch.setattr(store.archive, "RAW_MAX_MEMBER", 1000)
     (run / "raw.tar.xz").write_bytes(_xz_tar({"small.txt": b"ok\n", "big.txt": b"x" * 1001}))
     with pytest.raises(store.DamagedRun, match=r"member 'big.txt' is 1,001 bytes, over the 1,000"):
         store.raw_texts(run)
@@ -536,7 +536,7 @@ def test_a_tidy_table_hostnet_would_not_write_is_damaged_and_left_out_by_name(tm
 def test_the_manifest_records_the_archives_digest_and_a_changed_archive_is_refused(tmp_path):
     """#45: raw.tar.xz had no recorded digest, so rederive re-sealed tables derived from an edited
     archive. A new run records it as it is published; `hostnet seal` adds it to older runs."""
-    rd = store.RunDir(tmp_path, "c", "r1")
+    rd = store.Campaign(tmp_path, "c").new_run("r1")
     rd.manifest.update(experiment="single-flow", config={"name": "tsogro"}, repetition=0)
     rd.write_raw("tool.txt", "what the tool said\n")
     run = rd.finish("ok", pd.DataFrame([_row(run_id="r1")]))
@@ -573,8 +573,8 @@ def test_any_manifest_is_accepted_or_left_out_by_name_never_a_traceback(tmp_path
     data = {"schema": store.SCHEMA_VERSION, **fields, **({"status": status} if status is not None else {})}
     (run / "manifest.json").write_text(json.dumps(data))
     why = store.manifest_problem(run)
-    wrong = [k for k, kind in store.MANIFEST_TYPES.items() if k in data and not store._of_type(data[k], kind)]
-    newer = store._of_type(data.get("schema"), int) and data["schema"] > store.SCHEMA_VERSION
+    wrong = [k for k, kind in store.MANIFEST_TYPES.items() if k in data and not store.reading._of_type(data[k], kind)]
+    newer = store.reading._of_type(data.get("schema"), int) and data["schema"] > store.SCHEMA_VERSION
     if newer:  # a newer hostnet's run: said, never redone nor left out quietly
         assert why.startswith(f"has schema {data['schema']} (this hostnet reads up to {store.SCHEMA_VERSION}")
         with pytest.raises(ValueError, match="a newer one wrote it"):

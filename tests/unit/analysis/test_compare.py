@@ -13,7 +13,7 @@ from hostnet import store
 
 def _campaign(runs_dir, name, tpcs, flagged=()):
     for rep, tpc in enumerate(tpcs):
-        rd = store.RunDir(runs_dir, name, f"p-r{rep}")
+        rd = store.Campaign(runs_dir, name).new_run(f"p-r{rep}")
         rd.manifest.update(experiment="single-flow", config={"name": "tsogro"},
                            point={"id": "p", "config": "tsogro", "rx_buffer_kb": 400}, contaminated=rep in flagged)
         rows = [{"run_id": f"p-r{rep}", "campaign": name, "experiment": "single-flow", "config": "tsogro",
@@ -62,7 +62,7 @@ def test_throughput_comes_from_runs_without_perf_only_when_both_campaigns_have_t
     B - A never carries perf's cost on one side only."""
     def campaign(name, profiled, unprofiled=()):
         for rep, tpc in enumerate([*profiled, *unprofiled]):
-            rd = store.RunDir(tmp_path, name, f"p-r{rep}")
+            rd = store.Campaign(tmp_path, name).new_run(f"p-r{rep}")
             rd.manifest.update(experiment="single-flow", config={"name": "tsogro"},
                                point={"id": "p", "config": "tsogro"},
                                probes={"perf": "off" if rep >= len(profiled) else {"event": "cpu-clock"}})

@@ -62,7 +62,7 @@ def test_units_come_from_the_name_and_docs_api_holds_the_generated_dictionary():
 
 def test_no_campaign_is_an_empty_frame_and_a_parameter_named_like_a_column_keeps_apart(tmp_path):
     assert hostnet.load([], runs_dir=RUNS).empty
-    rd = store.RunDir(tmp_path, "c", "p-r0")
+    rd = store.Campaign(tmp_path, "c").new_run("p-r0")
     rd.manifest.update(experiment="single-flow", config={"name": "tsogro"},
                        point={"id": "p", "config": "tsogro", "unit": "x", "flow": 3})
     rd.finish("ok", pd.DataFrame([{"run_id": "p-r0", "campaign": "c", "experiment": "single-flow", "config": "tsogro",

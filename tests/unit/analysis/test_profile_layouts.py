@@ -6,7 +6,7 @@ import gzip
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
@@ -188,6 +188,7 @@ UNDAMAGED = numbers(profiles.read_profile(LAYOUTS / "default.txt.gz"))
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(damage=st.sampled_from(["crlf", "bad byte", "gz cut", "gz flipped", "cut", "interleaved"]),
        at=st.floats(0.01, 0.99), byte=st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\x80"]))
+@example(damage="cut", at=0.12755190134840919, byte=b"\xff")  # inside a frame line's indent: blanks alone
 def test_damage_gives_the_undamaged_numbers_or_one_line_naming_the_file(tmp_path, damage, at, byte):
     """CRLF line ends read as LF; a byte that is not UTF-8 anywhere, a cut or a flipped block in the
     .gz, a plain text cut anywhere but between two samples, and one sample's lines put inside

@@ -6,6 +6,7 @@ from hostnet.knobs import KNOBS
 from hostnet.knobs.setting import SWITCH_PLACE, Place, Setting
 from hostnet.measure import config as sc
 from hostnet.testbed import EmbeddedLayout, from_layout
+from hostnet.analysis import flags
 
 
 def test_ladder_configs():
@@ -206,7 +207,6 @@ def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tm
     """The runner reads a point's host-wide settings once its window closed: one that no longer
     reads as applied (an operator, another tool) flags the run; per-namespace ones are not read."""
     from conftest import FakeHost
-    from hostnet import store
     from hostnet.knobs import KNOBS, Journal
     from hostnet.knobs.sysctl import sysctl_path
     from hostnet.sections.common import flag_detail, flag_report
@@ -223,7 +223,7 @@ def test_a_host_wide_setting_that_moved_during_the_window_is_named(state_dir, tm
     moved = sc.moved_globals(tb, applied)
     assert moved == f"machine:rx/sysctl/{flow} read '0' after the window, '32768' applied"
     manifest = {"status": "ok", "run_id": "r1", "settings_moved": moved}
-    assert store.flagged(manifest) == "setting moved" and not store.usable(manifest)
+    assert flags.flagged(manifest) == "setting moved" and not flags.usable(manifest)
     assert flag_detail(manifest) == f"setting moved: {moved}"
     assert flag_report([manifest]).endswith("1 for a host-wide setting that moved during the window")
 

@@ -195,8 +195,8 @@ def test_the_campaign_lock_is_never_taken_through_a_symlink(tmp_path, ssh_sweep)
     target.write_text("keep me\n")
     cdir = tmp_path / "runs" / "c"
     cdir.mkdir(parents=True)
-    (cdir / sweep.LOCK_FILE).symlink_to(target)
-    with pytest.raises(sweep.SweepError, match=r"\.sweep\.lock: cannot open the campaign's lock .*symlink"):
+    (cdir / store.campaign.LOCK_FILE).symlink_to(target)
+    with pytest.raises(store.CampaignLocked, match=r"\.sweep\.lock: cannot open the campaign's lock .*symlink"):
         sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
     assert target.read_text() == "keep me\n"
 
@@ -214,18 +214,18 @@ def test_a_second_sweep_on_a_campaign_is_refused_and_leaves_the_first_ones_run_a
     holder.start()
     try:
         assert ready.wait(10)
-        with pytest.raises(sweep.CampaignLocked, match=rf"campaign c is being swept by pid {holder.pid} on "):
+        with pytest.raises(store.CampaignLocked, match=rf"campaign c is being swept by pid {holder.pid} on "):
             sweep.run_sweep(tb, SMALL, runs_dir=tmp_path / "runs", campaign="c", progress=False)
         assert in_progress.is_dir()
     finally:
         release.set()
         holder.join(10)
-    with sweep.campaign_lock(cdir):  # free once the holder ended
+    with store.Campaign.at(cdir).lock():  # free once the holder ended
         pass
 
 
 def _hold_lock(cdir, ready, release):
-    with sweep.campaign_lock(cdir):
+    with store.Campaign.at(cdir).lock():
         ready.set()
         release.wait(10)
 
@@ -247,7 +247,7 @@ def test_an_empty_or_unreadable_manifest_is_an_incomplete_run_that_resume_redoes
         assert store.list_runs(tmp_path / "runs", "c") == []  # analysis never reads them, and says so
 
     def start_point(tb, req, before_window=None):
-        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd = store.Campaign(req.runs_dir, req.campaign).new_run(req.run_id)
         rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
@@ -278,14 +278,15 @@ def test_a_campaign_recorded_on_another_kernel_or_receive_path_is_refused_before
     # a sweep.json from before rx_steering was fingerprinted: the runs' manifests name the receive path
     old = {k: v for k, v in here.items() if k not in ("rx_steering", "tools")}
     (cdir / "sweep.json").write_text(json.dumps({"fingerprint": old}))
-    run = store.RunDir(tmp_path / "runs", "c", "abc-r0")
+    run = store.Campaign(tmp_path / "runs", "c").new_run("abc-r0")
     run.manifest.update(experiment="single-flow", testbed={"kind": "ssh", "rx_steering": "napi-thread"})
     run.finish("ok")
-    assert sweep.recorded_fingerprint(cdir)["rx_steering"] == "napi-thread"
-    assert sweep.incomparable(sweep.recorded_fingerprint(cdir), here) == ["rx_steering napi-thread there, nic here"]
+    where = store.Campaign.at(cdir)
+    assert sweep.recorded_fingerprint(where)["rx_steering"] == "napi-thread"
+    assert sweep.incomparable(sweep.recorded_fingerprint(where), here) == ["rx_steering napi-thread there, nic here"]
     # a torn sweep.json (a kill mid-write): the manifests still say which testbed, and a resume goes on
     (cdir / "sweep.json").write_text('{"spec": {"experi')
-    assert sweep.recorded_fingerprint(cdir) == {"rx_steering": "napi-thread"}  # that run's manifest: no versions
+    assert sweep.recorded_fingerprint(where) == {"rx_steering": "napi-thread"}  # that run's manifest: no versions
     # ... and ids stay what they were before the receive path joined the fingerprint
     assert sweep.point_id({"config": "tsogro"}, here, "single-flow") == \
         sweep.point_id({"config": "tsogro"}, old, "single-flow")
@@ -393,7 +394,7 @@ def runs_recorded(monkeypatch) -> list[tuple[str, bool]]:
 
     def start_point(tb, req, before_window=None):
         calls.append((req.run_id.rsplit("-", 1)[1], req.probing.profile))
-        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd = store.Campaign(req.runs_dir, req.campaign).new_run(req.run_id)
         rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)
@@ -432,7 +433,7 @@ def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_swe
     tb, _ = ssh_sweep
 
     def start_point(tb, req, before_window=None):
-        rd = store.RunDir(req.runs_dir, req.campaign, req.run_id)
+        rd = store.Campaign(req.runs_dir, req.campaign).new_run(req.run_id)
         rd.manifest.update(experiment="single-flow", repetition=req.repetition)
         return SimpleNamespace(finish=lambda: rd.finish("ok"))
     monkeypatch.setattr(sweep, "start_point", start_point)

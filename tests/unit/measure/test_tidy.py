@@ -135,7 +135,7 @@ def test_a_rederive_killed_between_its_writes_leaves_a_run_that_reads_and_the_ne
         if len(calls) == killed_at:
             raise KeyboardInterrupt  # kill -9 before this rename: the earlier ones are on disk
         real(path, text)
-    monkeypatch.setattr(store, "write_atomic", write_atomic)
+    monkeypatch.setattr(store.rundir, "write_atomic", write_atomic)
     with pytest.raises(KeyboardInterrupt):
         rederive(run)
     monkeypatch.undo()

@@ -12,6 +12,7 @@ import pytest
 from hostnet.measure.options import BUDGET_MINUTES
 from hostnet.measure import topup
 from hostnet.analysis import verdicts
+from hostnet import store
 from hostnet.store import SCHEMA_VERSION, TIDY_COLUMNS
 from hostnet.measure.sweep import SweepSpec
 
@@ -256,7 +257,7 @@ def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monke
 
 
 def test_a_rehearsal_testbed_is_never_topped_up(tmp_path, fake_sweeps):
-    """Its runs decide no verdict (store.flagged), so no run is added to decide one, and nothing is judged."""
+    """Its runs decide no verdict (flags.flagged), so no run is added to decide one, and nothing is judged."""
     campaign(tmp_path)
 
     def judge(runs_dir, name, reference_dir):
@@ -348,11 +349,10 @@ def test_a_verdicts_numpy_points_are_recorded_as_plain_numbers():
     import json
 
     import numpy as np
-    from hostnet.measure import topup
     assert json.loads(json.dumps({"points": [{"big_tcp_bytes": np.int64(65536)}, {"x": np.float64(0.5)}]},
-                                 default=topup.plain)) == {"points": [{"big_tcp_bytes": 65536}, {"x": 0.5}]}
+                                 default=store.campaign.plain)) == {"points": [{"big_tcp_bytes": 65536}, {"x": 0.5}]}
     with pytest.raises(TypeError, match="ndarray is not JSON serializable"):
-        json.dumps({"a": np.zeros(2)}, default=topup.plain)
+        json.dumps({"a": np.zeros(2)}, default=store.campaign.plain)
 
 
 def test_points_whose_runs_were_all_flagged_or_too_short_lack_clean_runs():
