@@ -68,7 +68,7 @@ def judged(notebook: str, runs_dir: Path, campaign: str) -> pd.DataFrame:
     judge = getattr(module, "JUDGES", {}).get(experiment, getattr(module, "judge", None))
     if judge is None:
         raise SystemExit(f"bench.verdict_stability: {notebook} has no judge: its verdicts cannot be compared")
-    return judge(runs_dir, campaign, project.reference_dir())
+    return judge(runs_dir, campaign, project.reference_dir()).table
 
 
 def record(sweep: str, runs_dir: Path, n: int, **fields) -> list[str]:

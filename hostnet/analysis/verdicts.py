@@ -22,15 +22,14 @@ leaving it out, alone turns the NIC-equivalent verdict, the table says so.
 
 An undecided judgement says what would decide it (the clean runs per point the interval's
 half-width suggests) and which points need them, so a live campaign can be topped up
-(top_up_until_decided) until the verdict is decided, the design's looks are taken or a stated
-budget is spent.
+(measure/topup.py) until the verdict is decided, the design's looks are taken or a stated budget
+is spent. A section's rules return a Verdicts value: the table a notebook shows and those points.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -441,7 +440,6 @@ def as_rehearsal(table: pd.DataFrame, why: str) -> pd.DataFrame:
     for col in ("sensitivity", "steady runs only"):
         if col in out.columns:
             out[col] = ""
-    out.attrs["top_up"] = {}
     return out
 
 
@@ -462,10 +460,28 @@ def is_extension(fid: str) -> bool:
     return fid.endswith((EXTENSION, SAME_EXPERIMENT))
 
 
-def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None,
-          repeats: dict[str, str] | None = None) -> pd.DataFrame:
-    """The verdict table (COLUMNS) in the order given; df.attrs["top_up"] holds the points an
-    inconclusive counted verdict needs more clean runs of, per finding. extensions: findings judged beyond
+@dataclass(frozen=True)
+class Verdicts:
+    """What a section's rules decided: the verdict table a notebook shows (COLUMNS, and the
+    accounting and steadiness columns once under_accountings has judged it) and, per finding, the
+    points an inconclusive counted verdict needs more clean runs of (what a top-up runs)."""
+    table: pd.DataFrame
+    wanted: dict[str, list[dict]] = field(default_factory=dict)
+
+    def joined(self, *others: "Verdicts") -> "Verdicts":
+        """These verdicts and others' as one (a campaign two notebooks judge, e.g. F17 and F28)."""
+        return Verdicts(pd.concat([self.table, *(o.table for o in others)], ignore_index=True),
+                        _union(self.wanted, *(o.wanted for o in others)))
+
+    def asking(self, key: str, points: list[dict]) -> "Verdicts":
+        """The same verdicts asking for more runs of `points` too, under `key` (a top-up's own reason)."""
+        return Verdicts(self.table, {**self.wanted, key: points})
+
+
+def collect(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None,
+            repeats: dict[str, str] | None = None) -> Verdicts:
+    """The verdict table (COLUMNS) in the order given, and the points an inconclusive counted verdict
+    needs more clean runs of, per finding. extensions: findings judged beyond
     where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
     says so, so no overall count or summary takes them for the paper's. repeats: findings whose
     experiment here is another notebook's (fid -> which): their ids end in SAME_EXPERIMENT, counted there."""
@@ -479,47 +495,58 @@ def table(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict
     out = pd.DataFrame([row(fid, claims[fid], j) for fid, j in judged.items()], columns=COLUMNS)
     # only counted findings ask for runs: an extension or another notebook's experiment would spend the
     # campaign's looks and budget on verdicts no tally takes (the pattern campaigns' F04/F05 extensions did)
-    out.attrs["top_up"] = {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points
-                           and not fid.endswith((EXTENSION, SAME_EXPERIMENT))}
-    return out
+    return Verdicts(out, {fid: list(j.points) for fid, j in judged.items() if j.verdict == INCONCLUSIVE and j.points
+                          and not fid.endswith((EXTENSION, SAME_EXPERIMENT))})
 
 
-def under_accountings(verdict_table: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
-    """A section's verdict_table(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and
+def as_table(rules: Callable[..., Verdicts]) -> Callable[..., pd.DataFrame]:
+    """A section's rules (returning Verdicts) as its verdict_table: called, the table a notebook
+    shows; `.verdicts(...)`, the whole value (a section's judge, for the top-up)."""
+    @functools.wraps(rules)
+    def shown(*args, **kwargs) -> pd.DataFrame:
+        return rules(*args, **kwargs).table
+    shown.verdicts = rules
+    return shown
+
+
+def under_accountings(rules: Callable[..., Verdicts]) -> Callable[..., pd.DataFrame]:
+    """A section's rules(…, tidy, …) (or …_tidy) judged under each accounting of ledger.py and
     merged (merge_accountings), then again without unsteady runs, shown where that changes a verdict.
     Where the tidy data has no ledger (real servers, or runs recorded before it) both accountings
-    are the raw one and the table says so."""
-    sig = inspect.signature(verdict_table)
+    are the raw one and the table says so. Returned as_table: the table, and .verdicts for the value."""
+    sig = inspect.signature(rules)
     name = next(p for p in sig.parameters if p == "tidy" or p.endswith("_tidy"))
 
-    def accounted(args, kwargs, tidy: pd.DataFrame, variants: bool = True) -> pd.DataFrame:
+    def accounted(args, kwargs, tidy: pd.DataFrame, variants: bool = True) -> Verdicts:
         """variants False: the merged verdicts only (the variants of the ambiguous line feed only the
         sensitivity column, so judging them again without the unsteady runs would be wasted)."""
         bound = sig.bind(*args, **kwargs)
 
         def under(accounting):
             bound.arguments[name] = ledger.view(tidy, accounting)
-            return verdict_table(*bound.args, **bound.kwargs)
+            return rules(*bound.args, **bound.kwargs)
         raw = under(ledger.RAW)
         if not ledger.has_ledger(tidy):
             return merge_accountings(raw)
         return merge_accountings(raw, under(ledger.NIC), {a: under(a) for a in (ledger.NIC_AS_SCHED,
                                                                                  ledger.NIC_WITHOUT) if variants})
 
-    @functools.wraps(verdict_table)
-    def judged(*args, **kwargs):
+    @functools.wraps(rules)
+    def judged(*args, **kwargs) -> Verdicts:
         tidy = sig.bind(*args, **kwargs).arguments[name]
-        out = accounted(args, kwargs, tidy)
+        decided = accounted(args, kwargs, tidy)
+        out = decided.table
         unsteady = unsteady_runs(tidy)
         runs = tidy.run_id.nunique() if "run_id" in tidy.columns else 0
         out["unsteady runs"] = f"{len(unsteady)} of {runs}"
         out["steady runs only"] = "no steady run" if unsteady and runs == len(unsteady) else ""
         if unsteady and runs > len(unsteady):
-            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)], variants=False).set_index("id").verdict
+            again = accounted(args, kwargs, tidy[~tidy.run_id.isin(unsteady)],
+                              variants=False).table.set_index("id").verdict
             without = [again.get(f, "not judged (no steady run of its points)") for f in out["id"]]
             out["steady runs only"] = [w if w != v else "" for w, v in zip(without, out["verdict"], strict=True)]
-        return out
-    return judged
+        return decided
+    return as_table(judged)
 
 
 def unsteady_runs(tidy: pd.DataFrame) -> set[str]:
@@ -546,17 +573,17 @@ def merged_verdict(raw: str, nic: str) -> str:
     return DEPENDS
 
 
-def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
-                      variants: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+def merge_accountings(raw: Verdicts, nic: Verdicts | None = None,
+                      variants: dict[str, Verdicts] | None = None) -> Verdicts:
     """The raw and NIC-equivalent verdict tables of the same findings as one (COLUMNS +
     ACCOUNTING_COLUMNS): merged_verdict, both texts where they differ, and a sensitivity line where
     a variant of the ambiguous line alone turns the NIC-equivalent verdict. nic None: the data have
     no ledger, so the raw table is both."""
     no_ledger = nic is None
     nic = raw if no_ledger else nic
-    nic_by, var_by = nic.set_index("id"), {a: t.set_index("id") for a, t in (variants or {}).items()}
+    nic_by, var_by = nic.table.set_index("id"), {a: v.table.set_index("id") for a, v in (variants or {}).items()}
     rows = []
-    for _, r in raw.iterrows():
+    for _, r in raw.table.iterrows():
         n = nic_by.loc[r["id"]] if r["id"] in nic_by.index else r
         shows = r["this run shows"]
         if n["this run shows"] != shows:
@@ -568,12 +595,8 @@ def merge_accountings(raw: pd.DataFrame, nic: pd.DataFrame | None = None,
                      "NIC-equivalent": "(no ledger: raw)" if no_ledger else n["verdict"],
                      "sensitivity": ("the ambiguous line alone turns it (" + "; ".join(flips) + ")") if flips else ""})
     out = pd.DataFrame(rows, columns=COLUMNS + ACCOUNTING_COLUMNS)
-    top_up = {**raw.attrs.get("top_up", {})}
-    for fid, pts in nic.attrs.get("top_up", {}).items():
-        top_up[fid] = list({_key(p): p for p in [*top_up.get(fid, []), *pts]}.values())
-    out.attrs["top_up"] = {fid: pts for fid, pts in top_up.items()
-                           if out.set_index("id").verdict.get(fid) == INCONCLUSIVE}
-    return out
+    undecided = set(out[out.verdict == INCONCLUSIVE].id)
+    return Verdicts(out, {fid: pts for fid, pts in _union(raw.wanted, nic.wanted).items() if fid in undecided})
 
 
 def clauses(text: str) -> list[str]:
@@ -679,57 +702,13 @@ def shares_by_run(tidy: pd.DataFrame, metric: str, side: str, categories, **poin
     return Shares({c: (wide[c].fillna(0.0).tolist() if c in wide else [0.0] * len(wide)) for c in categories}, few)
 
 
-# --- top-up until decided ----------------------------------------------------------------------------
-
-@dataclass
-class TopUpLog:
-    rounds: int = 0
-    runs: int = 0
-    seconds: float = 0.0
-    stopped: str = ""
-    per_round: list[dict] = field(default_factory=list)
-
-
-def top_up_until_decided(judge: Callable[[], pd.DataFrame], run_more: Callable[[list[dict]], int], *,
-                         budget_runs: int, budget_minutes: float, rounds_taken: int = 0, step: int = 1,
-                         clock=time.monotonic, before_round: Callable[[list[dict]], None] = lambda points: None
-                         ) -> TopUpLog:
-    """Judge, then run `step` more clean repetitions of every point an inconclusive verdict needs
-    (run_more(points) runs one of each and returns how many runs it made), until no verdict asks
-    for more, the sequential design's LOOKS looks are taken (rounds_taken: the campaign's decisive
-    rounds before this call; each round is one more look), or the budget (runs, or minutes of wall
-    time) is spent. before_round(points) is told of each look before its runs (topup records it).
-    Returns what it did and why it stopped."""
-    log, start = TopUpLog(), clock()
-    while True:
-        wanted = judge().attrs.get("top_up", {})
-        points = list({_key(p): p for pts in wanted.values() for p in pts}.values())
-        if not points:
-            log.stopped = (f"no verdict asks for more runs (each is decided, or {AT_PROFILE}: over {MAX_RUNS} runs "
-                           "per point, or too few samples per run)")
-            break
-        if rounds_taken + log.rounds >= LOOKS - 1:
-            log.stopped = (f"the design's {LOOKS} looks are taken (the planned runs and {LOOKS - 1} top-up rounds): "
-                           f"a verdict still undecided is {AT_PROFILE}")
-            break
-        if log.runs + len(points) > budget_runs:
-            log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"
-            break
-        if (clock() - start) / 60 >= budget_minutes:
-            log.stopped = f"budget: {budget_minutes:g} minutes spent"
-            break
-        before_round(points)
-        made = 0
-        for _ in range(max(1, min(step, (budget_runs - log.runs) // len(points)))):  # as many as the budget allows
-            made += run_more(points)
-        log.rounds += 1
-        log.runs += made
-        log.per_round.append({"findings": sorted(wanted), "points": points, "runs": made})
-        if made == 0:
-            log.stopped = "no run could be made"
-            break
-    log.seconds = clock() - start
-    return log
+def _union(*wanted: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Points wanted per finding, from several asks, each point once."""
+    out: dict[str, list[dict]] = {}
+    for ask in wanted:
+        for fid, pts in ask.items():
+            out[fid] = list({_key(p): p for p in [*out.get(fid, []), *pts]}.values())
+    return out
 
 
 def _key(point: dict) -> str:

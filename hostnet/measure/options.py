@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # imported where used: a notebook kernel starts with this module, and stays light
-    from ..analysis.verdicts import TopUpLog
+    from .topup import TopUpLog
     from ..testbed import Testbed
 
 # What a live section's top-up spends at most after its sweep (`hostnet top-up` takes its own).

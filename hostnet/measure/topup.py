@@ -3,12 +3,12 @@ sweep) under two policies, for every experiment the sweep runs (the time budget'
 
 fill(): until every point has a few runs free of foreign load (a bounded number of rounds).
 decide(): until the verdicts are decided: more clean repetitions of exactly the points an
-inconclusive verdict depends on (verdicts.top_up_until_decided), each round as many as the campaign
+inconclusive verdict depends on (top_up_until_decided), each round as many as the campaign
 planned, within a budget and within the sequential design's looks (verdicts.LOOKS, counted over
 every decisive round the campaign has had).
 
-Each section offers judge(runs_dir, campaign, reference_dir) -> verdict table; its attrs["top_up"]
-names the points. Points whose flagged runs (foreign load: a busy machine) left fewer clean runs
+Each section offers judge(runs_dir, campaign, reference_dir) -> Verdicts; its `wanted` names the
+points. Points whose flagged runs (foreign load: a busy machine) left fewer clean runs
 than planned are topped up too, within the same budget: they would be judged on too few. A round
 adds unprofiled runs in the campaign's proportion (unprofiled_runs_due). The extra runs go into
 the same campaign (run_sweep skips repetitions already made), and the campaign's sweep.json keeps
@@ -22,7 +22,9 @@ before its runs too, so a killed top-up's looks still count against the design's
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, replace
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
 import pandas as pd
@@ -30,7 +32,7 @@ import pandas as pd
 from .. import store
 from .sweep import SweepSpec, run_sweep
 from ..analysis.metrics import unprofiled
-from ..analysis.verdicts import MIN_RUNS, TopUpLog, top_up_until_decided
+from ..analysis.verdicts import AT_PROFILE, LOOKS, MAX_RUNS, MIN_RUNS, Verdicts
 from ..analysis import flags
 
 log = logging.getLogger(__name__)
@@ -157,17 +159,16 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
     spec = campaign_spec(runs_dir, campaign)
     unjudged = []
 
-    def judged():
+    def judged() -> Verdicts:
         try:
-            table = judge(runs_dir, campaign, reference_dir)
+            decided = judge(runs_dir, campaign, reference_dir)
             unjudged.clear()
         except FileNotFoundError as exc:  # no clean run at all yet: only the flagged points say what to add
             unjudged.append(str(exc))
-            table = pd.DataFrame()
+            decided = Verdicts(pd.DataFrame())
         flagged = short_of_clean_runs(manifests_of(spec, runs_dir, campaign), min(MIN_RUNS, spec.repetitions))
-        if flagged:  # a point whose runs were flagged (foreign load) is judged on too few: run it again
-            table.attrs["top_up"] = {**table.attrs.get("top_up", {}), FLAGGED_RUNS: flagged}
-        return table
+        # a point whose runs were flagged (foreign load) is judged on too few: run it again
+        return decided.asking(FLAGGED_RUNS, flagged) if flagged else decided
     where = store.Campaign(runs_dir, campaign)
     finish_interrupted(tb, runs_dir=runs_dir, campaign=campaign)
     # each earlier decisive round was a look at the verdicts: the design's looks are per campaign
@@ -193,6 +194,57 @@ def _decide(tb, judge, *, runs_dir, campaign: str, reference_dir, budget_runs: i
     where.edit_plan(lambda plan: plan["decisive_top_ups"].__setitem__(index, {
         "rounds": log.rounds, "runs": log.runs, "seconds": round(log.seconds), "stopped": log.stopped,
         "budget": budget, "per_round": log.per_round}))
+    return log
+
+
+@dataclass
+class TopUpLog:
+    rounds: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+    per_round: list[dict] = field(default_factory=list)
+
+
+def top_up_until_decided(judge: Callable[[], Verdicts], run_more: Callable[[list[dict]], int], *,
+                         budget_runs: int, budget_minutes: float, rounds_taken: int = 0, step: int = 1,
+                         clock=time.monotonic, before_round: Callable[[list[dict]], None] = lambda points: None
+                         ) -> TopUpLog:
+    """Judge, then run `step` more clean repetitions of every point an inconclusive verdict needs
+    (run_more(points) runs one of each and returns how many runs it made), until no verdict asks
+    for more, the sequential design's LOOKS looks are taken (rounds_taken: the campaign's decisive
+    rounds before this call; each round is one more look), or the budget (runs, or minutes of wall
+    time) is spent. before_round(points) is told of each look before its runs (topup records it).
+    Returns what it did and why it stopped."""
+    log, start = TopUpLog(), clock()
+    while True:
+        wanted = judge().wanted
+        points = list({repr(sorted(p.items())): p for pts in wanted.values() for p in pts}.values())
+        if not points:
+            log.stopped = (f"no verdict asks for more runs (each is decided, or {AT_PROFILE}: over {MAX_RUNS} runs "
+                           "per point, or too few samples per run)")
+            break
+        if rounds_taken + log.rounds >= LOOKS - 1:
+            log.stopped = (f"the design's {LOOKS} looks are taken (the planned runs and {LOOKS - 1} top-up rounds): "
+                           f"a verdict still undecided is {AT_PROFILE}")
+            break
+        if log.runs + len(points) > budget_runs:
+            log.stopped = f"budget: {budget_runs} runs would be exceeded ({log.runs} made, {len(points)} more asked)"
+            break
+        if (clock() - start) / 60 >= budget_minutes:
+            log.stopped = f"budget: {budget_minutes:g} minutes spent"
+            break
+        before_round(points)
+        made = 0
+        for _ in range(max(1, min(step, (budget_runs - log.runs) // len(points)))):  # as many as the budget allows
+            made += run_more(points)
+        log.rounds += 1
+        log.runs += made
+        log.per_round.append({"findings": sorted(wanted), "points": points, "runs": made})
+        if made == 0:
+            log.stopped = "no run could be made"
+            break
+    log.seconds = clock() - start
     return log
 
 

@@ -219,7 +219,7 @@ def _point(send_mode: str, recv_mode: str) -> dict:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F29–F31, expectations from the kernel's own documentation, judged by verdicts' one rule:
     sendfile takes the sender's copy away (its data-copy share falls); MSG_ZEROCOPY lowers the
     sender's CPU per MB; TCP_ZEROCOPY_RECEIVE lowers the receiver's CPU per MB where pages are mapped."""
@@ -255,12 +255,12 @@ def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
                 want=">", what="receiver CPU per MB, recv() → TCP_ZEROCOPY_RECEIVE (MSG_ZEROCOPY sender)",
                 unit=" µs", fmt=".0f", points=[_point("zerocopy", "copy"), _point("zerocopy", "mmap")])
             judged["F31"] = dataclasses.replace(j, shows=j.shows + f"; {mapped:.1f} % of the bytes mapped")
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
-    return verdict_table(load(runs_dir, campaign)[0], reference_dir)
+    return verdict_table.verdicts(load(runs_dir, campaign)[0], reference_dir)
 
 
 # --- BIG TCP -------------------------------------------------------------------------------------------
@@ -409,7 +409,7 @@ BIG_TCP_FINDINGS = {4: ("F32", "a receiver whose GRO builds packets above 64 KB 
 
 
 @verdicts.under_accountings
-def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F32 (IPv4) and F33 (IPv6): with larger GSO/GRO packets the receiver's per-packet layers
     (tcp/ip + netdev + skb) cost less CPU per MB moved; judged on that cost, not on their share,
     which also falls when other work grows. Its premise, that GRO delivered larger packets, is
@@ -420,7 +420,7 @@ def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
         of = runs[runs.ip_version == version]
         if of.big_tcp_bytes.nunique() >= 2:
             judged[fid] = _judge_limits(of, needs)
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
 def _judge_limits(runs: pd.DataFrame, needs: str) -> verdicts.Judgement:
@@ -446,8 +446,8 @@ def _judge_limits(runs: pd.DataFrame, needs: str) -> verdicts.Judgement:
                                f"{grew.mean_a / 1024:.0f} → {grew.mean_b / 1024:.0f} KiB")
 
 
-def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
-    return big_tcp_verdict_table(load_big_tcp(runs_dir, campaign)[0], reference_dir)
+def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
+    return big_tcp_verdict_table.verdicts(load_big_tcp(runs_dir, campaign)[0], reference_dir)
 
 
 # the judge of each campaign notebook 15 records, by the experiment its runs are stored as (hostnet top-up)

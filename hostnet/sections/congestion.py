@@ -150,7 +150,7 @@ def _receiver_bound(tidy: pd.DataFrame, cc: str, n: int) -> verdicts.Judgement:
 
 
 @verdicts.under_accountings
-def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> pd.DataFrame:
+def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> verdicts.Verdicts:
     """F17: tpc changes little across algorithms (each within ±SPREAD_LIMIT_PCT of cubic's, by the
     CI of the difference) because the receiver is the bottleneck — a premise checked per point
     (paired CPU interval): an algorithm whose point is not decidedly receiver-bound is left out
@@ -161,7 +161,7 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dic
     note = f"; {', '.join(missing)}: not available on this host" if missing else ""
     algos = list(dict.fromkeys(m.congestion_control))  # the table's order
     if len(algos) < 2:
-        return verdicts.table(findings, {"F17": verdicts.Judgement(
+        return verdicts.collect(findings, {"F17": verdicts.Judgement(
             verdicts.INCONCLUSIVE, "fewer than two algorithms measured" + note, "two or more algorithms")})
     base = "cubic" if "cubic" in algos else algos[0]
     parts, left_out, open_premise = [], [], []
@@ -191,17 +191,14 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dic
         j = verdicts.combine(parts)
         j = verdicts.Judgement(j.verdict, j.shows + "; the receiver is decidedly the busier side at these points"
                                + excluded + note, j.decide, j.points)
-    return verdicts.table(findings, {"F17": j})
+    return verdicts.collect(findings, {"F17": j})
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section): F17, and F28 (notebook 14
     judges the 2010 study's TCP variants on this same campaign), so a top-up serves both."""
     from .end_host_loss import tcp_verdict  # end_host_loss replays this module's campaigns
     tidy, manifests = load(runs_dir, campaign)
     refused_algorithms = refused(runs_dir, campaign)
-    f17 = verdict_table(table(tidy, refused_algorithms), tidy, manifests, reference_dir)
-    f28 = tcp_verdict(tidy, refused_algorithms, reference_dir)
-    out = pd.concat([f17, f28], ignore_index=True)
-    out.attrs["top_up"] = {**f17.attrs.get("top_up", {}), **f28.attrs.get("top_up", {})}
-    return out
+    f17 = verdict_table.verdicts(table(tidy, refused_algorithms), tidy, manifests, reference_dir)
+    return f17.joined(tcp_verdict.verdicts(tidy, refused_algorithms, reference_dir))

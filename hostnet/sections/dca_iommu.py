@@ -190,7 +190,7 @@ def _points(tidy: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 @verdicts.under_accountings
-def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F15, F16 and F27 on the clean runs of each (DDIO, IOMMU) point, by verdicts' one rule; not
     testable, with the host's reason, where the hardware lacks the knob."""
     judged = {}
@@ -243,4 +243,4 @@ def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -
     else:
         judged["F27"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
                                               "an Intel host with DDIO (IIO LLC ways MSR)")
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)

@@ -179,9 +179,9 @@ OFFERED_SHARE = 0.9
 
 
 @verdicts.under_accountings
-def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, reference_dir) -> pd.DataFrame:
+def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, reference_dir) -> verdicts.Verdicts:
     """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help).
-    attrs["top_up"] names the sweep points an undecided F22/F23 needs more clean runs of."""
+    Its `wanted` names the sweep points an undecided F22/F23 needs more clean runs of."""
     judged = {}
     top_rate = summary.target_gbps.max()
     top = summary[summary.target_gbps == top_rate].set_index(["placement", "buffer_kb"])
@@ -243,7 +243,7 @@ def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, refere
                                    what=f"{kbs[-1] // 1024} MB loss against the {LOSSY_PCT:g} % line", unit="%",
                                    points=[sweep_point(top_rate, kbs[-1], "same")])
             judged["F23"] = verdicts.Judgement(j.verdict, f"{shows}; {j.shows}", j.decide, j.points)
-    return verdicts.table(load_findings(reference_dir), judged)
+    return verdicts.collect(load_findings(reference_dir), judged)
 
 
 def sweep_point(rate_gbps: float, buffer_kb: int, placement: str) -> dict:
@@ -251,15 +251,15 @@ def sweep_point(rate_gbps: float, buffer_kb: int, placement: str) -> dict:
     return {"udp_rate_gbps": rate_gbps, "socket_buffer_kb": int(buffer_kb), "app_cpu": placement}
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The UDP campaign's verdict table (what topup.decide asks of a section)."""
     tidy, manifests = load(runs_dir, campaign)
-    return verdict_table(table(tidy), tidy, placement_notes(manifests), reference_dir)
+    return verdict_table.verdicts(table(tidy), tidy, placement_notes(manifests), reference_dir)
 
 
 @verdicts.under_accountings
 def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], reference_dir,
-                margin_pct: float = 15.0) -> pd.DataFrame:
+                margin_pct: float = 15.0) -> verdicts.Verdicts:
     """F28 (the 2010 study): TCP variants reach about the same throughput (each within margin_pct of
     cubic's, by the CI of the difference) except Vegas, which falls behind; not testable where the
     kernel lacks tcp_vegas (the sweep's capability check says so)."""
@@ -281,4 +281,4 @@ def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], refer
                                             what=f"{n} flow(s) throughput cubic → vegas", unit="Gbit/s",
                                             points=pts("vegas")))
         j = verdicts.combine(parts)
-    return verdicts.table(verdicts.load_findings(reference_dir), {"F28": j})
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F28": j})

@@ -180,12 +180,12 @@ def _f26(tidy: pd.DataFrame) -> verdicts.Judgement:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F14 (tpc falls by about the paper's size) and F26 (the breakdown's shift), on clean runs."""
     paper = reference(reference_dir).stated_change_pct
-    return verdicts.table(verdicts.load_findings(reference_dir), {"F14": _f14(tidy, paper), "F26": _f26(tidy)})
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F14": _f14(tidy, paper), "F26": _f26(tidy)})
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
-    return verdict_table(load(runs_dir, campaign)[0], reference_dir)
+    return verdict_table.verdicts(load(runs_dir, campaign)[0], reference_dir)

@@ -159,7 +159,7 @@ def refusal_reason(record: dict) -> str:
 
 
 @verdicts.under_accountings
-def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F13: NIC-remote tpc only marginally off NIC-local's for short flows: the whole 95 % CI of the
     relative difference within ±MARGINAL_PCT (verdicts.similar)."""
     placements = set() if tidy.empty else set(tidy.placement)
@@ -172,4 +172,4 @@ def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> pd.DataFra
     else:
         j = verdicts.not_testable(refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign",
                                   "a multi-socket host with the NIC on one node")
-    return verdicts.table(verdicts.load_findings(reference_dir), {"F13": j})
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F13": j})

@@ -98,7 +98,7 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     """F10: loss lowers tpc, and loss recovery (retransmissions) costs: judged between the loss-free
     point and the highest loss rate on clean runs (verdicts' one rule)."""
     rates = sorted(float(r) for r in tidy[KEY].unique())
@@ -117,9 +117,9 @@ def verdict_table(tidy: pd.DataFrame, reference_dir) -> pd.DataFrame:
                                 verdicts.clean_values(tidy, "retransmits_count", "sender", **{KEY: worst})),
             want="<", what="retransmitted segments per run", fmt=".0f", points=pts)
         j = verdicts.combine([tpc, retrans])
-    return verdicts.table(verdicts.load_findings(reference_dir), {"F10": j})
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F10": j})
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
-    return verdict_table(load(runs_dir, campaign)[0], reference_dir)
+    return verdict_table.verdicts(load(runs_dir, campaign)[0], reference_dir)

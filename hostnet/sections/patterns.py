@@ -359,7 +359,7 @@ SINGLE_FLOW_CLAIMS = dict.fromkeys(("F04", "F05"), "for a single flow, §3.1")
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> verdicts.Verdicts:
     """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts);
     with no clean run at all every finding is not testable, saying why the runs were flagged."""
     if flagged_only(tidy):
@@ -369,7 +369,7 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
             f"no clean run: all {len(runs)} runs were flagged (e.g. {worst})",
             "clean runs: the same sweep on an idle machine (a live run tops up points without a clean run, "
             "within its budget)")
-        return verdicts.table(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why),
+        return verdicts.collect(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why),
                               extensions=SINGLE_FLOW_CLAIMS)
     judged, repeats, per_run = {}, {}, _PerRun(tidy)
     if pattern != "one-to-one" and one_core_pair(tidy, per_run):
@@ -385,7 +385,7 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
                                              j.decide, j.points, j.holds)
         else:
             judged[fid] = _f05(tidy, config)
-    return verdicts.table(verdicts.load_findings(reference_dir), judged, extensions=SINGLE_FLOW_CLAIMS,
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged, extensions=SINGLE_FLOW_CLAIMS,
                           repeats=repeats)
 
 
@@ -400,12 +400,12 @@ def one_core_pair(tidy: pd.DataFrame, per_run: _PerRun | None = None) -> bool:
     return all(per_run.cores(n, side) == 1 for n in tidy.flows.unique() for side in SIDES)
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
     manifests = store.load_manifests(runs_dir, campaign)
     experiment = manifests[0]["experiment"]
     tidy, manifests = load(runs_dir, campaign, experiment)
-    return verdict_table(tidy, experiment, reference_dir, manifests[0]["config"]["name"])
+    return verdict_table.verdicts(tidy, experiment, reference_dir, manifests[0]["config"]["name"])
 
 
 def breakdown_shift(bd: pd.DataFrame, top: int = 3) -> pd.DataFrame:

@@ -163,7 +163,7 @@ def _f08(tidy: pd.DataFrame, swept: list[int]) -> verdicts.Judgement:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> verdicts.Verdicts:
     """F07 (latency rises and tpc falls past its peak as the Rx buffer grows) and, where the rx ring
     was swept (servers), F08 (tpc falls as the ring grows), judged on clean runs by verdicts' one rule;
     F07 at the ring size with the most buffer sizes. Cache miss rates, half of each claim, need a PMU.
@@ -184,10 +184,10 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
         why = (f"one rx ring size swept ({swept[0]})" if swept else "no rx ring sweep (rx_rings)" if nics
                else NO_RINGS)
         judged["F08"] = verdicts.not_testable(why, "a NIC with adjustable rings")
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
     tidy, manifests = load(runs_dir, campaign)
-    return verdict_table(tidy, reference_dir, manifests)
+    return verdict_table.verdicts(tidy, reference_dir, manifests)

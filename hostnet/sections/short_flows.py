@@ -131,7 +131,7 @@ def _f24(tidy: pd.DataFrame, sizes: list[int]) -> verdicts.Judgement:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> verdicts.Verdicts:
     """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA), F24 (tpc
     rises with RPC size), judged on clean runs (verdicts)."""
     testbed_kind = manifests[0]["testbed"]["kind"] if manifests else "embedded"
@@ -149,10 +149,10 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
         "a multi-socket host with a NIC on one node")
     if len(sizes) >= 2:
         judged["F24"] = _f24(tidy, sizes)
-    return verdicts.table(verdicts.load_findings(reference_dir), judged)
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
     tidy, manifests = load(runs_dir, campaign)
-    return verdict_table(tidy, reference_dir, manifests)
+    return verdict_table.verdicts(tidy, reference_dir, manifests)

@@ -57,10 +57,10 @@ def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[p
 
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section)."""
     tidy, manifests = load(runs_dir, campaign)
-    return verdict_table(tidy, reference_dir, manifests)
+    return verdict_table.verdicts(tidy, reference_dir, manifests)
 
 
 def stand_ins(manifests: list[dict]) -> str:
@@ -133,7 +133,7 @@ def _arfs_premise(steering: str) -> str:
 
 
 @verdicts.under_accountings
-def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> pd.DataFrame:
+def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> verdicts.Verdicts:
     """F01-F06, F08 and F25 from a single-flow campaign, judged by verdicts' one rule (F07 needs
     the Rx-buffer sweep: notebook 02)."""
     findings = verdicts.load_findings(reference_dir)
@@ -201,4 +201,4 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
             verdicts.difference(per_gbit["tsogro+jumbo"], per_gbit["all-opts"]), want=">",
             what="receiver CPU % per Gbit/s, tsogro+jumbo → all-opts (aRFS)", fmt=".2f",
             points=[{"config": "tsogro+jumbo"}, {"config": "all-opts"}])
-    return verdicts.table(findings, judged)
+    return verdicts.collect(findings, judged)

@@ -142,7 +142,7 @@ def test_top_up_judges_each_of_a_notebooks_campaigns_with_its_own_judge(monkeypa
     (which found nothing to judge in it). The live part is replaced: only the judge chosen is checked."""
     import contextlib
     from hostnet import cli, testbed
-    from hostnet.analysis.verdicts import TopUpLog
+    from hostnet.measure.topup import TopUpLog
     from hostnet.measure import topup
     from hostnet.sections import beyond
     chosen = []

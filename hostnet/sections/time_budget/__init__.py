@@ -271,9 +271,10 @@ def _talk(ref: pd.DataFrame, quantity: str) -> float:
     return float(ref.set_index("quantity").loc[quantity, "value"])
 
 
+@verdicts.as_table
 def verdict_table(costs: pd.DataFrame, batches: pd.DataFrame, mhz: float | None, reference_dir,
                   flagged=(), batch: pd.DataFrame | None = None, in_situ: pd.DataFrame | None = None,
-                  micro: pd.DataFrame | None = None) -> pd.DataFrame:
+                  micro: pd.DataFrame | None = None) -> verdicts.Verdicts:
     """F18-F20. `flagged`: the experiments load() could only show with runs flagged for foreign
     load (its last item); F19 is then inconclusive and says so. `batch`: the batching runs' tidy
     rows, whose per-run CPU cost per packet F19 compares (verdicts' one rule); `micro`: the
@@ -284,15 +285,14 @@ def verdict_table(costs: pd.DataFrame, batches: pd.DataFrame, mhz: float | None,
     f19, f19_points = _f19(findings, ref, costs, batches, flagged, batch)
     out = pd.DataFrame([_f18(findings, ref, mhz), f19, _f20(findings, ref, costs, in_situ, micro)])
     # F19's batch sizes are what a top-up repeats (collect); F20 in situ is another campaign's
-    out.attrs["top_up"] = {"F19": f19_points} if f19["verdict"] == INCONCLUSIVE and f19_points else {}
-    return out
+    return verdicts.Verdicts(out, {"F19": f19_points} if f19["verdict"] == INCONCLUSIVE and f19_points else {})
 
 
-def judge(runs_dir, campaign: str, reference_dir) -> pd.DataFrame:
+def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table as the notebook computes it, less F20's in-situ context (what collect's
-    top-up asks; its attrs["top_up"] names batch sizes, e.g. [{"batch": 1}, {"batch": 32}])."""
+    top-up asks; its `wanted` names batch sizes, e.g. {"F19": [{"batch": 1}, {"batch": 32}]})."""
     micro, batch, _, flagged = load(runs_dir, campaign)
-    return verdict_table(cost_table(micro), batch_table(batch), clock_mhz(micro)[0], reference_dir,
+    return verdict_table.verdicts(cost_table(micro), batch_table(batch), clock_mhz(micro)[0], reference_dir,
                          flagged=flagged, batch=batch, micro=micro)
 
 

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from hostnet.analysis import verdicts
+from hostnet.measure import topup
 
 POINT = {"config": "b"}
 
@@ -23,18 +24,16 @@ def _false_positive_rate(confidence: float, looks: int, *, first: int, step: int
         def judge(runs=runs):
             lo, hi = _welch(runs["a"], runs["b"], confidence)
             table = pd.DataFrame({"verdict": ["decided" if lo > 0 or hi < 0 else "open"]})
-            if lo <= 0 <= hi:
-                table.attrs["top_up"] = {"F": [POINT]}
-            return table
+            return verdicts.Verdicts(table, {"F": [POINT]} if lo <= 0 <= hi else {})
 
         def run_more(points, runs=runs):
             for side in runs:
                 runs[side].append(rng.normal(10, 1))
             return len(points)
 
-        verdicts.top_up_until_decided(judge, run_more, budget_runs=10_000, budget_minutes=1e9,
-                                      rounds_taken=verdicts.LOOKS - looks, step=step, clock=lambda: 0.0)
-        decided += judge().verdict.iloc[0] == "decided"
+        topup.top_up_until_decided(judge, run_more, budget_runs=10_000, budget_minutes=1e9,
+                                   rounds_taken=verdicts.LOOKS - looks, step=step, clock=lambda: 0.0)
+        decided += judge().table.verdict.iloc[0] == "decided"
     return decided / trials
 
 
@@ -71,15 +70,11 @@ def test_looking_at_95_percent_after_every_round_decides_far_more_than_5_percent
 
 def test_the_loop_stops_when_the_design_s_looks_are_taken():
     rounds = []
-    log = verdicts.top_up_until_decided(lambda: pd.DataFrame().assign().pipe(_asking), lambda p: rounds.append(p) or 1,
-                                        budget_runs=100, budget_minutes=60, rounds_taken=1, clock=lambda: 0.0)
+    log = topup.top_up_until_decided(lambda: verdicts.Verdicts(pd.DataFrame(), {"F": [POINT]}),
+                                     lambda p: rounds.append(p) or 1,
+                                     budget_runs=100, budget_minutes=60, rounds_taken=1, clock=lambda: 0.0)
     assert log.rounds == verdicts.LOOKS - 2 == len(rounds)
     assert f"{verdicts.LOOKS} looks are taken" in log.stopped and log.stopped.endswith(verdicts.AT_PROFILE)
-
-
-def _asking(table):
-    table.attrs["top_up"] = {"F": [POINT]}
-    return table
 
 
 def test_the_level_is_pocock_s_for_the_design_s_looks():

@@ -131,18 +131,30 @@ def test_combine_every_claim_must_hold_and_premises_stay_visible():
 
 def test_table_rows_carry_the_top_up_points_of_undecided_findings():
     findings = pd.DataFrame({"id": ["F01", "F02", "F03"], "claim": ["a", "b", "c"]})
-    t = verdicts.table(findings, {"F02": verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more", ({"config": "a"},)),
-                                  "F01": verdicts.not_testable("veth", "a NIC"),
-                                  "F03": verdicts.Judgement(verdicts.REPRODUCED, "y")})
+    decided = verdicts.collect(findings, {
+        "F02": verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more", ({"config": "a"},)),
+        "F01": verdicts.not_testable("veth", "a NIC"), "F03": verdicts.Judgement(verdicts.REPRODUCED, "y")})
+    t = decided.table
     assert list(t.columns) == verdicts.COLUMNS and list(t.id) == ["F02", "F01", "F03"]
-    assert t.attrs["top_up"] == {"F02": [{"config": "a"}]}
+    assert decided.wanted == {"F02": [{"config": "a"}]}
     assert t.set_index("id").loc["F01", "this run shows"] == "veth; needs a NIC"
     # an extension, or another notebook's experiment, is shown undecided but asks for no runs: no tally takes it
     undecided = verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more", ({"config": "b"},))
-    t = verdicts.table(findings, {"F01": undecided, "F02": undecided, "F03": undecided},
-                       extensions={"F02": "for one flow"}, repeats={"F03": "notebook 03's"})
+    decided = verdicts.collect(findings, {"F01": undecided, "F02": undecided, "F03": undecided},
+                               extensions={"F02": "for one flow"}, repeats={"F03": "notebook 03's"})
+    t = decided.table
     assert list(t.id) == ["F01", "F02" + verdicts.EXTENSION, "F03" + verdicts.SAME_EXPERIMENT]
-    assert set(t.verdict) == {verdicts.INCONCLUSIVE} and t.attrs["top_up"] == {"F01": [{"config": "b"}]}
+    assert set(t.verdict) == {verdicts.INCONCLUSIVE} and decided.wanted == {"F01": [{"config": "b"}]}
+
+
+def test_verdicts_joined_keep_each_findings_points_once():
+    a = verdicts.Verdicts(pd.DataFrame({"id": ["F17"]}), {"F17": [{"flows": 1}], "X": [{"flows": 2}]})
+    b = verdicts.Verdicts(pd.DataFrame({"id": ["F28"]}), {"F28": [{"flows": 4}], "X": [{"flows": 2}, {"flows": 8}]})
+    both = a.joined(b)
+    assert list(both.table.id) == ["F17", "F28"] and list(both.table.index) == [0, 1]
+    assert both.wanted == {"F17": [{"flows": 1}], "X": [{"flows": 2}, {"flows": 8}], "F28": [{"flows": 4}]}
+    assert a.asking("flagged runs", [{"flows": 16}]).wanted["flagged runs"] == [{"flows": 16}]
+    assert "flagged runs" not in a.wanted  # a value: asking makes another
 
 
 def test_shares_by_run_pairs_runs_and_fills_missing_categories_with_zero():
@@ -151,49 +163,6 @@ def test_shares_by_run_pairs_runs_and_fills_missing_categories_with_zero():
     shares = verdicts.shares_by_run(pd.DataFrame(rows), "breakdown_pct", "receiver", ["data_copy", "tcp/ip", "mm"],
                                     config="x")
     assert shares == {"data_copy": [40, 42], "tcp/ip": [20, 0.0], "mm": [0.0, 0.0]}
-
-
-class FakeCampaign:
-    """A judge and a runner over a fake campaign: a point is decided once it has `needed` runs."""
-
-    def __init__(self, needed: int, start: int = 2):
-        self.runs = {"a": start, "b": start}
-        self.needed = needed
-
-    def judge(self):
-        lacking = [{"config": p} for p, n in self.runs.items() if n < self.needed]
-        t = pd.DataFrame(columns=verdicts.COLUMNS)
-        t.attrs["top_up"] = {"F02": lacking} if lacking else {}
-        return t
-
-    def run_more(self, points):
-        for p in points:
-            self.runs[p["config"]] += 1
-        return len(points)
-
-
-def test_top_up_stops_when_decided():
-    c = FakeCampaign(needed=4)
-    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=60)
-    assert c.runs == {"a": 4, "b": 4} and log.rounds == 2 and log.runs == 4
-    assert log.stopped.startswith("no verdict asks for more runs")
-
-
-def test_top_up_stops_at_the_run_budget_and_at_the_time_budget():
-    c = FakeCampaign(needed=50)
-    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=5, budget_minutes=60)
-    assert log.runs == 4 and log.stopped.startswith("budget: 5 runs")
-    ticks = iter(range(0, 10_000, 120))  # each look at the clock: 2 minutes later
-    c = FakeCampaign(needed=50)
-    log = verdicts.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=5,
-                                        clock=lambda: next(ticks))
-    assert log.stopped == "budget: 5 minutes spent" and log.rounds == 2
-
-
-def test_top_up_stops_when_no_run_can_be_made():
-    c = FakeCampaign(needed=50)
-    log = verdicts.top_up_until_decided(c.judge, lambda points: 0, budget_runs=100, budget_minutes=60)
-    assert log.rounds == 1 and log.stopped == "no run could be made"
 
 
 def test_the_runs_asked_for_are_projected_with_the_t_quantile_they_would_have():
@@ -211,9 +180,10 @@ def test_the_runs_asked_for_are_projected_with_the_t_quantile_they_would_have():
     assert verdicts.difference([1, 1, 1], [2, 2, 2]).runs_to_decide() == 4  # exact: no spread, any n decides
 
 
-def _table(verdict_by_id, shows="x"):
-    return pd.DataFrame([{"id": fid, "paper says": "claim", "this run shows": shows, "verdict": v}
-                         for fid, v in verdict_by_id.items()], columns=verdicts.COLUMNS)
+def _table(verdict_by_id, shows="x", wanted=None) -> verdicts.Verdicts:
+    return verdicts.Verdicts(pd.DataFrame([{"id": fid, "paper says": "claim", "this run shows": shows, "verdict": v}
+                                           for fid, v in verdict_by_id.items()], columns=verdicts.COLUMNS),
+                             wanted or {})
 
 
 def test_two_accountings_that_agree_stand_and_opposite_decisions_depend_on_the_testbed():
@@ -221,14 +191,14 @@ def test_two_accountings_that_agree_stand_and_opposite_decisions_depend_on_the_t
     raw = _table({"F1": V.REPRODUCED, "F2": V.REPRODUCED, "F3": V.REPRODUCED, "F4": V.NOT_TESTABLE,
                   "F5": V.NOT_REPRODUCED})
     nic = _table({"F1": V.REPRODUCED, "F2": V.NOT_REPRODUCED, "F3": V.INCONCLUSIVE, "F4": V.NOT_TESTABLE,
-                  "F5": V.IN_DIRECTION}, shows="y")
-    nic.attrs["top_up"] = {"F3": [{"config": "no-opts"}]}
-    out = V.merge_accountings(raw, nic, {}).set_index("id")
+                  "F5": V.IN_DIRECTION}, shows="y", wanted={"F3": [{"config": "no-opts"}]})
+    merged = V.merge_accountings(raw, nic, {})
+    out = merged.table.set_index("id")
     assert out.verdict.to_dict() == {"F1": V.REPRODUCED, "F2": V.DEPENDS, "F3": V.INCONCLUSIVE,
                                      "F4": V.NOT_TESTABLE, "F5": V.DEPENDS}
     assert out.loc["F2", "raw"] == V.REPRODUCED and out.loc["F2", "NIC-equivalent"] == V.NOT_REPRODUCED
     assert out.loc["F2", "this run shows"] == "raw: x | NIC-equivalent: y"  # both numbers
-    assert out.attrs["top_up"] == {"F3": [{"config": "no-opts"}]}  # undecided under one: topped up
+    assert merged.wanted == {"F3": [{"config": "no-opts"}]}  # undecided under one: topped up
     assert V.merged_verdict(V.REPRODUCED, V.IN_DIRECTION) == V.IN_DIRECTION
 
 
@@ -237,12 +207,12 @@ def test_the_ambiguous_line_alone_turning_a_verdict_is_said():
     raw, nic = _table({"F1": V.REPRODUCED}), _table({"F1": V.REPRODUCED})
     variants = {"nic-ambiguous-as-sched": _table({"F1": V.NOT_REPRODUCED}),
                 "nic-ambiguous-removed": _table({"F1": V.REPRODUCED})}
-    out = V.merge_accountings(raw, nic, variants).set_index("id")
+    out = V.merge_accountings(raw, nic, variants).table.set_index("id")
     assert out.loc["F1", "verdict"] == V.REPRODUCED
     assert "ambiguous line alone turns it" in out.loc["F1", "sensitivity"]
     assert "as sched: not reproduced" in out.loc["F1", "sensitivity"]
     assert V.merge_accountings(raw, nic, {"nic-ambiguous-removed": _table({"F1": V.REPRODUCED})}
-                               ).sensitivity.tolist() == [""]
+                               ).table.sensitivity.tolist() == [""]
 
 
 def test_a_section_judged_without_a_ledger_says_both_accountings_are_the_raw_one():

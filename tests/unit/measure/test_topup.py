@@ -169,9 +169,7 @@ def test_a_decisive_round_killed_during_its_runs_still_counts_its_look(tmp_path,
     cdir = campaign(tmp_path)
 
     def judge(runs_dir, name, reference_dir):
-        t = pd.DataFrame(columns=verdicts.COLUMNS)
-        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
-        return t
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS), {"F09": [{"flows": 4}]})
 
     def stopped(*a, **kw):
         raise KeyboardInterrupt
@@ -197,9 +195,7 @@ def test_a_decisive_top_up_killed_in_a_later_round_keeps_the_runs_of_the_rounds_
     cdir = campaign(tmp_path)
 
     def judge(runs_dir, name, reference_dir):  # never decided
-        t = pd.DataFrame(columns=verdicts.COLUMNS)
-        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
-        return t
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS), {"F09": [{"flows": 4}]})
     real, calls = topup.run_sweep, []
 
     def second_round_killed(*a, **kw):  # a round is as many runs as the campaign planned: 2, one sweep each
@@ -220,9 +216,8 @@ def test_decide_tops_up_until_the_judge_is_decided_and_records_it(tmp_path, fake
 
     def judge(runs_dir, name, reference_dir):  # n=4 undecided until it has 4 runs
         runs = [p for p in (runs_dir / name).iterdir() if p.name.startswith("all-opts-4-")]
-        t = pd.DataFrame(columns=verdicts.COLUMNS)
-        t.attrs["top_up"] = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
-        return t
+        wanted = {"F09": [{"flows": 4}]} if len(runs) < 4 else {}
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS), wanted)
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
     # one round of as many runs as the campaign planned (2) decides it: one look more, not two
@@ -248,9 +243,7 @@ def test_a_zero_budget_judges_once_and_runs_nothing(tmp_path, fake_sweeps, monke
     campaign(tmp_path)
 
     def judge(runs_dir, name, reference_dir):
-        t = pd.DataFrame(columns=verdicts.COLUMNS)
-        t.attrs["top_up"] = {"F09": [{"flows": 4}]}
-        return t
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS), {"F09": [{"flows": 4}]})
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=0,
                        budget_minutes=BUDGET_MINUTES)
     assert log.runs == 0 and not fake_sweeps and log.stopped.startswith("budget: 0 runs")
@@ -293,7 +286,7 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
     busy.clear()        # the machine quietens: the next run is clean
 
     def judge(runs_dir, name, reference_dir):
-        return pd.DataFrame(columns=verdicts.COLUMNS)  # decided, on the points that have clean runs
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS))  # decided, on the points that have clean runs
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
     assert log.per_round == [{"findings": [topup.FLAGGED_RUNS], "points": [{"config": "all-opts", "flows": 4}],
@@ -315,7 +308,7 @@ def test_a_point_left_with_fewer_clean_runs_than_planned_is_topped_up(tmp_path, 
     assert topup.short_of_clean_runs(manifests, 1) == []  # one clean run is left
 
     def judge(runs_dir, name, reference_dir):
-        return pd.DataFrame(columns=verdicts.COLUMNS)
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS))
     log = topup.decide(None, judge, runs_dir=tmp_path, campaign="c", reference_dir="ref", budget_runs=10,
                        budget_minutes=BUDGET_MINUTES)
     assert log.rounds == 1 and log.per_round[0]["points"] == [{"config": "all-opts", "flows": 4}]
@@ -401,3 +394,45 @@ def test_a_time_budget_campaign_is_topped_up_by_bench_and_batch_size(tmp_path, f
     (cdir / "m" / "tidy.csv").write_text(",".join(TIDY_COLUMNS) + "\n")
     lacking = topup.lacking_points(spec, topup.manifests_of(spec, tmp_path, "c"), min_clean=1)
     assert [p.get("batch") for p in lacking] == [1, 32]  # the micro run counts; neither batch size has a run
+
+
+# --- the loop: judge, top up the points the verdicts want, until decided or the budget is spent ---
+class FakeCampaign:
+    """A judge and a runner over a fake campaign: a point is decided once it has `needed` runs."""
+
+    def __init__(self, needed: int, start: int = 2):
+        self.runs = {"a": start, "b": start}
+        self.needed = needed
+
+    def judge(self):
+        lacking = [{"config": p} for p, n in self.runs.items() if n < self.needed]
+        return verdicts.Verdicts(pd.DataFrame(columns=verdicts.COLUMNS), {"F02": lacking} if lacking else {})
+
+    def run_more(self, points):
+        for p in points:
+            self.runs[p["config"]] += 1
+        return len(points)
+
+
+def test_top_up_stops_when_decided():
+    c = FakeCampaign(needed=4)
+    log = topup.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=60)
+    assert c.runs == {"a": 4, "b": 4} and log.rounds == 2 and log.runs == 4
+    assert log.stopped.startswith("no verdict asks for more runs")
+
+
+def test_top_up_stops_at_the_run_budget_and_at_the_time_budget():
+    c = FakeCampaign(needed=50)
+    log = topup.top_up_until_decided(c.judge, c.run_more, budget_runs=5, budget_minutes=60)
+    assert log.runs == 4 and log.stopped.startswith("budget: 5 runs")
+    ticks = iter(range(0, 10_000, 120))  # each look at the clock: 2 minutes later
+    c = FakeCampaign(needed=50)
+    log = topup.top_up_until_decided(c.judge, c.run_more, budget_runs=100, budget_minutes=5,
+                                     clock=lambda: next(ticks))
+    assert log.stopped == "budget: 5 minutes spent" and log.rounds == 2
+
+
+def test_top_up_stops_when_no_run_can_be_made():
+    c = FakeCampaign(needed=50)
+    log = topup.top_up_until_decided(c.judge, lambda points: 0, budget_runs=100, budget_minutes=60)
+    assert log.rounds == 1 and log.stopped == "no run could be made"

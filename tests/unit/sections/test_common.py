@@ -45,6 +45,8 @@ def test_a_received_manifests_long_or_odd_strings_reach_a_label_cut_and_on_one_l
 import json  # noqa: E402
 import shutil  # noqa: E402
 
+import pandas as pd  # noqa: E402
+
 import pytest  # noqa: E402
 
 from conftest import REPO  # noqa: E402
@@ -81,7 +83,7 @@ def test_a_rehearsal_campaign_is_shown_whole_labelled_and_every_verdict_reads_re
     assert list(shown.id) == list(judged.id) and (shown.verdict == verdicts.REHEARSAL).all()
     assert (shown.raw == verdicts.REHEARSAL).all() and (shown["NIC-equivalent"] == verdicts.REHEARSAL).all()
     assert shown["this run shows"].str.startswith(f"{WHY}; what the code path computed (not evidence): ").all()
-    assert shown.attrs["top_up"] == {} and (shown["steady runs only"] == "").all()
+    assert (shown["steady runs only"] == "").all()
 
 
 def test_rehearsal_runs_beside_measured_ones_are_left_out_like_any_flagged_run(tmp_path):
@@ -101,10 +103,10 @@ def test_a_rehearsal_verdict_asks_for_no_runs_and_is_a_verdict():
     """An undecided finding asks a top-up for points; shown as a rehearsal's it asks for none."""
     findings = verdicts.load_findings(REPO / "data" / "reference")
     open_ = verdicts.Judgement(verdicts.INCONCLUSIVE, "x", "more runs", ({"config": "tsogro"},))
-    table = verdicts.table(findings, {"F03": open_})
-    assert table.attrs["top_up"] == {"F03": [{"config": "tsogro"}]}
-    shown = verdicts.as_rehearsal(table, WHY)
-    assert shown.attrs["top_up"] == {} and list(shown.verdict) == [verdicts.REHEARSAL]
+    decided = verdicts.collect(findings, {"F03": open_})
+    assert decided.wanted == {"F03": [{"config": "tsogro"}]}
+    shown = verdicts.as_rehearsal(decided.table, WHY)  # a table: what a notebook shows asks for nothing
+    assert isinstance(shown, pd.DataFrame) and list(shown.verdict) == [verdicts.REHEARSAL]
     assert verdicts.Judgement(verdicts.REHEARSAL, "x").verdict in verdicts.VOCABULARY
     with pytest.raises(ValueError, match="is not a verdict"):
         verdicts.Judgement("rehearsed", "x")

@@ -102,8 +102,9 @@ def test_f17_leaves_out_an_algorithm_that_makes_the_sender_the_bottleneck():
 
 def test_judge_serves_notebook_14s_f28_on_the_same_campaign():
     """A top-up of a congestion-control campaign decides F17 and notebook 14's F28 together."""
-    t = congestion.judge(REPO / "data" / "runs", "20261128-025145-congestion-control-embedded", REF)
+    decided = congestion.judge(REPO / "data" / "runs", "20261128-025145-congestion-control-embedded", REF)
+    t = decided.table
     assert list(t.id) == ["F17", "F28"]
     f28 = t.set_index("id").loc["F28"]
     assert f28.verdict == NOT_TESTABLE and "vegas" in f28["this run shows"]  # this kernel offers reno bbr cubic
-    assert set(t.attrs["top_up"]) <= {"F17"}
+    assert set(decided.wanted) <= {"F17"}

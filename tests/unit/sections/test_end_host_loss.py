@@ -68,11 +68,12 @@ def test_opposite_patterns_are_not_reproduced():
 
 def test_f22_within_run_to_run_spread_is_inconclusive():
     """3 points apart in the means, but the CI of the difference spans zero: noise, not a direction."""
-    t = table(summary(30, 33, 20, 23, spread=4), CLEAN)
-    v = t.set_index("id")
+    s = summary(30, 33, 20, 23, spread=4)
+    decided = ehl.verdict_table.verdicts(s, runs(s), CLEAN, REF)
+    v = decided.table.set_index("id")
     assert v.loc["F22", "verdict"] == INCONCLUSIVE and "to decide" in v.loc["F22", "this run shows"]
     # the undecided pairs name the sweep points a top-up repeats (the grid's keys, highest rate)
-    assert t.attrs["top_up"] == {"F22": [ehl.sweep_point(8.0, kb, p) for kb in (1024, 4096)
+    assert decided.wanted == {"F22": [ehl.sweep_point(8.0, kb, p) for kb in (1024, 4096)
                                          for p in ("different", "same")]}
     assert verdicts(summary(30, 33, 20, 23, spread=0.5))["F22"] == NOT_REPRODUCED  # apart: a direction
     one_run = summary(30, 5, 20, 2).assign(repetitions=1)
@@ -133,7 +134,7 @@ def test_judge_gives_the_notebooks_verdicts_on_the_recorded_campaign():
     runs, campaign = REPO / "data" / "runs", "20261124-030654-end-host-loss-embedded"
     tidy, manifests = ehl.load(runs, campaign)
     shown = ehl.verdict_table(ehl.table(tidy), tidy, ehl.placement_notes(manifests), REF)
-    judged = ehl.judge(runs, campaign, REF)
+    judged = ehl.judge(runs, campaign, REF).table
     pd.testing.assert_frame_equal(judged, shown)
     assert list(judged.id) == ["F21", "F22", "F23"]
     assert judged.set_index("id").loc["F22", "verdict"] == NOT_TESTABLE  # 2 CPUs: "different" lends the sender's
@@ -147,8 +148,8 @@ def cc_runs(thr: dict, spread=(0.0, 0.3, -0.3, 0.6, -0.6)) -> pd.DataFrame:
 
 
 def f28(thr, refused=None, **kw):
-    t = ehl.tcp_verdict(cc_runs(thr, **kw), refused or {}, REF)
-    return t, t.set_index("id").loc["F28"]
+    decided = ehl.tcp_verdict.verdicts(cc_runs(thr, **kw), refused or {}, REF)
+    return decided, decided.table.set_index("id").loc["F28"]
 
 
 def test_f28_variants_alike_and_vegas_behind_is_reproduced_and_a_missing_vegas_is_not_testable():
@@ -163,6 +164,6 @@ def test_f28_undecided_names_the_algorithm_points_a_top_up_repeats():
     close = {("cubic", 4): 20.0, ("reno", 4): 19.5, ("vegas", 4): 18.5}
     t, row = f28(close, spread=(0.0, 1.0, -1.0))
     assert row.verdict == INCONCLUSIVE and "to decide" in row["this run shows"]
-    wanted = t.attrs["top_up"]["F28"]
+    wanted = t.wanted["F28"]
     assert {"congestion_control": "vegas", "flows": 4} in wanted
     assert {"congestion_control": "cubic", "flows": 4} in wanted

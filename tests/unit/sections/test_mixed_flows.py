@@ -74,12 +74,12 @@ def test_f14_rising_tpc_is_not_reproduced():
 
 
 def test_f14_drop_within_the_run_to_run_spread_is_inconclusive_and_names_the_points():
-    t = mixed_flows.verdict_table(mixed_tidy(tpc_points(20, 16, 1, spread=WIDE)), REF)
-    v = t.set_index("id").loc["F14"]
+    decided = mixed_flows.verdict_table.verdicts(mixed_tidy(tpc_points(20, 16, 1, spread=WIDE)), REF)
+    v = decided.table.set_index("id").loc["F14"]
     assert v.verdict == INCONCLUSIVE and "20.0 → 17.0 Gbit/s" in v["this run shows"]
     # the total's and the long flow's, each projected with the t quantile at the runs asked for
     assert "about 24 clean runs per point (now 3); about 13 clean runs per point (now 3)" in v["this run shows"]
-    assert {tuple(sorted(p.items())) for p in t.attrs["top_up"]["F14"]} == {
+    assert {tuple(sorted(p.items())) for p in decided.wanted["F14"]} == {
         (("long_flow", 1), ("short_flows", 0)), (("long_flow", 1), ("short_flows", 16))}
 
 
@@ -121,12 +121,13 @@ def test_f26_tcp_ip_overtaking_data_copy_or_sched_shrinking_is_not_reproduced():
 
 
 def test_f26_a_shift_within_the_spread_is_inconclusive_and_no_profile_decides_nothing():
-    t = mixed_flows.verdict_table(profiled(ALONE, {**WITH_16, "tcp/ip": 20}, spread=(0.0, 1.0, -1.0)), REF)
-    v = t.set_index("id").loc["F26"]
+    decided = mixed_flows.verdict_table.verdicts(profiled(ALONE, {**WITH_16, "tcp/ip": 20}, spread=(0.0, 1.0, -1.0)),
+                                                 REF)
+    v = decided.table.set_index("id").loc["F26"]
     assert v.verdict == INCONCLUSIVE and "tcp/ip share alone → with 16 short flows: 15.0 → 20.0 %" in \
         v["this run shows"] and "to decide:" in v["this run shows"]
     assert "(data_copy − tcp/ip: +20 points, 98.2 % CI +20 … +20)" in v["this run shows"]  # the lead is decided
-    assert {p["short_flows"] for p in t.attrs["top_up"]["F26"]} == {0, 16}
+    assert {p["short_flows"] for p in decided.wanted["F26"]} == {0, 16}
     bare = verdict(mixed_tidy(tpc_points(20, 10.4, 1.0)), "F26")
     assert bare.verdict == INCONCLUSIVE and bare["this run shows"] == ("no profiles of the receiver at these "
                                                                       "points; to decide: profiled runs")
@@ -147,7 +148,7 @@ def test_class_tpc_splits_the_run_tpc_by_throughput():
 
 
 def test_recorded_campaign_is_judged_on_its_runs():
-    t = mixed_flows.judge(REPO / "data" / "runs", "20261123-mixed-flows-embedded", REF)
+    t = mixed_flows.judge(REPO / "data" / "runs", "20261123-mixed-flows-embedded", REF).table
     assert list(t.id) == ["F14", "F26"] and t.verdict.isin(VOCABULARY).all()
     assert "total tpc alone → with 16 short flows" in t.set_index("id").loc["F14", "this run shows"]
 

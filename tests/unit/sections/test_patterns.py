@@ -80,9 +80,15 @@ def judged(points, pattern="incast", config="all-opts", cores=(1, 1)) -> pd.Data
     return patterns.verdict_table(tidy_frame(points, cores), pattern, REF, config).set_index("id")
 
 
+def wanted(points, pattern="incast", config="all-opts", cores=(1, 1)) -> dict:
+    """The points the verdicts of judged(...) ask more runs of."""
+    return patterns.verdict_table.verdicts(tidy_frame(points, cores), pattern, REF, config).wanted
+
+
 def test_tpc_falling_with_the_receiver_busier_and_copy_first_is_reproduced():
-    v = judged({1: [(30, 80, 95, COPY[0]), (31, 81, 96, COPY[1]), (29, 80, 95, COPY[2])],
-                8: [(15, 80, 99, COPY[0]), (16, 81, 99, COPY[1]), (15, 80, 98, COPY[2])]})
+    points = {1: [(30, 80, 95, COPY[0]), (31, 81, 96, COPY[1]), (29, 80, 95, COPY[2])],
+              8: [(15, 80, 99, COPY[0]), (16, 81, 99, COPY[1]), (15, 80, 98, COPY[2])]}
+    v = judged(points)
     assert list(v.index) == [F09R, F04X, F05X]
     assert v.loc[F09R, "verdict"] == REPRODUCED
     assert "tpc n=1 → n=8 (8 flows, 8 per receiver core): 31.5 → 15.5 Gbit/s" in v.loc[F09R, "this run shows"]
@@ -90,7 +96,7 @@ def test_tpc_falling_with_the_receiver_busier_and_copy_first_is_reproduced():
     assert "n=8 CPU per core sender → receiver: 80 → 99 %" in v.loc[F04X, "this run shows"]
     assert v.loc[F05X, "verdict"] == REPRODUCED
     assert "n=8 receiver: data_copy 60 %, netdev 30 %" in v.loc[F05X, "this run shows"]
-    assert v.attrs["top_up"] == {}  # every verdict is decided
+    assert wanted(points) == {}  # every verdict is decided
 
 
 def test_tpc_rising_sender_busier_and_netdev_first_is_not_reproduced():
@@ -105,8 +111,9 @@ def test_tpc_rising_sender_busier_and_netdev_first_is_not_reproduced():
 
 def test_changes_within_the_run_to_run_spread_are_inconclusive_and_name_the_points_to_top_up():
     # tpc falls 20 % but the runs spread ±5 Gbit/s; both sides saturated, the busier one changing run to run
-    v = judged({1: [(30, 100, 100, COPY[0]), (25, 100, 99, COPY[1]), (35, 99, 100, COPY[2])],
-                8: [(24, 100, 100, COPY[0]), (19, 100, 100, COPY[1]), (29, 100, 99, COPY[2])]})
+    points = {1: [(30, 100, 100, COPY[0]), (25, 100, 99, COPY[1]), (35, 99, 100, COPY[2])],
+              8: [(24, 100, 100, COPY[0]), (19, 100, 100, COPY[1]), (29, 100, 99, COPY[2])]}
+    v = judged(points)
     f09 = v.loc[F09R, "this run shows"]
     assert v.loc[F09R, "verdict"] == INCONCLUSIVE and "to decide: about 10 clean runs per point (now 3)" in f09
     # both sides saturated: at n=1 their difference is about 0, beyond 30 runs at today's spread, but
@@ -121,14 +128,15 @@ def test_changes_within_the_run_to_run_spread_are_inconclusive_and_name_the_poin
     # neither is counted here (F09 is one-to-one's experiment on one core pair, F04 an extension): their
     # runs would spend the campaign's looks on verdicts no tally takes, so they ask for none
     # (a counted finding's points: tests/unit/analysis/test_verdicts.py)
-    assert v.attrs["top_up"] == {}
+    assert wanted(points) == {}
 
 
 def test_a_single_clean_repetition_decides_nothing():
-    v = judged({1: [(30, 80, 95, COPY_FIRST)], 8: [(10, 80, 99, COPY_FIRST)]})
+    once = {1: [(30, 80, 95, COPY_FIRST)], 8: [(10, 80, 99, COPY_FIRST)]}
+    v = judged(once)
     assert (v.verdict == INCONCLUSIVE).all()
     assert v["this run shows"].str.endswith("to decide: at least 3 clean runs per point").all()
-    assert set(v.index) == {F09R, F04X, F05X} and v.attrs["top_up"] == {}  # none of them counted here
+    assert set(v.index) == {F09R, F04X, F05X} and wanted(once) == {}  # none of them counted here
 
 
 def test_bottleneck_is_judged_per_core():
@@ -152,7 +160,7 @@ def test_one_to_one_tpc_trend_needs_a_core_pair_per_flow():
     assert shared.loc["F09", "verdict"] == NOT_TESTABLE
     assert "at n=8 the 8 flows share 1 sender and 1 receiver core(s)" in shared.loc["F09", "this run shows"]
     assert "needs a core pair per flow" in shared.loc["F09", "this run shows"]
-    assert "F09" not in shared.attrs["top_up"]  # more runs would not help
+    assert "F09" not in wanted(points, "one-to-one")  # more runs would not help
     # a core per flow end: 8 flows at 15 Gbit/s each over 8 cores per side, whose CPU is summed
     own = {**points, 8: [(8 * g, 8 * s, 8 * r, sh) for g, s, r, sh in points[8]]}
     v = judged(own, "one-to-one", cores=lambda n: (n, n))
@@ -206,13 +214,14 @@ def test_recorded_campaign_keeps_a_clean_run_at_every_n(pattern):
     assert list(t.flows) == list(q.flows) and (t.tpc_gbps > 0).all()
     expect = [n * n if pattern == "all-to-all" else n for n in t.flows]
     assert list(t.flow_count) == expect
-    v = patterns.judge(RUNS, campaign, REF).set_index("id")
+    decided = patterns.judge(RUNS, campaign, REF)
+    v = decided.table.set_index("id")
     assert tuple(i.removesuffix(EXTENSION).removesuffix(SAME_EXPERIMENT) for i in v.index) == \
         patterns.PATTERNS[pattern].findings
     if pattern in ("incast", "all-to-all"):  # one core a side: one-to-one's experiment, counted there
         assert F09R in v.index
     assert v.verdict.isin(VOCABULARY).all()
-    assert all(p["flows"] in set(q.flows) for pts in v.attrs["top_up"].values() for p in pts)
+    assert all(p["flows"] in set(q.flows) for pts in decided.wanted.values() for p in pts)
     last = t.iloc[-1]
     if pattern == "one-to-one" and last.receiver_cores < last.flow_count:  # the embedded testbed: one core a side
         assert v.loc["F09", "verdict"] == NOT_TESTABLE
@@ -248,11 +257,12 @@ def test_notebook_03_with_every_run_flagged_ends_with_what_happened_and_marked_f
         assert spec["title"]["subtitle"][0].startswith(f"FLAGGED RUNS ONLY: no clean run, all {n_runs} runs"), name
     saved = common.save_figures(charts, tmp_path / "figures")
     assert len(saved) == 6
-    verdict = patterns.verdict_table(tidy, "one-to-one", REF, "all-opts")
+    decided = patterns.verdict_table.verdicts(tidy, "one-to-one", REF, "all-opts")
+    verdict = decided.table
     assert list(verdict.id) == ["F09", F04X, F05X] and (verdict.verdict == NOT_TESTABLE).all()
     assert verdict["this run shows"].str.startswith(
         f"no clean run: all {n_runs} runs were flagged (e.g. foreign load 14").all()
-    assert verdict.attrs["top_up"] == {}
+    assert decided.wanted == {}
     common.write_report_meta(tmp_path / "figures", "03-one-to-one.ipynb", campaign=campaign,
                              label=common.testbed_label(manifests), quality=common.run_quality(manifests),
                              verdict=verdict, summary=summary.round(2), figure_stems=list(charts))

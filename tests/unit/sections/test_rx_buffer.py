@@ -38,15 +38,16 @@ def test_latency_up_and_tpc_down_past_its_peak_beyond_the_spread_is_reproduced()
     assert shows.endswith("cache misses: no PMU here")
     assert v.loc["F08", "verdict"] == NOT_TESTABLE
     assert "needs a NIC with adjustable rings" in v.loc["F08", "this run shows"]
-    assert v.attrs["top_up"] == {}
+    assert rx_buffer.verdict_table.verdicts(rx_tidy([10, 20, 15, 14], [10, 20, 80, 400]), REF).wanted == {}
 
 
 def test_tpc_drop_within_the_run_to_run_spread_is_inconclusive_and_names_the_points():
-    t = rx_buffer.verdict_table(rx_tidy([10, 20, 19, 18.5], [10, 20, 80, 400], spread=(0.0, 1.0, -1.0)), REF)
-    v = t.set_index("id")
+    decided = rx_buffer.verdict_table.verdicts(rx_tidy([10, 20, 19, 18.5], [10, 20, 80, 400], spread=(0.0, 1.0, -1.0)),
+                                               REF)
+    v = decided.table.set_index("id")
     assert v.loc["F07", "verdict"] == INCONCLUSIVE
     assert "20.00 → 18.50 Gbit/s" in v.loc["F07", "this run shows"] and "to decide:" in v.loc["F07", "this run shows"]
-    assert t.attrs["top_up"] == {"F07": [{"rx_buffer_kb": 200}, {"rx_buffer_kb": 800}]}
+    assert decided.wanted == {"F07": [{"rx_buffer_kb": 200}, {"rx_buffer_kb": 800}]}
 
 
 def test_falling_latency_or_tpc_peaking_at_the_largest_buffer_is_not_reproduced():
@@ -61,7 +62,8 @@ def test_flat_latency_within_the_spread_is_inconclusive_and_two_sizes_judge_noth
     v = verdicts(rx_tidy([10, 20, 15, 14], [10, 11, 10, 10.3]))
     assert v.loc["F07", "verdict"] == INCONCLUSIVE and "10 → 10 µs" in v.loc["F07", "this run shows"]
     assert "to decide:" in v.loc["F07", "this run shows"]
-    assert v.attrs["top_up"] == {"F07": [{"rx_buffer_kb": 100}, {"rx_buffer_kb": 800}]}
+    assert rx_buffer.verdict_table.verdicts(rx_tidy([10, 20, 15, 14], [10, 11, 10, 10.3]), REF).wanted == \
+        {"F07": [{"rx_buffer_kb": 100}, {"rx_buffer_kb": 800}]}
     assert list(verdicts(rx_tidy([10, 20], [10, 400], kb=[100, 200])).index) == ["F08"]
 
 
@@ -71,11 +73,12 @@ def test_recorded_sweep_table_has_every_size():
     assert list(t.rx_buffer_kb) == rx_buffer.spec().grid["rx_buffer_kb"]
     assert (t.latency_avg_usec > 0).all() and (t.tpc_gbps > 0).all()
     assert t.latency_p99_usec.iloc[-1] > t.latency_p99_usec.iloc[0]  # the queue grows with the buffer
-    v = rx_buffer.judge(RUNS, "20261123-rx-buffer-embedded", REF)
+    decided = rx_buffer.judge(RUNS, "20261123-rx-buffer-embedded", REF)
+    v = decided.table
     assert list(v.id) == ["F07", "F08"] and v.verdict.isin(VOCABULARY).all()
     assert "avg receive → copy latency 100 KB → 12800 KB" in v.set_index("id").loc["F07", "this run shows"]
     sizes = rx_buffer.spec().grid["rx_buffer_kb"]
-    assert all(p["rx_buffer_kb"] in sizes for pts in v.attrs["top_up"].values() for p in pts)
+    assert all(p["rx_buffer_kb"] in sizes for pts in decided.wanted.values() for p in pts)
 
 
 def test_a_sweep_without_latency_samples_still_draws_both_figures(tmp_path):
@@ -110,9 +113,9 @@ def test_f08_is_judged_where_the_ring_was_swept_smallest_against_largest():
     shows = v.loc["F08", "this run shows"]
     assert "tpc rx ring 256 → 4096 descriptors (Rx buffer 400 KB): 20.00 → 15.00 Gbit/s" in shows
     assert "F07" not in v.index  # one Rx buffer size: nothing to say of F07
-    flat = rx_buffer.verdict_table(ring_tidy({256: [20.0], 4096: [20.2]}, spread=(0.0, 1.0, -1.0)), REF)
-    assert flat.set_index("id").loc["F08", "verdict"] == INCONCLUSIVE
-    assert flat.attrs["top_up"]["F08"] == [{"rx_ring": 256, "rx_buffer_kb": 400},
+    flat = rx_buffer.verdict_table.verdicts(ring_tidy({256: [20.0], 4096: [20.2]}, spread=(0.0, 1.0, -1.0)), REF)
+    assert flat.table.set_index("id").loc["F08", "verdict"] == INCONCLUSIVE
+    assert flat.wanted["F08"] == [{"rx_ring": 256, "rx_buffer_kb": 400},
                                            {"rx_ring": 4096, "rx_buffer_kb": 400}]
     up = verdicts(ring_tidy({256: [15.0], 4096: [20.0]}))
     assert up.loc["F08", "verdict"] == NOT_REPRODUCED

@@ -49,7 +49,7 @@ def test_f11_f12_f24_paper_pattern_is_reproduced():
     assert v.loc["F12", "verdict"] == REPRODUCED and v.loc["F24", "verdict"] == REPRODUCED
     assert v.loc["F13", "verdict"] == NOT_TESTABLE and "single NUMA node" in v.loc["F13", "this run shows"]
     assert "needs a multi-socket host with a NIC on one node" in v.loc["F13", "this run shows"]
-    assert v.attrs["top_up"] == {}
+    assert short_flows.verdict_table.verdicts(rpc_tidy(paper_like()), REF).wanted == {}
 
 
 def test_f11_f12_data_copy_everywhere_or_nowhere_is_not_reproduced():
@@ -64,12 +64,14 @@ def test_f11_f12_partial_patterns():
     # 16 KB: data copy leads tcp/ip by 1-8 points run to run, 32 and 64 KB copy-led: undecided at 16 KB only
     close = [{"data_copy": 34, "tcp/ip": 28, "etc": 38}, {"data_copy": 29, "tcp/ip": 28, "etc": 43},
              {"data_copy": 36, "tcp/ip": 28, "etc": 36}]
-    v = verdict_table(rpc_tidy(paper_like({"tcp/ip": 35, "data_copy": 30, "etc": 35}, close)))
+    partial = rpc_tidy(paper_like({"tcp/ip": 35, "data_copy": 30, "etc": 35}, close))
+    decided = short_flows.verdict_table.verdicts(partial, REF)
+    v = decided.table.set_index("id")
     assert v.loc["F11", "verdict"] == REPRODUCED
     assert "4 KB receiver: tcp/ip+sched 35 %, data_copy 30 %" in v.loc["F11", "this run shows"]
     assert v.loc["F12", "verdict"] == INCONCLUSIVE and "to decide:" in v.loc["F12", "this run shows"]
     assert "16 KB sender: data_copy 33 %, tcp/ip 28 %" in v.loc["F12", "this run shows"]
-    assert {p["rpc_size"] for p in v.attrs["top_up"]["F12"]} == {16384}
+    assert {p["rpc_size"] for p in decided.wanted["F12"]} == {16384}
 
 
 def test_f11_another_layer_above_tcp_ip_and_sched_is_not_reproduced():
@@ -124,10 +126,11 @@ def test_f24_tpc_rising_with_the_rpc_size_is_reproduced_and_a_step_down_is_not()
 
 
 def test_f24_a_rise_within_the_spread_is_inconclusive_and_names_the_end_points():
-    v = verdict_table(rpc_tidy(paper_like(), {4096: 10, 16384: 10.05, 32768: 10.1, 65506: 10.15},
-                               spread=(0.0, 1.0, -1.0)))
+    decided = short_flows.verdict_table.verdicts(
+        rpc_tidy(paper_like(), {4096: 10, 16384: 10.05, 32768: 10.1, 65506: 10.15}, spread=(0.0, 1.0, -1.0)), REF)
+    v = decided.table.set_index("id")
     assert v.loc["F24", "verdict"] == INCONCLUSIVE and "to decide:" in v.loc["F24", "this run shows"]
-    assert v.attrs["top_up"]["F24"] == [{"rpc_size": 4096}, {"rpc_size": 65506}]
+    assert decided.wanted["F24"] == [{"rpc_size": 4096}, {"rpc_size": 65506}]
 
 
 def test_f13_on_servers_points_to_the_numa_notebook():
@@ -139,6 +142,6 @@ def test_f13_on_servers_points_to_the_numa_notebook():
 def test_recorded_campaign_is_judged_on_its_runs():
     tidy, manifests = short_flows.load(REPO / "data" / "runs", "20261123-short-flows-embedded")
     assert sorted(tidy.rpc_size.unique()) == SIZES
-    v = short_flows.judge(REPO / "data" / "runs", "20261123-short-flows-embedded", REF).set_index("id")
+    v = short_flows.judge(REPO / "data" / "runs", "20261123-short-flows-embedded", REF).table.set_index("id")
     assert list(v.index) == ["F11", "F12", "F13", "F24"] and v.verdict.isin(VOCABULARY).all()
     assert v.loc["F13", "verdict"] == NOT_TESTABLE and "tpc 4 KB → 64 KB" in v.loc["F24", "this run shows"]

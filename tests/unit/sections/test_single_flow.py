@@ -83,13 +83,13 @@ def test_contrary_runs_are_not_reproduced_with_their_numbers():
 def test_differences_within_the_spread_are_inconclusive_and_name_their_points():
     t = tidy({"no-opts": 12, "tsogro": 23.0, "tsogro+jumbo": 23.3, "all-opts": 30},
              {("tsogro", "sender"): 98, ("tsogro", "receiver"): 97.5})
-    v = single_flow.verdict_table(t, REF, manifests("rps"))
-    by_id = v.set_index("id")
+    decided = single_flow.verdict_table.verdicts(t, REF, manifests("rps"))
+    by_id = decided.table.set_index("id")
     assert by_id.loc["F03", "verdict"] == by_id.loc["F02", "verdict"] == verdicts.INCONCLUSIVE
     # both sides saturated: no number of runs within the design would decide which is busier
     assert by_id.loc["F04", "verdict"] == verdicts.INCONCLUSIVE
     assert f"{verdicts.AT_PROFILE}: it would take more than 30" in by_id.loc["F04", "this run shows"]
-    assert {"config": "tsogro+jumbo"} in v.attrs["top_up"]["F03"]
+    assert {"config": "tsogro+jumbo"} in decided.wanted["F03"]
 
 
 def test_attributed_breakdown_is_judged_as_is():
@@ -102,7 +102,7 @@ def test_attributed_breakdown_is_judged_as_is():
 
 
 def test_recorded_napi_thread_campaign_is_judged_on_its_clean_runs():
-    v = single_flow.judge(RUNS, "20261124-010455-receive-path-napi-thread-embedded", REF).set_index("id")
+    v = single_flow.judge(RUNS, "20261124-010455-receive-path-napi-thread-embedded", REF).table.set_index("id")
     assert v.loc["F03", "verdict"] == verdicts.REPRODUCED and "n = 5/5" in v.loc["F03", "this run shows"]
     assert v.loc["F25", "verdict"] == verdicts.NOT_TESTABLE
     assert set(v.verdict) <= set(verdicts.VOCABULARY)

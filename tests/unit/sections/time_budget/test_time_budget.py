@@ -119,7 +119,7 @@ def _f19_inputs():
 
 
 def clean_table_has_no_top_up(costs, batches, batch) -> bool:
-    return time_budget.verdict_table(costs, batches, 2600.0, REF, batch=batch).attrs["top_up"] == {}
+    return time_budget.verdict_table.verdicts(costs, batches, 2600.0, REF, batch=batch).wanted == {}
 
 
 def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
@@ -139,9 +139,9 @@ def test_f19_on_flagged_runs_is_inconclusive_and_says_so():
                             "category": "", "value": v}
                            for b, vals in ((1, (1000.0, 1060.0, 940.0)), (32, (940.0, 1000.0, 880.0)))
                            for i, v in enumerate(vals)])  # 60 ns apart, CI spans 0, ~16 runs would decide
-    undecided = time_budget.verdict_table(costs, batches, 2600.0, REF, batch=spread)
-    assert undecided.set_index("id").loc["F19", "verdict"] == INCONCLUSIVE
-    assert undecided.attrs["top_up"] == {"F19": [{"batch": 1}, {"batch": 32}]}
+    undecided = time_budget.verdict_table.verdicts(costs, batches, 2600.0, REF, batch=spread)
+    assert undecided.table.set_index("id").loc["F19", "verdict"] == INCONCLUSIVE
+    assert undecided.wanted == {"F19": [{"batch": 1}, {"batch": 32}]}
     micro_only = time_budget.verdict_table(costs, batches, 2600.0, REF, flagged=[time_budget.MICRO_EXPERIMENT],
                                            batch=batch)
     row = micro_only.set_index("id").loc["F19"]
