@@ -3,11 +3,13 @@
 metrics      utilisation, throughput-per-core, breakdowns, foreign load, summaries
 attribution  cpu-clock samples attributed through their call chain
 ledger       the testbed ledger: raw and NIC-equivalent accounting
-verdicts     the one verdict rule and the top-up decision
+verdicts     the one verdict rule; a section's rules return Verdicts (table + points wanted)
+flags        which stored runs analysis leaves out (flagged/usable)
 compare      two campaigns point by point
+run_summary  what `hostnet run` prints of each run
 profiles     a profile a researcher brings -> the paper's breakdown
 
 Nothing here runs a command on a host except profiles' `perf script` of a perf.data (through the
 Host seam); measure/ calls these while it derives a run's rows, so this floor sits below it.
 """
-__all__ = ["attribution", "compare", "ledger", "metrics", "profiles", "verdicts"]
+__all__ = ["attribution", "compare", "flags", "ledger", "metrics", "profiles", "run_summary", "verdicts"]

@@ -50,8 +50,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .. import __version__, inputfiles, native, project, schema
-from . import benches, config as stackconfig, udp_loss
+from .. import __version__, inputfiles, native, schema
+from . import benches, config as stackconfig, experiments, udp_loss
+from .experiments import EXPERIMENT_PATTERNS
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import RECONNECT_WAIT_S, HostUnreachable, SshHost
 from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
@@ -59,14 +60,11 @@ from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequ
 from ..store import INCOMPLETE, Campaign, run_status
 from ..testbed import Testbed
 from .workloads import (
-    IP_VERSIONS, MAX_RATE_MBPS, PATTERNS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
+    IP_VERSIONS, MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
     UdpRate, ZeroCopyFlows)
 
 log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 
-# mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
-EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
-                       "udp-loss": "single", "mixed": "single", "time-budget": "single"}
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "rx_ring", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
@@ -279,7 +277,7 @@ def declared(name: str, *, config: str | None = None, grid: dict | None = None, 
     links to it), with what is given over it: config (one config for configs), grid (the keys given
     replace the declaration's), any other SweepSpec field. None leaves the declaration's value: a
     section's default campaign is its YAML, and notebook parameters and CLI flags override it."""
-    spec = SweepSpec.from_yaml(project.packaged("sweeps") / f"{name}.yaml")
+    spec = SweepSpec.from_yaml(experiments.declaration(name))
     changes = {k: v for k, v in fields.items() if v is not None}
     if config is not None:
         changes["configs"] = [config]

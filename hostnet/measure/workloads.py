@@ -10,9 +10,9 @@ import signal
 from dataclasses import asdict, dataclass
 
 from . import udp_loss
+from .experiments import PATTERNS
 
 IPERF3_PORT = 5201
-PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")
 
 
 @dataclass(frozen=True)

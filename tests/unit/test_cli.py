@@ -88,19 +88,6 @@ def test_breakdown_cli_reads_stored_and_brought_profiles(capsys, tmp_path):
     assert "not a CPU set: '0,x'" in capsys.readouterr().err
 
 
-def test_run_summary_cautions_about_partly_loaded_cpus_under_tick_accounting():
-    from hostnet.cli import cpu_accounting_note
-    tick = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "tick (HZ=250)"}}}
-    note = cpu_accounting_note(tick, {"sender": 99.0, "receiver": 2.3})
-    assert note.startswith("receiver CPU below 90 % with tick (HZ=250) CPU accounting")
-    assert cpu_accounting_note(tick, {"sender": 99.0, "receiver": 95.0}) == ""
-    precise = {"versions": {"local": {"kernel": "6.18", "cpu_accounting": "precise"}}}
-    assert cpu_accounting_note(precise, {"sender": 10.0, "receiver": 2.3}) == ""
-    assert cpu_accounting_note({"versions": {"local": {"kernel": "6.18"}}}, {"sender": 1.0}) == ""  # older runs
-    # runs that kept their snapshot times measure busy as wall minus idle: no tick bias to warn of
-    assert cpu_accounting_note({**tick, "cpu_util_method": {"local": "wall-minus-idle"}}, {"receiver": 2.3}) == ""
-
-
 def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environment(monkeypatch):
     """`hostnet figures --mode run` hands --steering and the top-up budget to the kernels it starts, in
     their environment (read there by notebook.start); a replay and the other commands hand nothing."""
@@ -108,7 +95,7 @@ def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environm
     from hostnet.measure.options import ENV, LiveOptions
     for var in ENV.values():
         monkeypatch.setenv(var, "")  # restored after the test, whatever main() sets
-    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
     seen = {}
     monkeypatch.setattr("hostnet.notebook.batch.run_notebooks",
                         lambda **kw: seen.update(LiveOptions.from_environment(cli.os.environ).__dict__) or "x")
@@ -121,7 +108,7 @@ def test_figures_testbed_is_for_run_mode_and_a_missing_yaml_is_named(capsys, mon
     with pytest.raises(SystemExit) as exc:
         cli.main(["figures", "--testbed", "lab.yaml"])
     assert exc.value.code == 2 and "--testbed names what run mode measures on" in capsys.readouterr().err
-    monkeypatch.setattr(cli, "_require_live", lambda: None)  # as root: the file is checked before any notebook
+    monkeypatch.setattr(cli.edge, "require_live", lambda: None)  # as root: the file is checked before any notebook
     with pytest.raises(SystemExit) as exc:
         cli.main(["figures", "--mode", "run", "--testbed", str(tmp_path / "lab.yaml")])
     assert exc.value.code == 2 and "lab.yaml: no such testbed.yaml" in capsys.readouterr().err
@@ -151,7 +138,7 @@ def test_top_up_judges_each_of_a_notebooks_campaigns_with_its_own_judge(monkeypa
         chosen.append(judge)
         return TopUpLog()
     monkeypatch.setattr(topup, "decide", decide)
-    monkeypatch.setattr(cli, "_require_live", lambda *a: None)
+    monkeypatch.setattr(cli.edge, "require_live", lambda *a: None)
     monkeypatch.setattr(testbed, "using", lambda *a, **k: contextlib.nullcontext(None))
     runs = str(REPO / "data" / "runs")
     for campaign in ("20261127-133917-big-tcp-embedded", "20261126-225452-zero-copy-embedded"):
@@ -260,7 +247,7 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using, seen = _Using("servers"), {}
-    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: seen.update(kw, spec=spec) or [])
     assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--quiet"]) == 1
@@ -289,7 +276,7 @@ def test_a_host_lost_mid_campaign_says_why_it_stopped_and_what_stays_journaled(m
     def run_configs(tb, spec, **kw):
         seen.update(kw)
         raise HostUnreachable("sweep c stopped at run 1 of 3: receiver@ssh: no answer for 5 s")
-    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", run_configs)
     with pytest.raises(SystemExit):
@@ -307,7 +294,7 @@ def test_a_host_lost_mid_campaign_says_why_it_stopped_and_what_stays_journaled(m
 def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     from hostnet.measure import sweep
     using = _Using("embedded")
-    monkeypatch.setattr(cli, "_require_live", lambda tools=(): None)
+    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     cli.main(["run", "single-flow", "--quiet"])  # default: a fresh embedded testbed, shaped by the options
@@ -333,7 +320,7 @@ def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using = _Using("servers")
-    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     ran = {}
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.update(kw) or {
@@ -348,7 +335,7 @@ def test_sweep_runs_a_declared_experiment_by_name_with_flags_over_it(monkeypatch
     using = _Using("servers")
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
-    monkeypatch.setattr(cli, "_require_live", _no_local_root)
+    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     ran = []
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.append(spec) or {

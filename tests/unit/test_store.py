@@ -172,7 +172,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(target)
     assert list(tmp_path.iterdir()) == []
 
-    monkeypatch.setattr(cli, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
+    monkeypatch.setattr(cli.profiles, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["compare", "a", "b"])
     err = capsys.readouterr().err

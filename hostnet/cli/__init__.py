@@ -1,0 +1,97 @@
+"""`hostnet`: build testbeds and measure (testbed, run, sweep, top-up, receive-path), read stored runs
+and profiles (breakdown, flamegraph, compare, rederive, seal), pack or unpack runs' raw files (data),
+regenerate figures and notebooks (figures, notebooks), and undo what a crashed session left (restore).
+
+One module per concern registers its subcommands (register) and holds their handlers. A handler
+imports what its command needs inside itself, after the arguments that can be refused without it:
+`hostnet --help` and a refusal answer in a quarter of a second instead of loading pandas, scipy and
+fabric first (issue 44, docs/performance.md). That is the reason for every import inside a function
+in this package."""
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import signal
+import sys
+from pathlib import Path
+
+from . import data, live, notebooks, profiles, study, testbeds
+from .edge import die
+
+
+def parser() -> argparse.ArgumentParser:
+    from .. import __version__, project
+    p = argparse.ArgumentParser(prog="hostnet", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"hostnet {__version__}")
+    p.add_argument("--root", help=f"the project root: where notebooks/, figures/ and data/ are (default: "
+                                  f"${project.ENV}, else the nearest directory at or above the working directory "
+                                  f"holding data/runs/, else the working directory)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more diagnostics on stderr (-v: debug); progress lines are shown by default")
+    p.add_argument("--log-quiet", action="store_true", help="only warnings and errors on stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+    for concern in (testbeds, live, profiles, notebooks, data, study):
+        concern.register(sub)
+    return p
+
+
+def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """hostnet's loggers (progress at INFO, diagnostics at DEBUG) on stderr, one plain line each;
+    other libraries' loggers stay as Python leaves them (warnings and errors)."""
+    import logging
+
+    class Stderr(logging.StreamHandler):  # the stderr of the moment (a test's capture, a redirect)
+        stream = property(lambda self: sys.stderr, lambda self, _: None)
+    handler = Stderr()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    top = logging.getLogger("hostnet")
+    top.handlers[:] = [handler]
+    top.propagate = False
+    top.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    setup_logging(args.verbose, args.log_quiet)
+    from .. import project
+    if args.root:  # the notebooks' kernels inherit it
+        os.environ[project.ENV] = str(Path(args.root).resolve())
+    if getattr(args, "runs_dir", "") is None and args.command != "figures":  # figures: each notebook's own
+        args.runs_dir = str(project.root() / "data" / "runs")
+    try:
+        rc = args.func(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return rc
+    except BrokenPipeError:  # `hostnet breakdown ... | head -1`: the reader stopped reading; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor a second error at exit's flush
+        return 128 + signal.SIGPIPE  # what a tool killed by SIGPIPE returns (`cat big | head -1`)
+    except Exception as exc:
+        if isinstance(exc, _one_line_errors()):
+            first = exc.__context__
+            if isinstance(first, _one_line_errors()) and not exc.__suppress_context__:
+                # e.g. a restore that failed after the campaign had stopped: both said, the cause first
+                print(f"hostnet: {first}", file=sys.stderr)
+            die(str(exc))
+        if isinstance(exc, OSError) and exc.errno in FULL:
+            die(f"{exc.strerror}: {exc.filename or 'a file hostnet writes'} (free space there, or point --runs-dir or "
+                 f"HOSTNET_STATE_DIR elsewhere; a run cut short stays *.partial and is redone, never read)")
+        raise
+    return 1
+
+
+# A disk that cannot take more: said in one line, not a traceback.
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+
+# Errors that say what went wrong in their message: one line, not a traceback. Looked up only in
+# modules already imported (a command that never imported the runner cannot raise its
+# PreflightError), so the CLI imports none of them up front.
+ONE_LINE_ERRORS = (("hostnet.testbed.base", "TestbedError"), ("hostnet.measure.config", "ConfigError"),
+                   ("hostnet.measure.runner", "PreflightError"), ("hostnet.testbed.capabilities", "MissingCapability"),
+                   ("hostnet.hosts.base", "HostError"), ("hostnet.knobs", "KnobError"))
+
+
+def _one_line_errors() -> tuple[type, ...]:
+    return (FileNotFoundError, ValueError) + tuple(getattr(sys.modules[module], name)
+                                                   for module, name in ONE_LINE_ERRORS if module in sys.modules)

@@ -1,0 +1,120 @@
+"""`hostnet breakdown` (the paper's breakdown of any perf profile), `hostnet flamegraph` (a run's
+folded stacks) and `hostnet compare` (two campaigns point by point)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .edge import cpu_set, die, runs_dir_option
+
+
+def register(sub) -> None:
+    """breakdown, flamegraph, compare: reading profiles, runs and campaigns."""
+    k = sub.add_parser("breakdown", help="the paper's CPU breakdown of a perf profile: perf.data, perf script, "
+                                          "perf report --stdio or folded stacks (hostnet's or perf's own format)")
+    k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
+                                "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver; "
+                                "`hostnet data unpack RUN` first)")
+    # one value per flag, repeated for more: a list flag (nargs="+") swallowed the FILE after it
+    k.add_argument("--cpus", type=cpu_set, action="append", metavar="SET",
+                   help="a CPU set broken down apart: 1 or 0,1 or 0-3; repeat it for more sets (default: each CPU, "
+                        "then all)")
+    k.add_argument("--comm", action="append", help="an application command (repeat it for more); others are foreign, "
+                                                   "kernel threads that serve it (ksoftirqd, kworker, napi/, swapper, "
+                                                   "...) stay (default: all)")
+    k.add_argument("--kthreads", help="a regex of more kernel threads to count with --comm")
+    k.add_argument("--event", help="the event to break down, in a perf script text or perf report of several "
+                                   "(e.g. cpu-clock)")
+    k.add_argument("--series", help="taxonomy: linux-6 or linux-5 (default: the recorded kernel's, else the "
+                                    "running one's)")
+    k.add_argument("--embedded", action="store_true", help="recorded on hostnet's embedded testbed (attribution: "
+                                                          "IPI sends and NAPI-thread scheduling are testbed)")
+    fmt = k.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="long-form CSV: cpus, category, leaf_pct, attributed_pct")
+    fmt.add_argument("--json", action="store_true", help="the source, taxonomy and every CPU set's shares as JSON")
+    k.add_argument("--flamegraph", metavar="OUT", help="also a flame graph: OUT.html interactive (offline, as "
+                                                       "`hostnet flamegraph` writes), OUT.svg or OUT.png an icicle")
+    k.set_defaults(func=cmd_breakdown)
+
+    g = sub.add_parser("flamegraph", help="an interactive flame graph (offline HTML) of a run's folded perf stacks")
+    g.add_argument("run", help="a run directory")
+    g.add_argument("--side", choices=("sender", "receiver"), default="receiver", help="whose CPU (default: receiver)")
+    g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: flamegraph-RUN-SIDE.html "
+                                          "in the working directory)")
+    g.set_defaults(func=cmd_flamegraph)
+
+    c = sub.add_parser("compare", help="two campaigns side by side per point: tpc and category deltas with CIs")
+    c.add_argument("a", help="the baseline campaign (a directory name under --runs-dir)")
+    c.add_argument("b", help="the campaign compared with it, point by point")
+    runs_dir_option(c, "where both campaigns are")
+    out = c.add_mutually_exclusive_group()
+    out.add_argument("--csv", action="store_true", help="one row per point, metric and side (run counts, means, "
+                                                        "B-A and its interval)")
+    out.add_argument("--json", action="store_true", help="the same rows, with each campaign's usable and flagged runs")
+    c.set_defaults(func=cmd_compare)
+
+
+def cmd_breakdown(args) -> int:
+    """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
+    where = Path(args.file).parent
+    if not Path(args.file).exists():  # said before the analysis code loads
+        if where.name == "raw":  # store.RAW_DIR; store (and pandas) imported only then
+            from .. import store
+            if store.is_packed(where.parent):
+                die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its "
+                     f"raw/ first")
+        die(f"{args.file}: no such file")
+    from ..hosts import HostError
+    from ..analysis import profiles
+    from ..parsers import ParseError
+    try:
+        profile, results, series, series_from = profiles.analyse(
+            args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
+            embedded=args.embedded, event=args.event)
+        if args.flamegraph:
+            cpus = sorted({c for r in results for c in r["cpus"]})
+            from ..charts.profiles import flamegraph
+            written = Path(flamegraph(profile, cpus, args.flamegraph))
+            shown = (written if written.suffix == ".html"
+                     else f"{written.with_suffix('.svg')} and {written.with_suffix('.png')}")
+            print(f"flame graph written to {shown}", file=sys.stderr)
+    except (ParseError, ValueError, OSError, HostError) as exc:
+        die(str(exc))
+    if args.csv:
+        print(profiles.table(results).to_csv(index=False), end="")
+    elif args.json:
+        print(json.dumps(profiles.to_json(profile, results, series, series_from), indent=1))
+    else:
+        print(profiles.format_table(profile, results, series, series_from,
+                                        roles=profiles.run_cpu_roles(Path(args.file))))
+    return 0
+
+
+def cmd_flamegraph(args) -> int:
+    run = Path(args.run)
+    if not (run / "manifest.json").is_file():  # said before the charting code loads
+        die(f"{run}: not a run directory (no manifest.json)")
+    from ..sections.explore import flamegraph, flamegraph_page
+    # into the working directory: a run directory is recorded data, not a place for derived files
+    out = Path(args.output or f"flamegraph-{run.resolve().name}-{args.side}.html")
+    if out.suffix == ".html":  # interactive (d3-flame-graph inlined: opens offline)
+        out.write_text(flamegraph_page(run, args.side))
+        print(f"flame graph written to {out}")
+    else:  # a static icicle chart: .svg or .png
+        from ..charts.plots import save
+        save(flamegraph(run, args.side), out.with_suffix(""))
+        print(f"icicle chart written to {out.with_suffix('.svg')} and {out.with_suffix('.png')}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from ..analysis.compare import compare, format_comparison
+    m = compare(args.runs_dir, args.a, args.b)
+    if args.csv:
+        print(m.to_csv(index=False), end="")
+    elif args.json:
+        print(json.dumps({**m.attrs, "rows": json.loads(m.to_json(orient="records"))}, indent=1))
+    else:
+        print(format_comparison(m))
+    return 0
