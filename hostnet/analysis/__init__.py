@@ -9,7 +9,8 @@ compare      two campaigns point by point
 run_summary  what `hostnet run` prints of each run
 profiles     a profile a researcher brings -> the paper's breakdown
 
-Nothing here runs a command on a host except profiles' `perf script` of a perf.data (through the
-Host seam); measure/ calls these while it derives a run's rows, so this floor sits below it.
+Nothing here runs a command or reaches a host (a contract): a brought perf.data is read through
+the Perf its caller passes (probes.perf.PerfOnHost); measure/ calls these while it derives a run's
+rows, so this floor sits below it.
 """
 __all__ = ["attribution", "compare", "flags", "ledger", "metrics", "profiles", "run_summary", "verdicts"]

@@ -1,11 +1,12 @@
 """A perf profile a researcher brings -> the paper's CPU breakdown (`hostnet breakdown FILE`).
 
-FILE is a perf.data (perf is run on it, through the Host layer, with the fields hostnet's own
-probe asks for), `perf script` text (default fields, or hostnet's -F comm,tid,cpu,event,ip,sym),
-`perf report --stdio` text (perf's default layout with or without children and call graphs, or
-hostnet's own tab-separated --sort cpu,comm,sym), or folded stacks (stackcollapse-perf.pl's, or a
-run's perf_folded.txt); gzip-compressed or not. Stacks give the leaf and the call-chain-attributed
-breakdown (attribution.py); a report gives the leaf breakdown only (perf prunes its call graphs).
+FILE is a perf.data (perf is run on it by the caller's Perf: probes.perf.PerfOnHost, through the
+Host layer, with the fields hostnet's own probe asks for), `perf script` text (default fields, or
+hostnet's -F comm,tid,cpu,event,ip,sym), `perf report --stdio` text (perf's default layout with or
+without children and call graphs, or hostnet's own tab-separated --sort cpu,comm,sym), or folded
+stacks (stackcollapse-perf.pl's, or a run's perf_folded.txt); gzip-compressed or not. Stacks give
+the leaf and the call-chain-attributed breakdown (attribution.py); a report gives the leaf breakdown
+only (perf prunes its call graphs).
 """
 from __future__ import annotations
 
@@ -20,13 +21,12 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Protocol
 
 import pandas as pd
 
 from . import metrics, attribution
 from .. import project, taxonomy as taxonomies
-from ..hosts import Host, LocalHost
 from ..parsers import ParseError
 from ..parsers.perf_default import NO_CPU, one_event, parse_report_stdio, parse_script_default, parse_stackcollapse
 from ..parsers.perf_report import FIXED_PERIOD_EVENTS, SymbolSamples, parse_perf_report
@@ -71,9 +71,22 @@ MAX_PERF_DATA_BYTES = 32 << 30  # a gzipped perf.data is copied out for perf: at
 MAX_COUNT = 2 ** 53  # above it a sum of counts (floats in pandas) no longer holds every sample
 
 
-def read_profile(path, host: Host | None = None, event: str | None = None) -> Profile:
+class Perf(Protocol):
+    """What reading a perf.data needs of perf (probes.perf.PerfOnHost runs it through the Host
+    seam): analysis itself runs no command."""
+
+    def installed(self) -> bool: ...
+
+    def report_files(self, data: str) -> dict[str, str]: ...
+
+    def script(self, data: str) -> tuple[int, str, str]: ...
+
+
+def read_profile(path, perf: Perf | None = None, event: str | None = None) -> Profile:
     """Any of the formats above, told apart by content, not by name. A regular file only (a FIFO
-    would block, /dev/zero never end), within MAX_TEXT_BYTES decompressed, counts within MAX_COUNT."""
+    would block, /dev/zero never end), within MAX_TEXT_BYTES decompressed, counts within MAX_COUNT.
+    A perf.data is read by running perf on it: `perf` says where (hostnet.breakdown and
+    `hostnet breakdown` pass this machine's)."""
     path = Path(path)
     if not path.is_file():
         raise ParseError(str(path), "not a regular file (a directory, FIFO or device): breakdown reads a profile "
@@ -88,7 +101,10 @@ def read_profile(path, host: Host | None = None, event: str | None = None) -> Pr
             raise ParseError(str(path), "--event picks one event of a perf script text: give `perf script -i "
                                         "perf.data` of this file")
         with _compressed_damage(path, gzipped):
-            profile = _from_perf_data(path, gzipped, host or LocalHost())
+            if perf is None:
+                raise ParseError(str(path), "a perf.data file: reading it runs perf, and no perf was given "
+                                            "(hostnet.breakdown and `hostnet breakdown` give this machine's)")
+            profile = _from_perf_data(path, gzipped, perf)
     else:
         lines = _text_lines(path, gzipped)
         peek = list(itertools.islice(lines, 400))  # enough to tell the format (text_format)
@@ -339,13 +355,13 @@ def _merge(rows: Iterable[SymbolSamples]) -> list[SymbolSamples]:
     return [SymbolSamples(c, comm, s, k, n) for (c, comm, s, k), n in out.items() if n > 0]
 
 
-def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
+def _from_perf_data(path: Path, gzipped: bool, perf: Perf) -> Profile:
     """perf.data -> what hostnet's perf probe keeps of a run (probes.perf.report_files: perf report
     with hostnet's --sort cpu,comm,sym, perf script -F comm,tid,cpu,event,ip,sym folded, the header)."""
-    if host.which("perf") is None:
+    if not perf.installed():
         raise ParseError(str(path), "a perf.data file, and perf is not installed here (Debian: linux-perf)")
     if not gzipped:
-        return _profile_of_perf_data(path, path, host)
+        return _profile_of_perf_data(path, path, perf)
     with tempfile.TemporaryDirectory(prefix="hostnet-breakdown-") as tmp:
         local = Path(tmp) / "perf.data"  # perf reads no .gz
         with gzip.open(path, "rb") as src, local.open("wb") as dst:
@@ -354,13 +370,12 @@ def _from_perf_data(path: Path, gzipped: bool, host: Host) -> Profile:
                     raise ParseError(str(path), f"decompresses to more than {MAX_PERF_DATA_BYTES >> 30} GiB of "
                                                 "perf.data")
                 dst.write(chunk)
-        return _profile_of_perf_data(path, local, host)
+        return _profile_of_perf_data(path, local, perf)
 
 
-def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
+def _profile_of_perf_data(path: Path, local: Path, perf: Perf) -> Profile:
     """path: the file as the user named it (for messages); local: a plain perf.data perf can read."""
-    from ..probes.perf import report_files
-    files = report_files(host, str(local))
+    files = perf.report_files(str(local))
     report = files["perf_report.txt"]
     if not report.strip():
         why = " ".join(files["perf_report.stderr.txt"].split())[:300]
@@ -373,7 +388,7 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     if not fixed:
         # an event whose period varies (cycles, page-faults): hostnet's report and folded stacks count
         # samples, so the profile is read from perf script's default text, which prints every period
-        sp = _default_script(path, local, host)
+        sp = _default_script(path, local, perf)
         stacks, unit, weight = weighed(sp)
         p = Profile(str(path), "perf.data", leaf_rows(stacks), stacks if sp.chains else None, unit, weight=weight)
         if not sp.chains:
@@ -381,7 +396,7 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     elif no_cpu:
         # perf record without -a or -C keeps no CPU: perf script refuses hostnet's -F cpu; its
         # default fields leave the CPU out, and that text is read as a brought one would be
-        sp = _default_script(path, local, host)
+        sp = _default_script(path, local, perf)
         p = Profile(str(path), "perf.data", rows, sp.samples if sp.chains else None)
     elif "perf_folded.txt" in files:
         stacks = Counter()
@@ -400,25 +415,25 @@ def _profile_of_perf_data(path: Path, local: Path, host: Host) -> Profile:
     return p
 
 
-def _default_script(path: Path, local: Path, host: Host):
+def _default_script(path: Path, local: Path, perf: Perf):
     """perf script's default text of a perf.data, parsed (ScriptProfile); perf's own failure said."""
-    script = host.run(["perf", "script", "-i", str(local)], check=False, timeout=300)
-    if script.returncode != 0:
-        said = " ".join(script.stderr.split())[:300]
-        raise ParseError(str(path), f"perf script failed ({script.returncode}): {said}")
-    return parse_script_default(script.stdout.splitlines(), f"{path} (perf script)")
+    status, out, err = perf.script(str(local))
+    if status != 0:
+        said = " ".join(err.split())[:300]
+        raise ParseError(str(path), f"perf script failed ({status}): {said}")
+    return parse_script_default(out.splitlines(), f"{path} (perf script)")
 
 
 # --- the breakdown ---------------------------------------------------------------------------------
 
-def series_of(profile: Profile, series: str | None = None, host: Host | None = None) -> tuple[str, str]:
+def series_of(profile: Profile, series: str | None = None) -> tuple[str, str]:
     """(taxonomy series, where it came from): asked for, else the recorded kernel's, else the
     running kernel's (said, since the profile may come from another machine)."""
     if series:
         return series, "as asked"
     if profile.release:
         return taxonomies.series_for(profile.release), f"from the file's header (kernel {profile.release})"
-    running = (host or LocalHost()).read_text("/proc/sys/kernel/osrelease").strip()
+    running = platform.release()  # this machine's kernel: the profile names none
     return taxonomies.series_for(running), f"from the running kernel ({running}): the file records no kernel"
 
 
@@ -580,9 +595,9 @@ def next_to_paper(results: list[dict], config: str = "all-opts", paper_csv=None)
 
 def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | None = None,
             kthreads: str | None = None, series: str | None = None, embedded: bool = False,
-            host: Host | None = None, event: str | None = None) -> tuple[Profile, list[dict], str, str]:
+            perf: Perf | None = None, event: str | None = None) -> tuple[Profile, list[dict], str, str]:
     """Read a profile and break it down per CPU set: (profile, results, series, where from)."""
-    profile = read_profile(path, host, event)
+    profile = read_profile(path, perf, event)
     recorded = run_manifest(path)
     if recorded and not series and recorded.get("taxonomy"):
         # a stored run's profile: the kernel series the run recorded (today's table of it) and the
@@ -592,7 +607,7 @@ def analyse(path, *, cpus: list[list[int]] | None = None, comms: list[str] | Non
         series_from = f"from the run's manifest (kernel {kernel}, recorded with {recorded['taxonomy']})"
         embedded = embedded or recorded.get("testbed", {}).get("kind") == "embedded"
     else:
-        series, series_from = series_of(profile, series, host)
+        series, series_from = series_of(profile, series)
     try:
         tax = taxonomies.load(series)
     except ValueError as exc:  # e.g. a linux-3 profile: say which file, where the series came from, and the way out

@@ -65,13 +65,14 @@ def cmd_breakdown(args) -> int:
                 die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its "
                      f"raw/ first")
         die(f"{args.file}: no such file")
-    from ..hosts import HostError
+    from ..hosts import HostError, LocalHost
     from ..analysis import profiles
     from ..parsers import ParseError
+    from ..probes.perf import PerfOnHost
     try:
         profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
-            embedded=args.embedded, event=args.event)
+            embedded=args.embedded, event=args.event, perf=PerfOnHost(LocalHost()))
         if args.flamegraph:
             cpus = sorted({c for r in results for c in r["cpus"]})
             from ..charts.profiles import flamegraph

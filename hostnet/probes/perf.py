@@ -265,6 +265,25 @@ def report_files(host: Host, data: str, time_range: tuple[float, float] | None =
         report.close()
 
 
+class PerfOnHost:
+    """perf on a host, for a perf.data a researcher brings (`hostnet breakdown FILE`): what
+    analysis.profiles.read_profile asks of perf, so that analysis itself runs no command."""
+
+    def __init__(self, host: Host):
+        self.host = host
+
+    def installed(self) -> bool:
+        return self.host.which("perf") is not None
+
+    def report_files(self, data: str) -> dict[str, str]:
+        return report_files(self.host, data)
+
+    def script(self, data: str) -> tuple[int, str, str]:
+        """perf script's default text of the file: (exit status, stdout, stderr)."""
+        done = self.host.run(["perf", "script", "-i", data], check=False, timeout=300)
+        return done.returncode, done.stdout, done.stderr
+
+
 def header_file(host: Host, data: str) -> dict[str, str]:
     """The span perf sampled (perf report --header-only): sampling coverage divides by it."""
     return {"perf_header.txt": host.run(["perf", *PERF_HEADER_ARGS, "-i", data], check=False, timeout=60).stdout}

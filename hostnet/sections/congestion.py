@@ -13,6 +13,8 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
+from ..analysis.findings import congestion as rules
+from ..analysis.findings.end_host_loss import tcp_verdict
 from ..measure import config as stackconfig
 from ..charts import plots
 from .. import store
@@ -24,9 +26,6 @@ from ..measure.options import LiveOptions
 
 EXPERIMENT = "one-to-one"
 REFUSED_FILE = "refused.json"
-# "changes little": each algorithm's tpc within this margin of cubic's, the whole 95 % CI of the
-# relative difference inside it (the margin predates the CI rule; it was not tuned to any verdict)
-SPREAD_LIMIT_PCT = 15.0
 
 
 def spec(algorithms=None, *, config: str | None = None, flows=None, **fields) -> SweepSpec:
@@ -135,69 +134,16 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     return {"congestion-control-tpc": tpc, "congestion-control-breakdown": stack}
 
 
-def _per_run(tidy: pd.DataFrame, cc: str, n: int, metric: str, side: str) -> pd.Series:
-    rows = tidy[(tidy.congestion_control == cc) & (tidy.flows == n) & (tidy.metric == metric) & (tidy.side == side)
-                & (tidy.category.fillna("") == "")]
-    return rows.set_index("run_id").value.astype(float).sort_index()
-
-
-def _receiver_bound(tidy: pd.DataFrame, cc: str, n: int) -> verdicts.Judgement:
-    both = pd.concat([_per_run(tidy, cc, n, "cpu_util_pct", side) for side in ("sender", "receiver")],
-                     axis=1, join="inner")
-    d = verdicts.difference(both.iloc[:, 0], both.iloc[:, 1], paired=True)
-    return verdicts.direction(d, want="<", what=f"{cc}, {n} flow(s): CPU sender → receiver", unit="%", fmt=".0f",
-                              points=[{"congestion_control": cc, "flows": n}])
-
-
 @verdicts.under_accountings
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, manifests: list[dict], reference_dir) -> verdicts.Verdicts:
-    """F17: tpc changes little across algorithms (each within ±SPREAD_LIMIT_PCT of cubic's, by the
-    CI of the difference) because the receiver is the bottleneck — a premise checked per point
-    (paired CPU interval): an algorithm whose point is not decidedly receiver-bound is left out
-    with its numbers; with fewer than two algorithms left the finding is not testable here."""
-    findings = verdicts.load_findings(reference_dir)
-    m = summary[summary.status == "measured"]
-    missing = sorted(summary[summary.status != "measured"].congestion_control)
-    note = f"; {', '.join(missing)}: not available on this host" if missing else ""
-    algos = list(dict.fromkeys(m.congestion_control))  # the table's order
-    if len(algos) < 2:
-        return verdicts.collect(findings, {"F17": verdicts.Judgement(
-            verdicts.INCONCLUSIVE, "fewer than two algorithms measured" + note, "two or more algorithms")})
-    base = "cubic" if "cubic" in algos else algos[0]
-    parts, left_out, open_premise = [], [], []
-    for n in sorted(int(x) for x in m.flows.dropna().unique()):  # plain ints: points go to sweep.json
-        here = [cc for cc in algos if cc in set(m[m.flows == n].congestion_control)]
-        bound = {cc: _receiver_bound(tidy, cc, n) for cc in here}
-        left_out += [b for b in bound.values() if b.verdict == verdicts.NOT_REPRODUCED]
-        open_premise += [b for b in bound.values() if b.verdict == verdicts.INCONCLUSIVE]
-        ok = [cc for cc in here if bound[cc].verdict == verdicts.REPRODUCED]
-        parts += [verdicts.similar(verdicts.difference(_per_run(tidy, base, n, "tpc_gbps", "both"),
-                                                       _per_run(tidy, cc, n, "tpc_gbps", "both")),
-                                   margin_pct=SPREAD_LIMIT_PCT, what=f"{n} flow(s) tpc {base} → {cc}", unit="Gbit/s",
-                                   points=[{"congestion_control": base, "flows": n},
-                                           {"congestion_control": cc, "flows": n}])
-                  for cc in ok if cc != base and base in ok]
-    excluded = ("; left out, not receiver-bound (the premise): " + "; ".join(b.shows for b in left_out)
-                if left_out else "")
-    if open_premise:
-        j = verdicts.combine(open_premise)
-        j = verdicts.Judgement(verdicts.INCONCLUSIVE, "premise undecided: " + j.shows + excluded + note,
-                               "receiver-bound shown: " + j.decide, j.points)
-    elif not parts:
-        j = verdicts.not_testable("the premise does not hold" + excluded + note,
-                                  "a receiver-bound configuration for at least two algorithms (the finding "
-                                  "explains the small change by the receiver's limit)")
-    else:
-        j = verdicts.combine(parts)
-        j = verdicts.Judgement(j.verdict, j.shows + "; the receiver is decidedly the busier side at these points"
-                               + excluded + note, j.decide, j.points)
-    return verdicts.collect(findings, {"F17": j})
+    """F17 by its rule in analysis/findings: tpc changes little across algorithms because the
+    receiver is the bottleneck, a premise checked per point."""
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F17": rules.f17(summary, tidy)})
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     """The campaign's verdict table (what topup.decide asks of a section): F17, and F28 (notebook 14
     judges the 2010 study's TCP variants on this same campaign), so a top-up serves both."""
-    from .end_host_loss import tcp_verdict  # end_host_loss replays this module's campaigns
     tidy, manifests = load(runs_dir, campaign)
     refused_algorithms = refused(runs_dir, campaign)
     f17 = verdict_table.verdicts(table(tidy, refused_algorithms), tidy, manifests, reference_dir)

@@ -18,11 +18,11 @@ from ..testbed import record as capability_record
 from . import common
 from .. import store
 from ..analysis import verdicts
+from ..analysis.findings import dca_iommu as rules
 from ..testbed.session import is_file, kind_of, using
 from ..analysis.metrics import breakdown_metric
 from ..testbed.capabilities import MissingCapability
 from ..knobs import DdioWays, Iommu
-from ..taxonomy import CATEGORIES
 
 EXPERIMENT = "dca-iommu"
 DDIO_CONFIGS = ("ddio-on", "ddio-minimal")
@@ -179,68 +179,23 @@ def charts(status: pd.DataFrame, reference: pd.DataFrame, measured: pd.DataFrame
     return out
 
 
-def _runs(tidy: pd.DataFrame, ddio: str, iommu: str, metric: str, side: str, category: str = "") -> pd.Series:
-    rows = tidy[(tidy.ddio == ddio) & (tidy.iommu == iommu) & (tidy.metric == metric) & (tidy.side == side)
-                & (tidy.category.fillna("") == category)]
-    return rows.set_index("run_id").value.astype(float).sort_index()
-
-
-def _points(tidy: pd.DataFrame) -> set[tuple[str, str]]:
-    return set() if tidy.empty else set(zip(tidy.ddio, tidy.iommu, strict=True))
+def _no_default_pair(records: dict[str, dict], tidy: pd.DataFrame) -> str:
+    """Why F16 has no Default point with the IOMMU off and on: a boot missing, or no DDIO state both share."""
+    try:
+        iommu_pair(records)
+    except MissingCapability as exc:
+        return str(exc)
+    seen = ", ".join(f"{d} with the IOMMU {i}" for d, i in sorted(rules.points(tidy)))
+    return ("both IOMMU states recorded, but not at one DDIO state" + (f" ({seen})" if seen else "")
+            + ": the Default point needs DDIO at its own mask (ddio-on) or the host's (ddio-host) on both boots")
 
 
 @verdicts.under_accountings
 def verdict_table(records: dict[str, dict], tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
-    """F15, F16 and F27 on the clean runs of each (DDIO, IOMMU) point, by verdicts' one rule; not
-    testable, with the host's reason, where the hardware lacks the knob."""
-    judged = {}
-    points = _points(tidy)
-    metric = breakdown_metric(tidy) if not tidy.empty else ""
-    reasons = [c["ddio"]["detail"] or f"{h}: DDIO {c['ddio']['value']}" for r in records.values()
-               for h, c in r["capabilities"].items() if "ddio" in c]
-    ddio_pair = {("ddio-on", "off"), ("ddio-minimal", "off")} <= points
-    if ddio_pair:
-        d = verdicts.difference(_runs(tidy, "ddio-minimal", "off", "tpc_gbps", "both"),
-                                _runs(tidy, "ddio-on", "off", "tpc_gbps", "both"))
-        judged["F15"] = verdicts.direction(d, want="<", what="tpc DDIO one way → own mask (DDIO not fully off)",
-                                           unit="Gbit/s", fmt=".2f")
-    else:
-        judged["F15"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
-                                              "an Intel host with DDIO (IIO LLC ways MSR)")
-    # the Default point: DDIO at its own mask, or where it cannot be set, at the host's own state
-    base = next((b for b in ("ddio-on", DDIO_UNSET) if {(b, "off"), (b, "on")} <= points), "")
-    if base:
-        # the paper: lower tpc, and more memory management on both sides
-        parts = [verdicts.direction(verdicts.difference(_runs(tidy, base, "off", "tpc_gbps", "both"),
-                                                        _runs(tidy, base, "on", "tpc_gbps", "both")),
-                                    want=">", what="tpc IOMMU off → on", unit="Gbit/s", fmt=".2f")]
-        parts += [verdicts.direction(verdicts.difference(_runs(tidy, base, "off", metric, side, "mm"),
-                                                         _runs(tidy, base, "on", metric, side, "mm")),
-                                     want="<", what=f"{side} mm share IOMMU off → on", unit="%")
-                  for side in ("sender", "receiver")]
-        judged["F16"] = verdicts.combine(parts)
-    else:
-        try:
-            iommu_pair(records)
-            seen = ", ".join(f"{d} with the IOMMU {i}" for d, i in sorted(points))
-            why = ("both IOMMU states recorded, but not at one DDIO state" + (f" ({seen})" if seen else "")
-                   + ": the Default point needs DDIO at its own mask (ddio-on) or the host's (ddio-host) on both boots")
-        except MissingCapability as exc:
-            why = str(exc)
-        judged["F16"] = verdicts.not_testable(why, "hosts with the IOMMU on and off")
-    if ddio_pair:
-        parts = []
-        for side in ("sender", "receiver"):
-            off = tidy[tidy.iommu == "off"]
-            on = verdicts.shares_by_run(off[off.ddio == "ddio-on"], metric, side, CATEGORIES)
-            low = verdicts.shares_by_run(off[off.ddio == "ddio-minimal"], metric, side, CATEGORIES)
-            if on and low:
-                top = max(on, key=lambda c: sum(on[c]) / len(on[c]))
-                parts.append(verdicts.largest(
-                    low, top, what=f"{side}, DDIO one way (largest with its own mask: {top})"))
-        judged["F27"] = verdicts.combine(parts) if parts else verdicts.Judgement(
-            verdicts.INCONCLUSIVE, "no profiles of the DDIO points", "profiled runs")
-    else:
-        judged["F27"] = verdicts.not_testable("DDIO not settable — " + "; ".join(dict.fromkeys(reasons)),
-                                              "an Intel host with DDIO (IIO LLC ways MSR)")
+    """F15, F16 and F27 on the clean runs of each (DDIO, IOMMU) point, each by its rule in
+    analysis/findings; the Default point is DDIO at its own mask, or where it cannot be set, the host's."""
+    no_ddio = rules.ddio_reasons(records)
+    judged = {"F15": rules.f15(tidy, no_ddio), "F16": rules.f16(tidy, ("ddio-on", DDIO_UNSET),
+                                                                _no_default_pair(records, tidy)),
+              "F27": rules.f27(tidy, no_ddio)}
     return verdicts.collect(verdicts.load_findings(reference_dir), judged)

@@ -17,15 +17,15 @@ from ..testbed.session import is_fresh, kind_of
 from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.udp_loss import LOCATIONS
 from ..analysis import verdicts
-from ..analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, load_findings
+from ..analysis.findings import end_host_loss as rules
+from ..analysis.findings.end_host_loss import tcp_verdict  # noqa: F401 (notebook 14 calls ehl.tcp_verdict)
+from ..analysis.verdicts import load_findings
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "udp-loss"
 PLACEMENTS = ["same", "different"]
 LOCATION_COLORS = {"sender": "#9d755d", "link": "#54a24b", "backlog": "#f58518", "rcvbuf": "#4c78a8",
                    "udp_other": "#b279a2"}
-# "lossy": a point losing more than this share of what was offered
-LOSSY_PCT = 1.0
 
 
 def spec(*, rates_gbps=None, buffers_kb=None, placements=None, config: str | None = None, **fields) -> SweepSpec:
@@ -173,82 +173,14 @@ def tcp_chart(cc_summary: pd.DataFrame, label: str) -> alt.Chart:
                         subtitle=[*label.split("\n"), "no path: sender and receiver joined by veth (RTT ~0)"]))
 
 
-# F23's premise: the sender offers the receiving host at least this share of the target rate, else the
-# receive CPU cannot be the bottleneck the study describes (its loss came with the receiver overloaded)
-OFFERED_SHARE = 0.9
-
-
 @verdicts.under_accountings
 def verdict_table(summary: pd.DataFrame, tidy: pd.DataFrame, notes: dict, reference_dir) -> verdicts.Verdicts:
-    """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help).
-    Its `wanted` names the sweep points an undecided F22/F23 needs more clean runs of."""
-    judged = {}
-    top_rate = summary.target_gbps.max()
-    top = summary[summary.target_gbps == top_rate].set_index(["placement", "buffer_kb"])
-    lossy = summary[summary.loss_pct > LOSSY_PCT]
-    overload = "an offered rate that overloads it"
-    # F21: every lost datagram is found at a receiver-side location, and the counters add up
-    if lossy.empty:
-        judged["F21"] = verdicts.Judgement(
-            INCONCLUSIVE, f"no point lost more than {LOSSY_PCT:g} % (highest offered "
-            f"{summary.offered_gbps.max():.2f} Gbit/s): the receiver was never overloaded", overload)
-    else:
-        where = lossy[[f"{loc}_lost_count" for loc in LOCATIONS]].sum()  # datagrams, not a sum of shares
-        main = where.idxmax().removesuffix("_lost_count")
-        at_receiver = 100.0 * (where.sum() - where["sender_lost_count"]) / where.sum() if where.sum() else float("nan")
-        agree = lossy.dropna(subset=["iperf_loss_pct"])
-        cross = (f"; iperf's own count (whole run) {agree.iperf_loss_pct.min():.1f}–{agree.iperf_loss_pct.max():.1f}"
-                 f" % vs counters {agree.loss_pct.min():.1f}–{agree.loss_pct.max():.1f} %") if len(agree) else ""
-        shows = (f"{len(lossy)} lossy points; {at_receiver:.0f} % of their lost datagrams lost in the receiving "
-                 f"host, mostly at '{main}'{cross}; no network core on veth, so that half holds by construction")
-        judged["F21"] = verdicts.Judgement(REPRODUCED if at_receiver >= 90 else NOT_REPRODUCED, shows)
-
-    def loss(placement, kb):
-        return verdicts.clean_values(tidy, "loss_pct", "both", placement=placement, buffer_kb=kb,
-                                     target_gbps=top_rate)
-    # F22: same CPU loses more than a different CPU at the highest rate (CI of the difference)
-    both = [kb for kb in sorted({kb for _, kb in top.index}) if {("same", kb), ("different", kb)} <= set(top.index)]
-    if not both:
-        judged["F22"] = verdicts.Judgement(NOT_TESTABLE, "the sweep lacks a same/different pair at its highest rate")
-    elif notes.get("different", {}).get("confounded"):
-        judged["F22"] = verdicts.Judgement(NOT_TESTABLE, f"{notes['different']['note']}; needs a third CPU, apart "
-                                                         "from the sender's and the receive CPU, for the application")
-    elif max(top.loc[(p, kb)].loss_pct for kb in both for p in ("same", "different")) <= LOSSY_PCT:
-        judged["F22"] = verdicts.Judgement(INCONCLUSIVE, f"no pair lost more than {LOSSY_PCT:g} % at {top_rate:g} "
-                                                         "Gbit/s offered", "a rate that overloads the receiver")
-    else:
-        judged["F22"] = verdicts.combine([verdicts.direction(
-            verdicts.difference(loss("different", kb), loss("same", kb)), want="<", unit="%",
-            what=f"{kb // 1024} MB, {top_rate:g} Gbit/s: loss different → same CPU",
-            points=[sweep_point(top_rate, kb, p) for p in ("different", "same")]) for kb in both])
-    # F23: at the highest rate, 4 MB still loses (same-CPU placement: no confound)
-    kbs = sorted({kb for p, kb in top.index if p == "same"})
-    if len(kbs) < 2:
-        judged["F23"] = verdicts.Judgement(NOT_TESTABLE, "the sweep lacks two socket-buffer sizes at its highest rate")
-    else:
-        small, large = top.loc[("same", kbs[0])], top.loc[("same", kbs[-1])]
-        shows = (f"app on the receive CPU, {top_rate:g} Gbit/s offered: {kbs[0] // 1024} MB loses "
-                 f"{small.loss_pct:.1f} %, {kbs[-1] // 1024} MB loses {large.loss_pct:.1f} % "
-                 f"(delivered {small.delivered_gbps:.2f} vs {large.delivered_gbps:.2f} Gbit/s)")
-        if small.offered_gbps < OFFERED_SHARE * top_rate:  # the premise: a sender that outpaces the receive CPU
-            judged["F23"] = verdicts.not_testable(
-                shows + f"; the premise is unmet: only {small.offered_gbps:.2f} of {top_rate:g} Gbit/s reached the "
-                "receiver (the sender's one core is the bottleneck), so the receiving CPU was never overloaded",
-                "a sender that outpaces the receive CPU (more sender cores than the testbed's one, or pktgen)")
-        elif small.loss_pct <= LOSSY_PCT:
-            judged["F23"] = verdicts.Judgement(INCONCLUSIVE, shows + f"; the receiver was not overloaded at the small "
-                                               f"buffer (under {LOSSY_PCT:g} % lost)", overload)
-        else:
-            j = verdicts.direction(verdicts.against_level(loss("same", kbs[-1]), LOSSY_PCT), want="<",
-                                   what=f"{kbs[-1] // 1024} MB loss against the {LOSSY_PCT:g} % line", unit="%",
-                                   points=[sweep_point(top_rate, kbs[-1], "same")])
-            judged["F23"] = verdicts.Judgement(j.verdict, f"{shows}; {j.shows}", j.decide, j.points)
+    """F21 (loss is at the receiving end host), F22 (placement), F23 (a larger buffer does not help),
+    each by its rule in analysis/findings. Its `wanted` names the sweep points an undecided F22/F23
+    needs more clean runs of."""
+    judged = {"F21": rules.f21(summary, LOCATIONS), "F22": rules.f22(summary, tidy, notes),
+              "F23": rules.f23(summary, tidy)}
     return verdicts.collect(load_findings(reference_dir), judged)
-
-
-def sweep_point(rate_gbps: float, buffer_kb: int, placement: str) -> dict:
-    """The sweep's point (its grid keys) behind a (rate, buffer, placement) of the summary."""
-    return {"udp_rate_gbps": rate_gbps, "socket_buffer_kb": int(buffer_kb), "app_cpu": placement}
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
@@ -257,28 +189,3 @@ def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
     return verdict_table.verdicts(table(tidy), tidy, placement_notes(manifests), reference_dir)
 
 
-@verdicts.under_accountings
-def tcp_verdict(cc_tidy: pd.DataFrame, refused_algorithms: dict[str, str], reference_dir,
-                margin_pct: float = 15.0) -> verdicts.Verdicts:
-    """F28 (the 2010 study): TCP variants reach about the same throughput (each within margin_pct of
-    cubic's, by the CI of the difference) except Vegas, which falls behind; not testable where the
-    kernel lacks tcp_vegas (the sweep's capability check says so)."""
-    if "vegas" in refused_algorithms or "vegas" not in set(cc_tidy.congestion_control):
-        j = verdicts.not_testable(f"vegas: {refused_algorithms.get('vegas', 'not in the sweep')}",
-                                  "a kernel with tcp_vegas (CONFIG_TCP_CONG_VEGAS)")
-    else:
-        parts = []
-        for n in sorted(cc_tidy.flows.unique()):
-            def thr(cc, n=n):
-                return verdicts.clean_values(cc_tidy, "throughput_gbps", "both", congestion_control=cc, flows=n)
-            others = [cc for cc in sorted(set(cc_tidy.congestion_control)) if cc not in ("cubic", "vegas")]
-            def pts(cc, n=n):
-                return [{"congestion_control": "cubic", "flows": n}, {"congestion_control": cc, "flows": n}]
-            parts += [verdicts.similar(verdicts.difference(thr("cubic"), thr(cc)), margin_pct=margin_pct,
-                                       what=f"{n} flow(s) throughput cubic → {cc}", unit="Gbit/s", points=pts(cc))
-                      for cc in others]
-            parts.append(verdicts.direction(verdicts.difference(thr("cubic"), thr("vegas")), want=">",
-                                            what=f"{n} flow(s) throughput cubic → vegas", unit="Gbit/s",
-                                            points=pts("vegas")))
-        j = verdicts.combine(parts)
-    return verdicts.collect(verdicts.load_findings(reference_dir), {"F28": j})

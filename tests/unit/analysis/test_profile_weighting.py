@@ -10,10 +10,13 @@ import pytest
 
 from conftest import FIXTURES
 from hostnet.analysis import profiles
+from hostnet.probes.perf import PerfOnHost
 from hostnet.hosts import LocalHost
 from hostnet.parsers.perf_default import NO_CPU, parse_script_default
 from hostnet.parsers.perf_report import SymbolSamples
 from hostnet.taxonomy import load
+
+PERF = PerfOnHost(LocalHost())  # perf run here on the perf.data files (analysis runs no command)
 
 WEIGHTING = FIXTURES / "perf-weighting"
 LAYOUTS = FIXTURES / "perf-layouts"
@@ -92,7 +95,7 @@ def test_a_perf_data_of_an_event_whose_period_varies_is_read_by_period(tmp_path)
                            "python3", "-c", "for i in range(40): b = bytearray(8 << 20)"], check=False, timeout=120)
     if res.returncode != 0:
         pytest.skip(f"perf record -a is not allowed here: {res.stderr.strip()[-200:]}")
-    got = profiles.read_profile(data)
+    got = profiles.read_profile(data, PERF)
     text = LocalHost().run(["perf", "script", "-i", str(data)], timeout=120).stdout
     want = profiles.profile_from_text(text, "perf script")
     assert got.event == "page-faults" and got.weight == want.weight
@@ -103,5 +106,5 @@ def test_a_perf_data_of_an_event_whose_period_varies_is_read_by_period(tmp_path)
     flat = tmp_path / "flat.data"
     LocalHost().run(["perf", "record", "-a", "-F", "2999", "-e", "page-faults", "-o", str(flat), "--",
                      "python3", "-c", "for i in range(40): b = bytearray(8 << 20)"], timeout=120)
-    leaf = profiles.read_profile(flat)
+    leaf = profiles.read_profile(flat, PERF)
     assert leaf.stacks is None and leaf.rows and "no call chains (perf record without -g)" in " ".join(leaf.notes)

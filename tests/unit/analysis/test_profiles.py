@@ -10,14 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, FakeHost
+from conftest import FIXTURES
 from hostnet.analysis import profiles
+from hostnet.probes.perf import PerfOnHost
 from hostnet.analysis.metrics import BREAKDOWN_ORDER
 from hostnet.hosts import LocalHost
 from hostnet.parsers import ParseError
 from hostnet.parsers.perf_default import NO_CPU
 from hostnet.parsers.perf_script import USER, Sample
 from hostnet.taxonomy import load
+
+PERF = PerfOnHost(LocalHost())  # perf run here on the perf.data files (analysis runs no command)
 
 REF = FIXTURES / "perf-default"
 TAX = load("linux-6")
@@ -116,14 +119,18 @@ def test_kthreads_adds_kernel_threads_that_serve_the_application(ref_script):
     assert profiles.workload_comms(ref_script, None, r"kdamond") == ref_script.comms()
 
 
-def test_kernel_series_from_the_file_else_the_running_kernel():
+def test_kernel_series_from_the_file_else_the_running_kernel(monkeypatch):
     p = profile(FIXTURES / "perf_script_default_loopback.txt.gz")
-    running = FakeHost(files={"/proc/sys/kernel/osrelease": "5.4.43\n"})
-    assert profiles.series_of(p, None, running) == ("linux-5", "from the running kernel (5.4.43): the file "
-                                                                   "records no kernel")
+    monkeypatch.setattr(profiles.platform, "release", lambda: "5.4.43")  # the machine reading it
+    assert profiles.series_of(p, None) == ("linux-5", "from the running kernel (5.4.43): the file records no kernel")
     p.release = "6.18.44-fc"
-    assert profiles.series_of(p, None, running) == ("linux-6", "from the file's header (kernel 6.18.44-fc)")
-    assert profiles.series_of(p, "linux-5", running) == ("linux-5", "as asked")
+    assert profiles.series_of(p, None) == ("linux-6", "from the file's header (kernel 6.18.44-fc)")
+    assert profiles.series_of(p, "linux-5") == ("linux-5", "as asked")
+
+
+def test_a_perf_data_without_a_perf_to_run_is_refused_naming_the_file():
+    with pytest.raises(ParseError, match=r"loopback.*a perf.data file: reading it runs perf, and no perf was given"):
+        profiles.read_profile(LOOPBACK_DATA)
 
 
 def test_next_to_the_paper_s_fig3(ref_script):
@@ -187,7 +194,7 @@ def test_a_perf_data_recorded_without_cpus_gives_one_breakdown_of_every_sample(t
     """perf record -- CMD (no -a, no -C) keeps no CPU: perf report prints -001 and perf script
     refuses hostnet's -F cpu. The breakdown is then one CPU set, leaf and call chain, and says why."""
     data = _record(tmp_path)
-    p = profiles.read_profile(data)
+    p = profiles.read_profile(data, PERF)
     assert p.cpus() == [NO_CPU] and p.stacks and p.rows
     assert any("recorded without CPUs" in n for n in p.notes)
     own = shares(p, [NO_CPU], embedded=False)
@@ -200,7 +207,7 @@ def test_a_perf_data_recorded_without_cpus_gives_one_breakdown_of_every_sample(t
 def test_perf_data_through_hostnet_s_own_path_equals_perf_s_default_text_of_it(tmp_path, recorded_here):
     """perf.data -> hostnet's own perf report/script fields; perf's default script and report text
     of the same file, made with the same symbols: the same breakdown (the report within rounding)."""
-    data = profiles.read_profile(recorded_here)
+    data = profiles.read_profile(recorded_here, PERF)
     assert data.format == "perf.data" and data.release == platform.release() and data.event == "cpu-clock"
     script = profiles.profile_from_text(_perf_text(tmp_path, "script", data=recorded_here), "perf script")
     report = profiles.profile_from_text(_perf_text(tmp_path, "report", "--stdio", data=recorded_here),
@@ -237,7 +244,7 @@ def test_a_perf_data_from_a_kernel_whose_symbols_are_missing_is_refused(tmp_path
     if _recorded_on_this_kernel(tmp_path):
         pytest.skip("the kernel that recorded the stored perf.data is the one running: its symbols are here")
     with pytest.raises(ParseError, match=r"kernel samples have no symbol.*kernel 6\.18\.44-fc-v595.*perf archive"):
-        profiles.read_profile(LOOPBACK_DATA)
+        profiles.read_profile(LOOPBACK_DATA, PERF)
 
 
 def _rows(named: int, unnamed: int, symbol="0xffffffff8e2b1234"):
@@ -265,7 +272,7 @@ def test_perf_data_equals_the_stored_default_texts_where_this_kernel_recorded_it
     would resolve the kernel's addresses against that kernel's symbols, so this skips there."""
     if not _recorded_on_this_kernel(tmp_path):
         pytest.skip("recorded on another kernel (perf buildid-list): its symbols are not here")
-    data = profiles.read_profile(LOOPBACK_DATA)
+    data = profiles.read_profile(LOOPBACK_DATA, PERF)
     script = profile(LOOPBACK_SCRIPT)
     assert unnamed_as_unknown(data.stacks) == unnamed_as_unknown(script.stacks)  # same stacks, same counts
 

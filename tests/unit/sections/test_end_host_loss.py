@@ -5,6 +5,7 @@ import pandas as pd
 from conftest import REPO
 from hostnet.measure import udp_loss
 from hostnet.sections import end_host_loss as ehl
+from hostnet.analysis.findings import end_host_loss as findings
 from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 REF = REPO / "data" / "reference"
@@ -73,7 +74,7 @@ def test_f22_within_run_to_run_spread_is_inconclusive():
     v = decided.table.set_index("id")
     assert v.loc["F22", "verdict"] == INCONCLUSIVE and "to decide" in v.loc["F22", "this run shows"]
     # the undecided pairs name the sweep points a top-up repeats (the grid's keys, highest rate)
-    assert decided.wanted == {"F22": [ehl.sweep_point(8.0, kb, p) for kb in (1024, 4096)
+    assert decided.wanted == {"F22": [findings.sweep_point(8.0, kb, p) for kb in (1024, 4096)
                                          for p in ("different", "same")]}
     assert verdicts(summary(30, 33, 20, 23, spread=0.5))["F22"] == NOT_REPRODUCED  # apart: a direction
     one_run = summary(30, 5, 20, 2).assign(repetitions=1)
