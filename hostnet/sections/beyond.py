@@ -10,12 +10,12 @@ condition for mapping received data; the BIG TCP points all-opts at its MTU 9000
 """
 from __future__ import annotations
 
-import dataclasses
 
 import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, ledger, verdicts
+from ..analysis.findings import beyond as rules
 from ..charts import plots
 from ..measure.sweep import SweepSpec, declared
 from . import common, grid_view
@@ -209,53 +209,13 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     return {"beyond-cpu-per-mb": cost, "beyond-breakdown": stack}
 
 
-def _runs(runs: pd.DataFrame, col: str, send_mode: str, recv_mode: str) -> list[float]:
-    g = runs[(runs.send_mode == send_mode) & (runs.recv_mode == recv_mode)].sort_values("run_id")
-    return g[col].dropna().tolist()
-
-
-def _point(send_mode: str, recv_mode: str) -> dict:
-    return {"send_mode": send_mode, "recv_mode": recv_mode}
-
-
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
-    """F29–F31, expectations from the kernel's own documentation, judged by verdicts' one rule:
-    sendfile takes the sender's copy away (its data-copy share falls); MSG_ZEROCOPY lowers the
-    sender's CPU per MB; TCP_ZEROCOPY_RECEIVE lowers the receiver's CPU per MB where pages are mapped."""
+    """F29–F31, expectations from the kernel's own documentation, each by its rule in
+    analysis/findings, on the campaign's per-run costs (per_run)."""
     runs = per_run(tidy)
-    have = set(zip(runs.send_mode, runs.recv_mode, strict=True))
-    judged = {}
-    if {("copy", "copy"), ("sendfile", "copy")} <= have:
-        judged["F29"] = verdicts.direction(
-            verdicts.difference(_runs(runs, "sender_data_copy_pct", "copy", "copy"),
-                                _runs(runs, "sender_data_copy_pct", "sendfile", "copy")),
-            want=">", what="sender's data-copy share, send() → sendfile()", unit=" %", fmt=".1f",
-            points=[_point("copy", "copy"), _point("sendfile", "copy")])
-    if {("copy", "copy"), ("zerocopy", "copy")} <= have:
-        j = verdicts.direction(
-            verdicts.difference(_runs(runs, "sender_us_per_mb", "copy", "copy"),
-                                _runs(runs, "sender_us_per_mb", "zerocopy", "copy")),
-            want=">", what="sender CPU per MB, send() → MSG_ZEROCOPY", unit=" µs", fmt=".0f",
-            points=[_point("copy", "copy"), _point("zerocopy", "copy")])
-        copied = runs[(runs.send_mode == "zerocopy")].copied_pct.mean()
-        note = (f"; the kernel completed {copied:.0f} % of the sends as copied (the receiver is local: its "
-                "delivery copies the pinned pages, which the ledger bills to the testbed)") if copied == copied else ""
-        judged["F30"] = dataclasses.replace(j, shows=j.shows + note)
-    if {("zerocopy", "copy"), ("zerocopy", "mmap")} <= have:
-        mapped = runs[(runs.send_mode == "zerocopy") & (runs.recv_mode == "mmap")].mapped_pct.mean()
-        if not mapped > 1.0:
-            judged["F31"] = verdicts.not_testable(
-                f"the receiver mapped {mapped:.1f} % of the bytes: nothing to compare",
-                "pages a receiver can map: whole-page payloads (MTU 61492 here) and, on a NIC, header-data split")
-        else:
-            j = verdicts.direction(
-                verdicts.difference(_runs(runs, "receiver_us_per_mb", "zerocopy", "copy"),
-                                    _runs(runs, "receiver_us_per_mb", "zerocopy", "mmap")),
-                want=">", what="receiver CPU per MB, recv() → TCP_ZEROCOPY_RECEIVE (MSG_ZEROCOPY sender)",
-                unit=" µs", fmt=".0f", points=[_point("zerocopy", "copy"), _point("zerocopy", "mmap")])
-            judged["F31"] = dataclasses.replace(j, shows=j.shows + f"; {mapped:.1f} % of the bytes mapped")
-    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
+    judged = {"F29": rules.f29(runs), "F30": rules.f30(runs), "F31": rules.f31(runs)}
+    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
@@ -402,48 +362,14 @@ def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str, sampl
     return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
 
 
-# the finding each IP version's BIG TCP is judged under, and what a receiver needs for it
-BIG_TCP_FINDINGS = {4: ("F32", "a receiver whose GRO builds packets above 64 KB (IPv4: Linux 6.3, gro_ipv4_max_size)"),
-                    6: ("F33", "a receiver whose GRO builds packets above 64 KB (IPv6: Linux 5.19, gro_max_size; "
-                                   "hostnet's limit knobs: 6.3)")}
-
-
 @verdicts.under_accountings
 def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
-    """F32 (IPv4) and F33 (IPv6): with larger GSO/GRO packets the receiver's per-packet layers
-    (tcp/ip + netdev + skb) cost less CPU per MB moved; judged on that cost, not on their share,
-    which also falls when other work grows. Its premise, that GRO delivered larger packets, is
-    checked first. Each is judged where the campaign has that IP version's runs."""
+    """F32 (IPv4) and F33 (IPv6), each by its rule in analysis/findings, where the campaign has that
+    IP version's runs at two limits or more."""
     runs = big_tcp_runs(tidy)
-    judged = {}
-    for version, (fid, needs) in BIG_TCP_FINDINGS.items():
-        of = runs[runs.ip_version == version]
-        if of.big_tcp_bytes.nunique() >= 2:
-            judged[fid] = _judge_limits(of, needs)
-    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
-
-
-def _judge_limits(runs: pd.DataFrame, needs: str) -> verdicts.Judgement:
-    """The smallest limit against the largest, on one IP version's runs."""
-    sizes = sorted(int(b) for b in runs.big_tcp_bytes.unique())  # plain ints: the points go into sweep.json
-    small, large = sizes[0], sizes[-1]
-    pick = {b: runs[runs.big_tcp_bytes == b].sort_values("run_id") for b in (small, large)}
-    grew = verdicts.difference(pick[small].post_gro_skb_bytes.dropna(), pick[large].post_gro_skb_bytes.dropna())
-    # the grid's own points: an ip_version only where the campaign named one (top-ups match them)
-    named = {"ip_version": int(runs.ip_version.iloc[0])} if runs.ip_named.iloc[0] else {}
-    points = [{"big_tcp_bytes": small, **named}, {"big_tcp_bytes": large, **named}]
-    if grew.sign != "<":
-        return verdicts.not_testable(f"GRO did not deliver larger packets at {large} bytes ({grew.text('.0f', ' B')})",
-                                     needs)
-    cost = {b: pick[b].receiver_per_skb_us_per_mb.tolist() for b in (small, large)}
-    j = verdicts.direction(
-        verdicts.difference(cost[small], cost[large]), want=">",
-        what=f"receiver's tcp/ip + netdev + skb CPU per MB, {small} → {large} B limit",
-        unit=" µs", fmt=".0f", points=points)
-    share = (f"; their share {pick[small].receiver_per_skb_pct.mean():.1f} → "
-             f"{pick[large].receiver_per_skb_pct.mean():.1f} %")
-    return dataclasses.replace(j, shows=j.shows + share + f"; mean packet after GRO "
-                               f"{grew.mean_a / 1024:.0f} → {grew.mean_b / 1024:.0f} KiB")
+    judged = {fid: rules.big_tcp(runs[runs.ip_version == version], needs)
+              for version, (fid, needs) in rules.BIG_TCP_FINDINGS.items()}
+    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
 
 
 def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

@@ -16,9 +16,9 @@ from .. import store
 from ..testbed.session import is_fresh
 from . import common
 from ..measure.sweep import SweepSpec, declared, run_sweep
-from ..taxonomy import CATEGORIES
 from ..measure.options import LiveOptions
 from ..analysis import flags
+from ..analysis.findings import patterns as rules
 
 SIDES = ("sender", "receiver")
 
@@ -287,72 +287,6 @@ def _ci_text(mean: float, ci) -> str:
     return f"{mean:.1f}" + ("" if pd.isna(ci) else f" ± {ci:.1f}")
 
 
-class _PerRun:
-    """A point's per-run values of the few metrics F04 and F09 read, split once: a verdict table asks
-    for them some 20 times under each of its accountings, and filtering the whole frame each time
-    was most of its cost."""
-    METRICS = ("cores_count", "flow_count", "tpc_gbps", "cpu_util_pct")
-
-    def __init__(self, tidy: pd.DataFrame):
-        self._rows = tidy.loc[tidy.metric.isin(self.METRICS) & (tidy.category.fillna("") == ""),
-                              ["flows", "metric", "side", "run_id", "value"]]
-        self._at = self._rows.groupby(["flows", "metric", "side"], sort=False).indices  # key -> positions
-        self._made: dict[tuple, pd.Series] = {}
-
-    def __call__(self, n: int, metric: str, side: str) -> pd.Series:
-        key = (n, metric, side)
-        if key not in self._made:
-            rows = self._rows.iloc[self._at.get(key, [])]
-            self._made[key] = rows.set_index("run_id").value.astype(float).sort_index()
-        return self._made[key]
-
-    def cores(self, n: int, side: str) -> int:
-        return int(max(1, self(n, "cores_count", side).max()))
-
-
-def _f09(tidy: pd.DataFrame, pattern: str, per_run: _PerRun) -> verdicts.Judgement:
-    _per_run, _cores = per_run, per_run.cores
-    ns = sorted(tidy.flows.unique())
-    first, last = ns[0], ns[-1]
-    flows = int(_per_run(last, "flow_count", "both").max())
-    if pattern == "one-to-one" and min(_cores(last, side) for side in SIDES) < flows:
-        return verdicts.not_testable(
-            f"at n={last} the {flows} flows share {_cores(last, 'sender')} sender and "
-            f"{_cores(last, 'receiver')} receiver core(s)",
-            "a core pair per flow (one-to-one's premise): as many cores per side as flows")
-    d = verdicts.difference(_per_run(first, "tpc_gbps", "both"), _per_run(last, "tpc_gbps", "both"))
-    j = verdicts.direction(d, want=">", what=f"tpc n={first} → n={last} ({flows} flows, "
-                           f"{flows / _cores(last, 'receiver'):g} per receiver core)", unit="Gbit/s",
-                           points=[{"flows": int(first)}, {"flows": int(last)}])
-    every = ", ".join(f"n={n} {_per_run(n, 'tpc_gbps', 'both').mean():.1f}" for n in ns)
-    return verdicts.Judgement(j.verdict, f"{j.shows}; means {every}", j.decide, j.points)
-
-
-def _f04(tidy: pd.DataFrame, per_run: _PerRun) -> verdicts.Judgement:
-    parts = []
-    for n in sorted(tidy.flows.unique()):
-        per_core = pd.concat([per_run(n, "cpu_util_pct", side) / per_run.cores(n, side) for side in SIDES],
-                             axis=1, join="inner")
-        d = verdicts.difference(per_core.iloc[:, 0], per_core.iloc[:, 1], paired=True)
-        parts.append(verdicts.direction(d, want="<", what=f"n={n} CPU per core sender → receiver", unit="%",
-                                        fmt=".0f", points=[{"flows": int(n)}]))
-    return verdicts.combine(parts)
-
-
-def _f05(tidy: pd.DataFrame, config: str) -> verdicts.Judgement:
-    if config != "all-opts":
-        return verdicts.not_testable(f"the campaign ran {config}",
-                                     "an all-opts campaign (the finding is about all-opts)")
-    metric = metrics.breakdown_metric(tidy)
-    cats = [c for c in CATEGORIES if not (metric == "breakdown_pct" and c == "etc")]
-    parts = [verdicts.largest(verdicts.shares_by_run(tidy, metric, side, cats, flows=n), "data_copy",
-                              what=f"n={n} {side}", points=[{"flows": int(n)}])
-             for n in sorted(tidy.flows.unique()) for side in SIDES]
-    j = verdicts.combine(parts)
-    note = " (leaf-only samples, etc excluded)" if metric == "breakdown_pct" else ""
-    return verdicts.Judgement(j.verdict, j.shows + note, j.decide, j.points)
-
-
 # F04 and F05 are §3.1's single-flow claims (findings.csv, stated): judged here as extensions, shown and kept
 # out of the counts
 SINGLE_FLOW_CLAIMS = dict.fromkeys(("F04", "F05"), "for a single flow, §3.1")
@@ -360,44 +294,22 @@ SINGLE_FLOW_CLAIMS = dict.fromkeys(("F04", "F05"), "for a single flow, §3.1")
 
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str = "all-opts") -> verdicts.Verdicts:
-    """'Paper says / this run shows' for the pattern's findings, judged on the clean runs (verdicts);
-    with no clean run at all every finding is not testable, saying why the runs were flagged."""
+    """'Paper says / this run shows' for the pattern's findings, each by its rule in analysis/findings,
+    on the clean runs; with no clean run at all every finding is not testable, saying why."""
+    findings, fids = verdicts.load_findings(reference_dir), _pattern(pattern).findings
     if flagged_only(tidy):
-        runs = tidy.drop_duplicates("run_id")
-        worst = runs.flagged.iloc[0]
-        why = verdicts.not_testable(
-            f"no clean run: all {len(runs)} runs were flagged (e.g. {worst})",
-            "clean runs: the same sweep on an idle machine (a live run tops up points without a clean run, "
-            "within its budget)")
-        return verdicts.collect(verdicts.load_findings(reference_dir), dict.fromkeys(_pattern(pattern).findings, why),
-                              extensions=SINGLE_FLOW_CLAIMS)
-    judged, repeats, per_run = {}, {}, _PerRun(tidy)
-    if pattern != "one-to-one" and one_core_pair(tidy, per_run):
-        repeats["F09"] = ONE_CORE_PAIR
-    for fid in _pattern(pattern).findings:
-        if fid == "F09":
-            if tidy.flows.nunique() < 2:
-                continue
-            judged[fid] = _f09(tidy, pattern, per_run)
-        elif fid == "F04":
-            j = _f04(tidy, per_run)
-            judged[fid] = verdicts.Judgement(j.verdict, "checked at every n of this pattern: " + j.shows,
-                                             j.decide, j.points, j.holds)
-        else:
-            judged[fid] = _f05(tidy, config)
-    return verdicts.collect(verdicts.load_findings(reference_dir), judged, extensions=SINGLE_FLOW_CLAIMS,
-                          repeats=repeats)
+        return verdicts.collect(findings, dict.fromkeys(fids, rules.no_clean_run(tidy)), extensions=SINGLE_FLOW_CLAIMS)
+    per_run = rules.PerRun(tidy)
+    rule = {"F09": lambda: rules.f09(tidy, pattern, per_run), "F04": lambda: rules.f04(tidy, per_run),
+            "F05": lambda: rules.f05(tidy, config)}
+    repeats = {"F09": ONE_CORE_PAIR} if pattern != "one-to-one" and rules.one_core_pair(tidy, per_run) else {}
+    judged = {fid: j for fid in fids if (j := rule[fid]()) is not None}
+    return verdicts.collect(findings, judged, extensions=SINGLE_FLOW_CLAIMS, repeats=repeats)
 
 
 # With one core per side every pattern is k flows on one core pair: incast's and all-to-all's F09 is then
 # one-to-one's experiment (notebook 03), shown and counted once, there.
 ONE_CORE_PAIR = "one-to-one's (03: k flows on one core pair, one core per side)"
-
-
-def one_core_pair(tidy: pd.DataFrame, per_run: _PerRun | None = None) -> bool:
-    """Every n of the campaign ran on one sender and one receiver core."""
-    per_run = per_run or _PerRun(tidy)
-    return all(per_run.cores(n, side) == 1 for n in tidy.flows.unique() for side in SIDES)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
