@@ -108,10 +108,15 @@ def cmd_testbed(args) -> int:
         for r in rows:
             print(json.dumps(r))
     else:
-        problems = testbed.down(args.name)
-        if problems:
-            die("teardown problems: " + "; ".join(problems))
-        print(f"testbed {args.name} is down; every journaled setting restored")
+        return _down("testbed", args.name, testbed.down(args.name))
+    return 0
+
+
+def _down(what: str, name: str, problems: list[str]) -> int:
+    """What a teardown says: its problems (exit 2), or that every journaled setting is back."""
+    if problems:
+        die("teardown problems: " + "; ".join(problems))
+    print(f"{what} {name} is down; every journaled setting restored")
     return 0
 
 
@@ -135,11 +140,7 @@ def _guests(args) -> int:
         return 0
     if args.action != "down":
         die(f"testbed {args.action} does not take --nic or --iommu")
-    problems = guests.down(args.name)
-    if problems:
-        die("teardown problems: " + "; ".join(problems))
-    print(f"NIC rehearsal {args.name} is down; every journaled setting restored")
-    return 0
+    return _down("NIC rehearsal", args.name, guests.down(args.name))
 
 
 def cmd_restore(args) -> int:

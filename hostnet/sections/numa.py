@@ -17,12 +17,12 @@ from ..testbed import record as capability_record
 from . import common
 from .. import store
 from ..analysis import verdicts
+from ..analysis.findings import numa as rules
 from ..testbed.session import is_file, kind_of, using
 from ..testbed.capabilities import MissingCapability
 
 PLACEMENTS = ("nic-local", "nic-remote")
 EXPERIMENT = "numa"
-MARGINAL_PCT = 10.0  # "only marginal": NIC-remote tpc within this share of NIC-local's
 
 
 def reference(reference_dir) -> pd.DataFrame:
@@ -160,16 +160,6 @@ def refusal_reason(record: dict) -> str:
 
 @verdicts.under_accountings
 def verdict_table(record: dict, tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
-    """F13: NIC-remote tpc only marginally off NIC-local's for short flows: the whole 95 % CI of the
-    relative difference within ±MARGINAL_PCT (verdicts.similar)."""
-    placements = set() if tidy.empty else set(tidy.placement)
-    if set(PLACEMENTS) <= placements:
-        local, remote = (verdicts.clean_values(tidy, "tpc_gbps", "both", placement=p) for p in PLACEMENTS)
-        j = verdicts.similar(verdicts.difference(local, remote), margin_pct=MARGINAL_PCT,
-                             what="4 KB RPCs: tpc NIC-local → NIC-remote", unit="Gbit/s", fmt=".2f",
-                             points=[{"placement": p} for p in PLACEMENTS])
-        j = verdicts.Judgement(j.verdict, j.shows + "; cache misses need a PMU", j.decide, j.points)
-    else:
-        j = verdicts.not_testable(refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign",
-                                  "a multi-socket host with the NIC on one node")
-    return verdicts.collect(verdicts.load_findings(reference_dir), {"F13": j})
+    """F13 by its rule in analysis/findings; not testable with the capability check's reason."""
+    why = refusal_reason(record) or "no NIC-local/NIC-remote runs in this campaign"
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F13": rules.f13(tidy, PLACEMENTS, why)})

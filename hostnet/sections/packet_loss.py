@@ -11,12 +11,13 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import verdicts
+from ..analysis.findings import packet_loss as rules
+from ..analysis.findings.packet_loss import KEY
 from . import common, grid_view
 from ..measure.sweep import SweepSpec, declared
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "single-flow"
-KEY = "loss_rate"
 
 
 def spec(loss_rates=None, *, config: str | None = None, **fields) -> SweepSpec:
@@ -40,7 +41,7 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
     """Per loss rate: throughput, tpc, CPU per side, retransmissions (means, 95 % CIs)."""
     rows = []
     for rate, g in tidy.groupby(KEY):
-        row = {KEY: float(rate), "loss": _rate_label(rate)}
+        row = {KEY: float(rate), "loss": rules.rate_label(rate)}
         for col, metric, side in (("tpc_gbps", "tpc_gbps", "both"), ("throughput_gbps", "throughput_gbps", "both"),
                                   ("sender_cpu_pct", "cpu_util_pct", "sender"),
                                   ("receiver_cpu_pct", "cpu_util_pct", "receiver"),
@@ -53,10 +54,6 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
         row["repetitions"] = int(((g.metric == "tpc_gbps") & (g.side == "both")).sum())
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _rate_label(rate: float) -> str:
-    return "0" if rate == 0 else f"1/{round(1 / rate)}"
 
 
 def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -91,7 +88,7 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     ).properties(width=300, height=240, title=alt.Title(
         "Fig. 9 analogue: retransmissions vs loss rate",
         subtitle=[*label.split("\n"), "sender Tcp.RetransSegs / Tcp.OutSegs (/proc/net/snmp)"]))
-    bd_chart = grid_view.breakdown_chart(bd.assign(**{KEY: bd[KEY].map(_rate_label)}), KEY,
+    bd_chart = grid_view.breakdown_chart(bd.assign(**{KEY: bd[KEY].map(rules.rate_label)}), KEY,
                                          "Fig. 9 analogue: CPU breakdown vs loss rate", label, "loss rate")
     return {"packet-loss-tpc": tpc, "packet-loss-cpu": cpu_chart, "packet-loss-retransmissions": retrans,
             "packet-loss-breakdown": bd_chart}
@@ -99,25 +96,8 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
 
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
-    """F10: loss lowers tpc, and loss recovery (retransmissions) costs: judged between the loss-free
-    point and the highest loss rate on clean runs (verdicts' one rule)."""
-    rates = sorted(float(r) for r in tidy[KEY].unique())
-    if len(rates) < 2 or rates[0] != 0:
-        j = verdicts.Judgement(verdicts.INCONCLUSIVE, "no loss-free point, or no loss rate",
-                               "the loss-free point and at least one loss rate")
-    else:
-        base, worst = rates[0], rates[-1]
-        pts = [{KEY: base}, {KEY: worst}]
-        tpc = verdicts.direction(verdicts.difference(verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: base}),
-                                                     verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: worst})),
-                                 want=">", what=f"tpc without loss → at {_rate_label(worst)}", unit="Gbit/s",
-                                 points=pts)
-        retrans = verdicts.direction(
-            verdicts.difference(verdicts.clean_values(tidy, "retransmits_count", "sender", **{KEY: base}),
-                                verdicts.clean_values(tidy, "retransmits_count", "sender", **{KEY: worst})),
-            want="<", what="retransmitted segments per run", fmt=".0f", points=pts)
-        j = verdicts.combine([tpc, retrans])
-    return verdicts.collect(verdicts.load_findings(reference_dir), {"F10": j})
+    """F10 by its rule in analysis/findings: loss lowers tpc, and loss recovery costs."""
+    return verdicts.collect(verdicts.load_findings(reference_dir), {"F10": rules.f10(tidy)})
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

@@ -9,6 +9,7 @@ import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
+from ..analysis.findings import rx_buffer as rules
 from .. import store
 from ..testbed.session import kind_of
 from . import common
@@ -111,80 +112,20 @@ def charts(summary: pd.DataFrame, label: str) -> dict:
     return {"rx-buffer-tpc": tpc, "rx-buffer-latency": latency}
 
 
-def _mean(values) -> float:
-    return sum(values) / max(1, len(values))
-
-
-def _f07(tidy: pd.DataFrame, at: dict) -> verdicts.Judgement | None:
-    """F07 over the buffer sizes of one ring size (`at`: {"rx_ring": n}, or {} where none was swept)."""
-    lat = tidy[(tidy.metric == "rx_to_copy_latency_avg_usec") & (tidy.side == "receiver")]
-    sizes = sorted(int(k) for k in lat.rx_buffer_kb.unique())
-    if len(sizes) < 3:
-        return None
-    small, large = sizes[0], sizes[-1]
-
-    def runs(metric, side, kb):
-        return verdicts.clean_values(tidy, metric, side, rx_buffer_kb=kb)
-    latency = verdicts.direction(
-        verdicts.difference(runs("rx_to_copy_latency_avg_usec", "receiver", small),
-                            runs("rx_to_copy_latency_avg_usec", "receiver", large)),
-        want="<", what=f"avg receive → copy latency {small} KB → {large} KB", unit="µs", fmt=".0f",
-        points=[{**at, "rx_buffer_kb": small}, {**at, "rx_buffer_kb": large}])
-    tpc = {k: runs("tpc_gbps", "both", k) for k in sizes}
-    peak = max(sizes, key=lambda k: _mean(tpc[k]))
-    past = [k for k in sizes if k > peak]
-    parts = [latency]
-    if past:
-        low = min(past, key=lambda k: _mean(tpc[k]))
-        parts.append(verdicts.direction(verdicts.difference(tpc[peak], tpc[low]), want=">",
-                                        what=f"tpc at its peak ({peak} KB) → lowest past it ({low} KB)",
-                                        unit="Gbit/s", fmt=".2f",
-                                        points=[{**at, "rx_buffer_kb": peak}, {**at, "rx_buffer_kb": low}]))
-    else:
-        parts.append(verdicts.Judgement(verdicts.NOT_REPRODUCED, f"tpc peaks at the largest buffer ({peak} KB)"))
-    j = verdicts.combine(parts)
-    where = f" (rx ring {at['rx_ring']})" if at else ""
-    return verdicts.Judgement(j.verdict, j.shows + where + "; cache misses: no PMU here", j.decide, j.points)
-
-
-def _f08(tidy: pd.DataFrame, swept: list[int]) -> verdicts.Judgement:
-    """F08: tpc falls from the smallest rx ring to the largest, at the largest Rx buffer both have."""
-    small, large = swept[0], swept[-1]
-    kbs = sorted(set(tidy[tidy.rx_ring == small].rx_buffer_kb) & set(tidy[tidy.rx_ring == large].rx_buffer_kb))
-    if not kbs:
-        return verdicts.Judgement(verdicts.INCONCLUSIVE, f"rx rings {small} and {large} share no Rx buffer size",
-                                  "both ring sizes at one Rx buffer size")
-    kb = int(kbs[-1])
-    d = verdicts.difference(*(verdicts.clean_values(tidy, "tpc_gbps", "both", rx_buffer_kb=kb, rx_ring=n)
-                              for n in (small, large)))
-    return verdicts.direction(d, want=">", what=f"tpc rx ring {small} → {large} descriptors (Rx buffer {kb} KB)",
-                              unit="Gbit/s", fmt=".2f",
-                              points=[{"rx_ring": small, "rx_buffer_kb": kb}, {"rx_ring": large, "rx_buffer_kb": kb}])
-
-
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> verdicts.Verdicts:
     """F07 (latency rises and tpc falls past its peak as the Rx buffer grows) and, where the rx ring
-    was swept (servers), F08 (tpc falls as the ring grows), judged on clean runs by verdicts' one rule;
-    F07 at the ring size with the most buffer sizes. Cache miss rates, half of each claim, need a PMU.
-    manifests: the campaign's, to say why F08 was not judged on a testbed with NICs."""
-    judged = {}
+    was swept (servers), F08 (tpc falls as the ring grows), each by its rule in analysis/findings;
+    F07 at the ring size with the most buffer sizes. manifests: the campaign's, to say why F08 was
+    not judged on a testbed with NICs."""
     swept = rings(tidy)
-    at = {}
-    if swept:
-        per_ring = {n: tidy[tidy.rx_ring == n].rx_buffer_kb.nunique() for n in swept}
-        at = {"rx_ring": max(swept, key=lambda n: per_ring[n])}
-    f07 = _f07(tidy[tidy.rx_ring == at["rx_ring"]] if at else tidy, at)
-    if f07 is not None:
-        judged["F07"] = f07
-    if len(swept) >= 2:
-        judged["F08"] = _f08(tidy, swept)
-    else:
-        nics = bool(manifests) and manifests[0]["testbed"]["kind"] != "embedded"
-        why = (f"one rx ring size swept ({swept[0]})" if swept else "no rx ring sweep (rx_rings)" if nics
-               else NO_RINGS)
-        judged["F08"] = verdicts.not_testable(why, "a NIC with adjustable rings")
-    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
+    at = {"rx_ring": max(swept, key=lambda n: tidy[tidy.rx_ring == n].rx_buffer_kb.nunique())} if swept else {}
+    nics = bool(manifests) and manifests[0]["testbed"]["kind"] != "embedded"
+    no_sweep = (f"one rx ring size swept ({swept[0]})" if swept else "no rx ring sweep (rx_rings)" if nics
+                else NO_RINGS)
+    judged = {"F07": rules.f07(tidy[tidy.rx_ring == at["rx_ring"]] if at else tidy, at),
+              "F08": rules.f08(tidy, swept, no_sweep)}
+    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

@@ -9,15 +9,14 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis import metrics, verdicts
+from ..analysis.findings import short_flows as rules
+from ..analysis.findings.short_flows import KEY
 from . import common, grid_view
 from ..measure.sweep import SweepSpec, declared
-from ..taxonomy import CATEGORIES
 from ..measure.workloads import SOCKPERF_MAX_BYTES
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "incast"
-KEY = "rpc_size"
-LAYERS = [c for c in CATEGORIES if c != "etc"]  # etc is glue, and cpu-clock's IRQs-off bin
 
 
 def spec(rpc_sizes_kb=None, *, flows: int | None = None, config: str | None = None, **fields) -> SweepSpec:
@@ -88,68 +87,15 @@ def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     return {"short-flows-tpc": tpc, "short-flows-breakdown": bd_chart}
 
 
-def _sides(tidy: pd.DataFrame) -> list[str]:
-    return [s for s in ("sender", "receiver") if s in set(tidy.side)]
-
-
-def _f11(tidy: pd.DataFrame, metric: str, size: int) -> verdicts.Judgement:
-    """At 4 KB tcp/ip + sched (summed per run) lead every other layer, data copy included."""
-    parts = []
-    for side in _sides(tidy):
-        shares = verdicts.shares_by_run(tidy, metric, side, LAYERS, **{KEY: size})
-        if not shares:  # the claim is about both sides: one without a profile leaves it open
-            parts.append(verdicts.Judgement(verdicts.INCONCLUSIVE, f"no 4 KB {side} profile",
-                                            f"a profiled 4 KB {side}", ({KEY: size},)))
-            continue
-        proto = [a + b for a, b in zip(shares.pop("tcp/ip", []), shares.pop("sched", []), strict=True)]
-        summed = verdicts.Shares({"tcp/ip+sched": proto, **shares} if proto else {}, shares.undersampled)
-        parts.append(verdicts.largest(summed, "tcp/ip+sched", what=f"4 KB {side}", points=[{KEY: size}]))
-    if not parts:
-        return verdicts.Judgement(verdicts.INCONCLUSIVE, "no 4 KB profile", "a profiled 4 KB point")
-    return verdicts.combine(parts)
-
-
-def _f12(tidy: pd.DataFrame, metric: str, big: list[int]) -> verdicts.Judgement:
-    parts = [verdicts.largest(verdicts.shares_by_run(tidy, metric, side, LAYERS, **{KEY: size}), "data_copy",
-                              what=f"{round(size / 1024)} KB {side}", points=[{KEY: size}])
-             for size in big for side in _sides(tidy)]
-    return verdicts.combine(parts)
-
-
-def _f24(tidy: pd.DataFrame, sizes: list[int]) -> verdicts.Judgement:
-    """tpc rises from the smallest to the largest size, and no step between goes decidedly down."""
-    tpc = {size: verdicts.clean_values(tidy, "tpc_gbps", "both", **{KEY: size}) for size in sizes}
-    whole = verdicts.direction(verdicts.difference(tpc[sizes[0]], tpc[sizes[-1]]), want="<",
-                               what=f"tpc {round(sizes[0] / 1024)} KB → {round(sizes[-1] / 1024)} KB", unit="Gbit/s",
-                               fmt=".2f", points=[{KEY: sizes[0]}, {KEY: sizes[-1]}])
-    steps = [(a, b, verdicts.difference(tpc[a], tpc[b])) for a, b in zip(sizes, sizes[1:], strict=False)]
-    shows = whole.shows + "; steps: " + ", ".join(
-        f"{round(a / 1024)}→{round(b / 1024)} KB {d.diff:+.2f} [{d.lo:+.2f}, {d.hi:+.2f}]" for a, b, d in steps)
-    if any(d.sign == ">" for _, _, d in steps):  # decided whatever the whole change says
-        return verdicts.Judgement(verdicts.NOT_REPRODUCED, shows + "; a step goes down")
-    return verdicts.Judgement(whole.verdict, shows, whole.decide, whole.points)
-
-
 @verdicts.under_accountings
 def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | None = None) -> verdicts.Verdicts:
     """F11 (4 KB: data copy not dominant), F12 (16 KB+: data copy dominates), F13 (NUMA), F24 (tpc
-    rises with RPC size), judged on clean runs (verdicts)."""
-    testbed_kind = manifests[0]["testbed"]["kind"] if manifests else "embedded"
-    metric = metrics.breakdown_metric(tidy)
-    sizes = sorted(int(v) for v in tidy[KEY].unique())
-    judged = {}
-    if 4096 in sizes:
-        judged["F11"] = _f11(tidy, metric, 4096)
-    big = [size for size in sizes if size >= 16384]
-    if big:
-        judged["F12"] = _f12(tidy, metric, big)
-    judged["F13"] = verdicts.not_testable(
-        "both namespaces share one VM with a single NUMA node and no NIC" if testbed_kind == "embedded"
-        else "this notebook sweeps RPC size, not NUMA placement (notebook 09 does)",
-        "a multi-socket host with a NIC on one node")
-    if len(sizes) >= 2:
-        judged["F24"] = _f24(tidy, sizes)
-    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
+    rises with RPC size), each by its rule in analysis/findings, on clean runs."""
+    embedded = (manifests[0]["testbed"]["kind"] if manifests else "embedded") == "embedded"
+    metric, sizes = metrics.breakdown_metric(tidy), sorted(int(v) for v in tidy[KEY].unique())
+    judged = {"F11": rules.f11(tidy, metric, sizes), "F12": rules.f12(tidy, metric, sizes), "F13": rules.f13(embedded),
+              "F24": rules.f24(tidy, sizes)}
+    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
