@@ -5,6 +5,9 @@ experiments  the experiments by name: pattern, `hostnet run`'s, declarations
 workloads  flows and patterns -> tool argv, and their output parsers
 udp_loss   the UDP workload's hooks (placement, settings, loss locations)
 runner     one point -> one run directory
+preflight  the tools a point needs, checked before a host is touched
+window     the measurement window's edges and coverage
+sweep_spec a sweep's spec and what each point runs
 tidy       a run's raw files -> its tidy rows
 sweep      a campaign: points x repetitions, shuffled, resumable
 topup      more runs of the points an undecided verdict names, and the loop until decided
@@ -12,5 +15,5 @@ provenance the git commit a run's manifest records
 benches    the time budget's workload kinds (microbenchmarks, UDP batching)
 options    LiveOptions: where and how a live run runs (the environment read at the edges only)
 """
-__all__ = ["benches", "config", "experiments", "options", "provenance", "runner", "sweep", "tidy", "topup", "udp_loss",
-           "workloads"]
+__all__ = ["benches", "config", "experiments", "options", "preflight", "provenance", "runner", "sweep", "sweep_spec",
+           "tidy", "topup", "udp_loss", "window", "workloads"]

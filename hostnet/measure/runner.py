@@ -16,8 +16,6 @@ from typing import Callable
 
 from . import config as stackconfig, tidy
 from .provenance import git_commit
-from .. import native
-from ..testbed import capabilities
 from ..hosts import HostError, HostUnreachable
 from ..knobs import KNOBS, KnobError
 from ..parsers import ParseError, ss
@@ -29,101 +27,18 @@ from ..probes.rx_prof import RxProfProbe, latency_probe_for
 from ..store import Campaign, Rows, RunDir
 from ..testbed import Testbed
 from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
+from .preflight import REQUIRED_TOOLS, PreflightError, preflight, rpc_tool
+from .window import (FlowStarts, WindowNotCovered, WindowTooShort, all_local, check_coverage, check_window, edge_s)
 
-REQUIRED_TOOLS = {"roles": [], "machines": ["perf"]}  # plus each workload's own tool
-# Time between closing the window and the end of the flows' run, so the window's closing
-# snapshots are taken while every flow still sends. The window opens when the warm-up ends: the
-# warm-up is the opening margin, and the slow starters (perf, bpftrace) are running by then.
-# Local closing snapshots take ~0.05-0.1 s; a loaded machine more: on the VM's 2026-11-26 kernel build
-# (every step ~35 % slower) a first point's closing took 0.40 s against 0.17 s to open.
-EDGE_S = 0.4
-# Over SSH every closing snapshot is a round trip (perf's disable, the counters, /proc; ~0.1 s each
-# through an sshd here): the flows must outlast them all, and a run they did not is failed
-# (WindowNotCovered). The edge is then 2x the previous point's closing time, at least
-# EDGE_REMOTE_S, and EDGE_REMOTE_FIRST_S before any point has closed (edge_s).
-EDGE_REMOTE_S = 0.8
-EDGE_REMOTE_FIRST_S = 2.0
-# (Opening the window takes the same round trips plus perf's disable: 3x it, when more, bounds this
-# point's edge.)
-# A run whose flows did not all run over its whole window fails (WindowNotCovered): a flow that
-# started late or ended early would leave seconds of the window with fewer flows than the point
-# claims.
-READY_TIMEOUT_S = 10.0
+# the names sweep and the tests import from here, defined in preflight and window
+__all__ = ["REQUIRED_TOOLS", "PreflightError", "preflight", "rpc_tool", "FlowStarts", "WindowNotCovered",
+           "WindowTooShort", "all_local", "check_coverage", "check_window", "edge_s"]
 
-
-class PreflightError(RuntimeError):
-    pass
+READY_TIMEOUT_S = 10.0  # how long the flows' servers have to listen
 
 
 class RunFailed(RuntimeError):
     pass
-
-
-class WindowTooShort(RuntimeError):
-    """The probes started so late (many flows, a loaded machine) that little of the run was measured."""
-
-
-def check_window(window_s: float, duration_s: float, n_flows: int) -> None:
-    """Refuse numbers from a window under a quarter of the run: the probes started late (a loaded
-    machine, many flows), so little of the run was measured."""
-    if window_s < duration_s / 4:
-        raise WindowTooShort(f"measurement window {window_s:.2f} s is under a quarter of the {duration_s} s run: "
-                             f"starting {n_flows} flows and the probes took too long; use a longer duration")
-
-
-def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",), *,
-              machine_tools=tuple(REQUIRED_TOOLS["machines"])) -> dict:
-    """Refuse before any host is touched: root, tools present. Returns tool versions.
-    machine_tools: what every machine must have (perf; the benches record a missing perf
-    unsupported instead, and pass ())."""
-    if tb.kind == "embedded" and os.geteuid() != 0:
-        raise PreflightError("a live run on the embedded testbed needs root; run as root (sudo)")
-    versions = {}
-    built = [t for t in tools if t in native.TOOLS]  # hostnet's own: built on the host, not on its PATH
-    tools = tuple(t for t in tools if t not in built)
-    for ep in tb.endpoints.values():
-        for tool in REQUIRED_TOOLS["roles"] + list(tools):
-            if not ep.host.which(tool):
-                raise PreflightError(f"{tool} is missing on {ep.host.name}; run `make install`")
-        if built:
-            try:
-                native.compiler(ep.host)
-            except native.NativeBuildError as exc:
-                raise PreflightError(str(exc)) from None
-    for name, host in tb.machines.items():
-        for tool in machine_tools:
-            if not host.which(tool):
-                raise PreflightError(f"{tool} is missing on {name}; run `make install` (Debian: linux-perf)")
-        versions[name] = {
-            "perf": _version(host, ["perf", "--version"]),
-            **{t: host.run([t, "-V" if t == "netperf" else "--version"], check=False).stdout.strip().splitlines()[:1]
-               for t in tools},
-            **{t: native.binary_name(t) for t in built},  # its source's hash names the build
-            # the microbenchmarks' costs are the compiler's code too
-            **({"cc": _version(host, [native.compiler(host), "--version"])} if "microbench" in built else {}),
-            "kernel": host.run(["uname", "-r"]).stdout.strip(),
-            # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
-            "cpu_accounting": capabilities.cpu_accounting(
-                host.run(capabilities.KCONFIG_ARGV, check=False).stdout).value,
-        }
-    return versions
-
-
-def _version(host, argv: list[str]) -> str:
-    """A tool's first line of --version, or "unsupported (why)" where it is missing or fails."""
-    if not host.which(argv[0]):
-        return "unsupported (not installed)"
-    res = host.run(argv, check=False)
-    lines = res.stdout.strip().splitlines()
-    return lines[0] if res.ok and lines else f"unsupported (exit {res.returncode}: {res.stderr.strip()[-200:]})"
-
-
-def rpc_tool(tb: Testbed, wanted: str = "auto") -> str:
-    """netperf (the paper's tool) where every endpoint has it, else sockperf."""
-    if wanted != "auto":
-        return wanted
-    return "netperf" if all(e.host.which("netperf") and e.host.which("netserver")
-                            for e in tb.endpoints.values()) else "sockperf"
 
 
 def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows | MixedFlows) -> list[Flow]:
@@ -544,65 +459,6 @@ def _start_clients(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -
     return starts
 
 
-class FlowStarts:
-    """When each client started: the controller's clock before and after its start command (the
-    start lies between), and the sending host's own clock. The window is placed with the
-    controller's brackets, so no two clocks need agree."""
-
-    def __init__(self):
-        self.flows: dict[int, dict] = {}
-
-    def add(self, index: int, sent: float, returned: float, host: str, at: float) -> None:
-        self.flows[index] = {"sent": sent, "returned": returned, "host": host, "host_clock": at}
-
-    @property
-    def first_sent(self) -> float:
-        return min(f["sent"] for f in self.flows.values())
-
-    @property
-    def last_returned(self) -> float:
-        return max(f["returned"] for f in self.flows.values())
-
-    def spread_s(self) -> float:
-        """The start spread on each host's own clock (start_many's times), the largest over hosts;
-        across hosts, the controller's bracket (last start returned - first sent) bounds it."""
-        per_host: dict[str, list[float]] = defaultdict(list)
-        for f in self.flows.values():
-            per_host[f["host"]].append(f["host_clock"])
-        on_hosts = max(max(ts) - min(ts) for ts in per_host.values())
-        return on_hosts if len(per_host) == 1 else max(on_hosts, self.last_returned - self.first_sent)
-
-    def describe(self) -> dict:
-        return {"clients_started": self.first_sent, "clients_all_started": self.last_returned,
-                "start_spread_s": self.spread_s(), "flow_starts": {str(i): f for i, f in sorted(self.flows.items())}}
-
-
-class WindowNotCovered(RuntimeError):
-    """A flow was not running over the whole measurement window."""
-
-
-def check_coverage(starts: FlowStarts, opened: float, closed: float, total_s: float,
-                   running_after_close: set[int] = frozenset()) -> None:
-    """Every flow ran over the whole window: it had started before the first probe opened the window
-    (its start command had returned) and cannot have ended before the last probe closed it (a
-    client runs total_s from its start, which came after its start command was sent). A client
-    seen still running after the window closed (running_after_close: local hosts, where looking is
-    free) covered the close, whatever that bound says: on a loaded machine a client starts, and so
-    ends, later than its start command was sent, by more than the window's edge."""
-    late = {i: f["returned"] - opened for i, f in starts.flows.items() if f["returned"] > opened}
-    if late:
-        i = max(late, key=late.get)
-        raise WindowNotCovered(f"flow {i} started up to {late[i]:.3f} s after the measurement window opened "
-                               f"({len(late)} of {len(starts.flows)} flows late): the window is not covered by "
-                               f"every flow")
-    early = {i: closed - (f["sent"] + total_s) for i, f in starts.flows.items()
-             if f["sent"] + total_s < closed and i not in running_after_close}
-    if early:
-        i = max(early, key=early.get)
-        raise WindowNotCovered(f"flow {i} may have ended {early[i]:.3f} s before the measurement window closed "
-                               f"({len(early)} of {len(starts.flows)} flows): the window is not covered by every flow")
-
-
 def _window_probes(tb: Testbed, flows: list[Flow], cpus: dict, early: dict, probing: Probing):
     """({machine: probes}, {role: counter probe}). Started in this order and stopped in reverse:
     the slow starters (perf, bpftrace) are running before the /proc snapshots open the CPU
@@ -688,25 +544,6 @@ def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes:
     closed = time.time()
     tb.closing_s = closed - end
     return raw, ep_raw, (opened, start, end, closed), no_window
-
-
-def all_local(tb: Testbed) -> bool:
-    """Every host of the testbed is this machine (the embedded testbed): no SSH round trips."""
-    from ..hosts import LocalHost
-    return all(isinstance(h, LocalHost) for h in [*tb.machines.values(), *(e.host for e in tb.endpoints.values())])
-
-
-def edge_s(tb: Testbed, opening_s: float = 0.0) -> float:
-    """How long before the first flow can end the window closes: at least EDGE_S (local hosts) or
-    EDGE_REMOTE_S (SSH), 3x how long this point's window took to open (closing takes the same
-    snapshots, plus turning perf and bpftrace off) and 2x how long the previous point's took to
-    close; over SSH EDGE_REMOTE_FIRST_S until a point has closed."""
-    local = all_local(tb)
-    if tb.closing_s is not None:
-        known = 2.0 * tb.closing_s
-    else:
-        known = EDGE_S if local else EDGE_REMOTE_FIRST_S
-    return max(EDGE_S if local else EDGE_REMOTE_S, known, 3.0 * opening_s)
 
 
 def _on_each_host(tb: Testbed, probes: dict, ep_probes: dict, step: Callable[[list[str], list[str]], dict]) -> dict:

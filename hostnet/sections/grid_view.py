@@ -1,6 +1,6 @@
 """What the one-grid-key sections (packet loss, short flows, mixed flows) share: a sweep over one
 grid key run live or replayed, tidy rows tagged with the point's value, per-value means with 95 %
-CIs, per-value CPU breakdowns and their chart (verdicts are verdicts.py's, on per-run values)."""
+CIs, per-value CPU breakdowns and their chart (verdicts are analysis.verdicts', on per-run values)."""
 from __future__ import annotations
 
 import altair as alt

@@ -42,7 +42,7 @@ def test_patterns_through_netns(state_dir, tmp_path, pattern, n, flows):
 def test_patterns_through_ssh(state_dir, tmp_path, pattern, n, flows):
     with testbed.embedded(f"p{pattern[0]}{os.getpid() % 10000}", ssh=True) as tb:
         assert tb.sender.host.describe()["kind"] == "SshHost"
-        # 4 s flows: a session's first point over SSH closes its window runner.EDGE_REMOTE_FIRST_S
+        # 4 s flows: a session's first point over SSH closes its window measure.window.EDGE_REMOTE_FIRST_S
         # early, and closing 4 endpoints through their sshds took over 2 s on a slow day
         path = runner.run_point(tb, runner.RunRequest(sc.get_config("tsogro"), LongFlows(4, 1, pattern=pattern, n=n),
                                                      tmp_path, pattern, experiment=pattern))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet.measure import config as sc, runner
+from hostnet.measure import config as sc, runner, window
 from hostnet import store, testbed
 from hostnet.hosts import LocalHost, netns_exists
 from hostnet.knobs import KNOBS
@@ -51,14 +51,14 @@ def test_point_runs_whole_config_and_restores_global_knob(state_dir, tmp_path):
     assert KNOBS["congestion_allowed"].read(local, "net.ipv4.tcp_allowed_congestion_control") == allowed
     m = store.load_manifest(path)
     assert m["status"] == "ok", m.get("error")
-    # The window lies inside the measured run and is long enough to keep (runner.check_window).
+    # The window lies inside the measured run and is long enough to keep (window.check_window).
     # Its exact length is timing, not asserted: it opens when the warm-up ends, once the probes
     # have started (perf was armed before the clients), and as the suite's first test (a cold
     # perf) they once started ~1 s late (a 0.51 s window of a 2 s run), on a fresh machine ~2 s
     # late (0.70 s of 3 s): 5 s leave room for that above the runner's quarter.
     w = m["window"]
-    assert 5 / 4 <= w["seconds"] <= 5 - runner.EDGE_S + 0.05 and not m.get("short_window")
-    assert w["clients_started"] + 1 <= w["start"] < w["end"] <= w["clients_started"] + 6 - runner.EDGE_S + 0.05
+    assert 5 / 4 <= w["seconds"] <= 5 - window.EDGE_S + 0.05 and not m.get("short_window")
+    assert w["clients_started"] + 1 <= w["start"] < w["end"] <= w["clients_started"] + 6 - window.EDGE_S + 0.05
     assert m["hostnet"]["version"] and m["versions"]["local"]["kernel"]
     t = store.read_tidy(path)
     gbps = t[t.metric == "throughput_gbps"].value.iloc[0]

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from hostnet.measure import config as sc
 from hostnet import store
-from hostnet.measure import sweep
+from hostnet.measure import preflight, sweep
 from hostnet.knobs import KnobError
 from hostnet.measure.sweep import SweepSpec, point_workload
 from hostnet.testbed import EmbeddedLayout, from_layout
@@ -483,7 +483,7 @@ def test_preflight_of_a_built_tool_asks_for_a_compiler_not_a_binary_on_path(monk
     bare = {t: f for t, f in ok.items() if t != "cc"}
     tb = servers_testbed(FakeHost("rx", handlers=bare))
     tb.endpoints["sender"].host.handlers.update(ok)
-    monkeypatch.setattr(runner.capabilities, "cpu_accounting", lambda text: SimpleNamespace(value="tick"))
+    monkeypatch.setattr(preflight.capabilities, "cpu_accounting", lambda text: SimpleNamespace(value="tick"))
     with pytest.raises(runner.PreflightError, match="rx: no C compiler .cc or gcc not found"):
         runner.preflight(tb, ("zcflow",))
     tb.endpoints["receiver"].host.handlers["cc"] = ok["cc"]
