@@ -10,7 +10,9 @@ verdicts.MIN_RUNS a side), and `differs` says whether it excludes zero, as a ver
 """
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -75,23 +77,35 @@ def compare(runs_dir, a: str, b: str) -> pd.DataFrame:
     out["_rank"] = out.metric.map(lambda x: rank.get(x, len(POINT_METRICS)))
     out = out.sort_values(["point", "_rank", "side", "category"]).drop(columns="_rank").reset_index(drop=True)
     numbers = "runs without perf" if unprofiled else "runs with perf"
-    out.attrs = {"a": {"campaign": a, "runs": int(ta.run_id.nunique()), "flagged": fa},
-                 "b": {"campaign": b, "runs": int(tb.run_id.nunique()), "flagged": fb},
-                 "throughput and CPU from": numbers}
-    return out
+    return Comparison(out, {"campaign": a, "runs": int(ta.run_id.nunique()), "flagged": fa},
+                      {"campaign": b, "runs": int(tb.run_id.nunique()), "flagged": fb}, numbers)
 
 
-def format_comparison(m: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class Comparison:
+    """Two campaigns point by point: a row per (point, metric, side, category) with B - A and its
+    interval, each campaign's usable and flagged runs, and which runs throughput and CPU came from."""
+    rows: pd.DataFrame
+    a: dict
+    b: dict
+    numbers_from: str  # "runs with perf" or "runs without perf" (both campaigns alike)
+
+    def to_json(self) -> dict:
+        return {"a": self.a, "b": self.b, "throughput and CPU from": self.numbers_from,
+                "rows": json.loads(self.rows.to_json(orient="records"))}
+
+
+def format_comparison(m: Comparison) -> str:
     """The text `hostnet compare` prints: the two campaigns' runs, then per point each metric's
     means (n runs) and B - A with its interval; '*' where the interval excludes zero."""
     def interval(lo, hi):
         return "[undecided: too few runs]" if math.isinf(lo) or math.isinf(hi) else f"[{lo:.2f}, {hi:.2f}]"
-    lines = [f"{side.upper()}: {m.attrs[side]['campaign']}: {m.attrs[side]['runs']} usable runs, "
-             f"{m.attrs[side]['flagged']} flagged runs left out" for side in ("a", "b")]
-    lines.append(f"throughput and CPU from {m.attrs['throughput and CPU from']} on both sides")
+    lines = [f"{side.upper()}: {c['campaign']}: {c['runs']} usable runs, {c['flagged']} flagged runs left out"
+             for side, c in (("a", m.a), ("b", m.b))]
+    lines.append(f"throughput and CPU from {m.numbers_from} on both sides")
     lines.append(f"B-A: the difference of the means and its {CONFIDENCE:.1%} interval over clean runs (Welch, the "
                  f"verdict rule, docs/verdicts.md); * excludes 0")
-    for point, g in m.groupby("point", sort=False):
+    for point, g in m.rows.groupby("point", sort=False):
         lines.append(f"\n{point}")
         for r in g.itertuples():
             what = f"{r.metric}[{r.side}{'/' + r.category if r.category else ''}]"

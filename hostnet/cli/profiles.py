@@ -113,9 +113,9 @@ def cmd_compare(args) -> int:
     from ..analysis.compare import compare, format_comparison
     m = compare(args.runs_dir, args.a, args.b)
     if args.csv:
-        print(m.to_csv(index=False), end="")
+        print(m.rows.to_csv(index=False), end="")
     elif args.json:
-        print(json.dumps({**m.attrs, "rows": json.loads(m.to_json(orient="records"))}, indent=1))
+        print(json.dumps(m.to_json(), indent=1))
     else:
         print(format_comparison(m))
     return 0

@@ -25,12 +25,12 @@ def test_compare_two_stored_sweeps_by_the_verdict_rule_leaving_flagged_runs_out(
     _campaign(tmp_path, "a", [10.0, 11.0, 12.0, 99.0], flagged=(3,))  # the 99 was under foreign load
     _campaign(tmp_path, "b", [20.0, 21.5, 22.0])
     m = compare.compare(tmp_path, "a", "b")
-    row = m[m.metric == "tpc_gbps"].iloc[0]
+    row = m.rows[m.rows.metric == "tpc_gbps"].iloc[0]
     assert row.point == "config=tsogro, rx_buffer_kb=400" and (row.n_a, row.n_b) == (3, 3)
     assert (row.mean_a, row.mean_b) == (11.0, pytest.approx(21.1666, abs=1e-3)) and row.differs
     welch = stats.ttest_ind([20.0, 21.5, 22.0], [10.0, 11.0, 12.0], equal_var=False).confidence_interval(CONFIDENCE)
     assert (row.delta_lo, row.delta_hi) == (pytest.approx(welch.low), pytest.approx(welch.high))
-    assert m.attrs["a"] == {"campaign": "a", "runs": 3, "flagged": 1}
+    assert m.a == {"campaign": "a", "runs": 3, "flagged": 1}
     text = compare.format_comparison(m)
     assert "A: a: 3 usable runs, 1 flagged runs left out" in text and "(n=3 )" in text and text.rstrip().endswith("*")
     with pytest.raises(FileNotFoundError):
@@ -40,7 +40,7 @@ def test_compare_two_stored_sweeps_by_the_verdict_rule_leaving_flagged_runs_out(
 def test_too_few_runs_leave_the_difference_undecided(tmp_path):
     _campaign(tmp_path, "a", [10.0])
     _campaign(tmp_path, "b", [20.0, 21.0])
-    row = compare.compare(tmp_path, "a", "b").iloc[0]
+    row = compare.compare(tmp_path, "a", "b").rows.iloc[0]
     assert row.delta == 10.5 and not row.differs
     assert "[undecided: too few runs]" in compare.format_comparison(compare.compare(tmp_path, "a", "b"))
 
@@ -72,8 +72,8 @@ def test_throughput_comes_from_runs_without_perf_only_when_both_campaigns_have_t
     campaign("a", [10.0, 11.0, 12.0], unprofiled=[20.0, 21.0, 22.0])
     campaign("b", [10.0, 11.0, 12.0])
     m = compare.compare(tmp_path, "a", "b")
-    assert m.iloc[0].mean_a == 11.0 and not m.iloc[0].differs  # A's perf-off 21 would have differed
-    assert m.attrs["throughput and CPU from"] == "runs with perf"
+    assert m.rows.iloc[0].mean_a == 11.0 and not m.rows.iloc[0].differs  # A's perf-off 21 would have differed
+    assert m.numbers_from == "runs with perf"
     campaign("c", [10.0, 11.0, 12.0], unprofiled=[20.0, 21.0, 22.0])
     both = compare.compare(tmp_path, "a", "c")
-    assert both.iloc[0].mean_a == 21.0 and both.attrs["throughput and CPU from"] == "runs without perf"
+    assert both.rows.iloc[0].mean_a == 21.0 and both.numbers_from == "runs without perf"
