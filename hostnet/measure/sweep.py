@@ -38,7 +38,7 @@ from ..store import INCOMPLETE, Campaign, run_status
 from ..testbed import Testbed
 
 __all__ = ["BENCH_KEYS", "GRID_KEYS", "MAX_POINTS", "MIXED_KEYS", "SCHEMA", "SweepError", "SweepSpec", "check_spec",
-           "declared", "paced", "point_config", "point_workload", "run_sweep", "run_configs", "Campaign"]
+           "declared", "paced", "point_config", "point_workload", "run_sweep", "run_configs"]
 
 log = logging.getLogger(__name__)  # where no progress bar can draw (not a terminal): a line per run
 

@@ -215,7 +215,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdicts:
     analysis/findings, on the campaign's per-run costs (per_run)."""
     runs = per_run(tidy)
     judged = {"F29": rules.f29(runs), "F30": rules.f30(runs), "F31": rules.f31(runs)}
-    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:
@@ -369,7 +369,7 @@ def big_tcp_verdict_table(tidy: pd.DataFrame, reference_dir) -> verdicts.Verdict
     runs = big_tcp_runs(tidy)
     judged = {fid: rules.big_tcp(runs[runs.ip_version == version], needs)
               for version, (fid, needs) in rules.BIG_TCP_FINDINGS.items()}
-    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
 def judge_big_tcp(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

@@ -303,7 +303,7 @@ def verdict_table(tidy: pd.DataFrame, pattern: str, reference_dir, config: str =
     rule = {"F09": lambda: rules.f09(tidy, pattern, per_run), "F04": lambda: rules.f04(tidy, per_run),
             "F05": lambda: rules.f05(tidy, config)}
     repeats = {"F09": ONE_CORE_PAIR} if pattern != "one-to-one" and rules.one_core_pair(tidy, per_run) else {}
-    judged = {fid: j for fid in fids if (j := rule[fid]()) is not None}
+    judged = {fid: rule[fid]() for fid in fids}
     return verdicts.collect(findings, judged, extensions=SINGLE_FLOW_CLAIMS, repeats=repeats)
 
 

@@ -125,7 +125,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
                 else NO_RINGS)
     judged = {"F07": rules.f07(tidy[tidy.rx_ring == at["rx_ring"]] if at else tidy, at),
               "F08": rules.f08(tidy, swept, no_sweep)}
-    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

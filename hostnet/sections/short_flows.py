@@ -95,7 +95,7 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
     metric, sizes = metrics.breakdown_metric(tidy), sorted(int(v) for v in tidy[KEY].unique())
     judged = {"F11": rules.f11(tidy, metric, sizes), "F12": rules.f12(tidy, metric, sizes), "F13": rules.f13(embedded),
               "F24": rules.f24(tidy, sizes)}
-    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)
 
 
 def judge(runs_dir, campaign: str, reference_dir) -> verdicts.Verdicts:

@@ -114,4 +114,4 @@ def verdict_table(tidy: pd.DataFrame, reference_dir, manifests: list[dict] | Non
               "F04": rules.f04(tidy, LADDER, embedded), "F05": rules.largest_share(tidy, "all-opts", "data_copy"),
               "F06": rules.largest_share(tidy, "no-opts", "tcp/ip"), "F08": rules.f08(no_rings),
               "F25": rules.f25(tidy, steering)}
-    return verdicts.collect(verdicts.load_findings(reference_dir), {f: j for f, j in judged.items() if j is not None})
+    return verdicts.collect(verdicts.load_findings(reference_dir), judged)

@@ -67,13 +67,15 @@ class Verdicts:
         return Verdicts(self.table, {**self.wanted, key: points})
 
 
-def collect(findings: pd.DataFrame, judged: dict[str, Judgement], extensions: dict[str, str] | None = None,
+def collect(findings: pd.DataFrame, judged: dict[str, Judgement | None], extensions: dict[str, str] | None = None,
             repeats: dict[str, str] | None = None) -> Verdicts:
     """The verdict table (COLUMNS) in the order given, and the points an inconclusive counted verdict
-    needs more clean runs of, per finding. extensions: findings judged beyond
+    needs more clean runs of, per finding; a finding judged None (nothing in the campaign to judge
+    it on: findings/) has no row. extensions: findings judged beyond
     where the paper states them (fid -> where it does): their ids end in EXTENSION and their claim
     says so, so no overall count or summary takes them for the paper's. repeats: findings whose
     experiment here is another notebook's (fid -> which): their ids end in SAME_EXPERIMENT, counted there."""
+    judged = {fid: j for fid, j in judged.items() if j is not None}
     claims = findings.set_index("id").claim.to_dict()
     for suffix, named, text in ((EXTENSION, extensions, "Extension (the paper states it {})"),
                                 (SAME_EXPERIMENT, repeats, "The same experiment as {} here, counted there")):
