@@ -156,8 +156,8 @@ def test_notebook_01_runs_a_paced_ladder_point_profiled_and_labelled_a_rehearsal
     _, path = e1000e
     host = servers.from_yaml(path).endpoints["receiver"].host
     before = {k: KNOBS[k].read(host, "data0") for k in ("mtu", "offload.tso", "offload.gro")}
-    # 90 s at 20 Mbit/s: the window's probes take 10-17 s to open and it closes 3x that before the flow
-    # ends (17 s and 5.6 s of window were left of 60 s, 16.6 s of 90 s)
+    # 90 s at 20 Mbit/s: the window's probes take 10-23 s to open and it closes 1.5x that before the flow
+    # ends (at 3x: 17 s and 5.6 s of window were left of 60 s, 16.6 s and then none of 90 s)
     runs, meta = run_notebook("01-single-flow", path, tmp_path, configs=["tsogro+jumbo"], duration=90, rate_mbps=20)
     [m] = store.load_manifests(runs)  # one run: no unprofiled twin on a rehearsal
     print(window(m))

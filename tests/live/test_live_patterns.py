@@ -82,7 +82,7 @@ def test_rpc_incast(state_dir, tmp_path, tool):
 
 def test_incast_collect_sweeps_n_on_separate_sender_hosts(state_dir, tmp_path):
     # 4 s points: in the full suite on 2026-11-28 this test's probes took 0.6 s to start (0.1 s alone),
-    # and the window's close edge (3x that) left a 2 s point no window at all (three CI runs in a row)
+    # and the window's close edge (then 3x that) left a 2 s point no window at all (three CI runs in a row)
     campaign = patterns.collect("run", "incast", runs_dir=tmp_path, flows=[1, 2], repetitions=1, duration=4,
                                 warmup=1, separate_hosts=True, progress=False, unprofiled_repetitions=0,
                                 live=LiveOptions(top_up_runs=0))  # the sweep is checked here, not the top-up
