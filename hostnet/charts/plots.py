@@ -23,16 +23,8 @@ from PIL import Image
 
 from . import chart_cache
 from ..analysis.metrics import BREAKDOWN_ORDER, COVERAGE_MIN, summarize
-
-CATEGORY_COLORS = {
-    "data_copy": "#4c78a8", "tcp/ip": "#f58518", "netdev": "#54a24b", "skb": "#e45756",
-    "mm": "#72b7b2", "lock": "#b279a2", "sched": "#eeca3b", "etc": "#9d755d",
-    "testbed": "#1a1a1a", "user": "#bab0ac", "unclassified": "#d3d3d3",
-}
-CPU_CLOCK_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU): time with interrupts off is billed "
-                    "to handle_softirqs/native_write_msr, inflating 'etc'")
-ATTRIBUTED_CAVEAT = ("perf sampled on cpu-clock (no hardware PMU); samples taken where interrupts come back on "
-                     "are attributed through the call chain (irqs-off-callchain rule, docs/measurement.md)")
+# the shared encodings, named here too for the builders below and their callers
+from .encodings import ATTRIBUTED_CAVEAT, CATEGORY_COLORS, CPU_CLOCK_CAVEAT  # noqa: F401
 
 
 TITLE_PX, SUBTITLE_PX = 14, 12
