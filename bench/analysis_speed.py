@@ -19,7 +19,7 @@ from pathlib import Path
 from hostnet.measure import config as stackconfig
 from hostnet.hosts import LocalHost
 from hostnet.probes.perf import record_argv
-from hostnet.measure.workloads import LongFlows
+from hostnet.derive.workloads import LongFlows
 
 from .live import CONFIG, start_pair
 from .stats import alternating, linear_fit, paired_ratios, summarize, verdict

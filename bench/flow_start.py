@@ -20,7 +20,7 @@ from hostnet.measure import config as stackconfig
 from hostnet.hosts import Host
 from hostnet.measure.runner import Probing, RunFailed, RunRequest, run_point
 from hostnet.store import load_manifest
-from hostnet.measure.workloads import LongFlows
+from hostnet.derive.workloads import LongFlows
 
 from .stats import summarize, verdict
 

@@ -26,13 +26,14 @@ from pathlib import Path
 import pandas as pd
 
 from hostnet.measure import config as stackconfig
-from hostnet import native, store, taxonomy
+from hostnet import store, taxonomy
+from hostnet.native.build import ensure
 from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
 from hostnet.measure.runner import Probing, RunRequest, plan_flows, run_point, wait_listening
-from hostnet.measure.workloads import Flow, LongFlows
+from hostnet.derive.workloads import Flow, LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average
 from .stats import Summary, alternating, paired_ratios, ratio_interval, summarize, verdict
@@ -177,7 +178,7 @@ def _spin(tb, iterations: int) -> dict[str, dict]:
         for side in ("sender", "receiver"):
             ep = tb.endpoints[side]
             host = tb.machines[ep.machine]
-            procs[side] = host.start([native.ensure("microbench", host), "idlespin", "--cpu", str(ep.cpus[0]),
+            procs[side] = host.start([ensure("microbench", host), "idlespin", "--cpu", str(ep.cpus[0]),
                                       "--iterations", str(iterations)])
         out = {}
         for side, proc in procs.items():

@@ -9,6 +9,10 @@ committed campaigns in it.
 """
 from __future__ import annotations
 
+# The paper's traffic patterns (Fig. 2): how a workload lays out its flows, and the `experiment`
+# label of a pattern's campaign (measure/experiments.py names the experiments of each).
+PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")
+
 SIDES = {
     "sender": "the sending side's CPUs (an endpoint's, or on servers the sending host's)",
     "receiver": "the receiving side's CPUs",

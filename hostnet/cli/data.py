@@ -45,7 +45,7 @@ def register(sub) -> None:
 
 def cmd_rederive(args) -> int:
     from .. import store
-    from ..measure.tidy import rederive
+    from ..derive.tidy import rederive
     from ..parsers import ParseError
     changed = total = differ = refused = 0
     stored = ("tidy.csv", "manifest.json")

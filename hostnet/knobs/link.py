@@ -92,7 +92,8 @@ class LinkLimits(Knob):
 
     def _tool(self, host: Host) -> str:
         if host not in _BUILT:
-            from ..native import NativeBuildError, ensure
+            from ..native import NativeBuildError
+            from ..native.build import ensure
             try:
                 _BUILT[host] = ensure("bigtcp", host)
             except NativeBuildError as exc:

@@ -61,5 +61,5 @@ class XdpProgram(Knob):
         if value == "off":
             host.run(["ip", "link", "set", "dev", key, "xdpdrv", "off"])
             return
-        from ..native import ensure
+        from ..native.build import ensure
         host.run(["ip", "link", "set", "dev", key, "xdpdrv", "obj", ensure("xdp_pass", host), "sec", SECTION])

@@ -1,14 +1,13 @@
-"""Running experiments: a point's settings, its workload, the run and the campaign around it.
+"""Running experiments: a point's settings, its workload, the run and the campaign around it
+(workloads and a run's rows are derive/'s, the floor below).
 
 config     StackConfig, the paper's optimisation ladder
 experiments  the experiments by name: pattern, `hostnet run`'s, declarations
-workloads  flows and patterns -> tool argv, and their output parsers
-udp_loss   the UDP workload's hooks (placement, settings, loss locations)
+udp_loss   the UDP workload's point setup (placement, settings) and what a host must allow
 runner     one point -> one run directory
 preflight  the tools a point needs, checked before a host is touched
 window     the measurement window's edges and coverage
 sweep_spec a sweep's spec and what each point runs
-tidy       a run's raw files -> its tidy rows
 sweep      a campaign: points x repetitions, shuffled, resumable
 topup      more runs of the points an undecided verdict names, and the loop until decided
 provenance the git commit a run's manifest records
@@ -16,4 +15,4 @@ benches    the time budget's workload kinds (microbenchmarks, UDP batching)
 options    LiveOptions: where and how a live run runs (the environment read at the edges only)
 """
 __all__ = ["benches", "config", "experiments", "options", "preflight", "provenance", "runner", "sweep", "sweep_spec",
-           "tidy", "topup", "udp_loss", "window", "workloads"]
+           "topup", "udp_loss", "window"]

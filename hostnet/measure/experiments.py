@@ -1,13 +1,12 @@
 """The experiments a sweep runs, by name: the traffic pattern each one's flows follow, which of them
 `hostnet run` takes, and where each declared one's YAML is. Nothing is imported here but the
-project's paths: the CLI checks an experiment's name with it before the measuring code loads."""
+project's paths and the patterns' names: the CLI checks an experiment's name with it before the measuring code loads."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import project
-
-PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")  # the paper's Fig. 2
+from ..dictionary import PATTERNS
 # mixed: one long flow + k RPC flows on one sender and one receiver core (workloads.MixedFlows)
 EXPERIMENT_PATTERNS = {"single-flow": "single", **{p: p for p in PATTERNS if p != "single"},
                        "udp-loss": "single", "mixed": "single", "time-budget": "single"}

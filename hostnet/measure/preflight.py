@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from .. import native
+from ..native.build import compiler
 from ..testbed import Testbed, capabilities
 
 
@@ -31,7 +32,7 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",), *,
                 raise PreflightError(f"{tool} is missing on {ep.host.name}; run `make install`")
         if built:
             try:
-                native.compiler(ep.host)
+                compiler(ep.host)
             except native.NativeBuildError as exc:
                 raise PreflightError(str(exc)) from None
     for name, host in tb.machines.items():
@@ -44,7 +45,7 @@ def preflight(tb: Testbed, tools: tuple[str, ...] = ("iperf3",), *,
                for t in tools},
             **{t: native.binary_name(t) for t in built},  # its source's hash names the build
             # the microbenchmarks' costs are the compiler's code too
-            **({"cc": _version(host, [native.compiler(host), "--version"])} if "microbench" in built else {}),
+            **({"cc": _version(host, [compiler(host), "--version"])} if "microbench" in built else {}),
             "kernel": host.run(["uname", "-r"]).stdout.strip(),
             # how /proc/stat is accounted: tick-based accounting reads partly loaded CPUs low
             "cpu_accounting": capabilities.cpu_accounting(

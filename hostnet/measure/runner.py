@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 
-from . import config as stackconfig, tidy
+from . import config as stackconfig, udp_loss
+from ..derive import counters, tidy
 from .provenance import git_commit
 from ..hosts import HostError, HostUnreachable
 from ..knobs import KNOBS, KnobError
@@ -26,7 +27,7 @@ from ..probes.latency import LatencyProbe
 from ..probes.rx_prof import RxProfProbe, latency_probe_for
 from ..store import Campaign, Rows, RunDir
 from ..testbed import Testbed
-from .workloads import Flow, LongFlows, MixedFlows, RpcFlows, cores_note, flow_part
+from ..derive.workloads import Flow, LongFlows, MixedFlows, RpcFlows, UdpRate, cores_note, flow_part
 from .preflight import REQUIRED_TOOLS, PreflightError, preflight, rpc_tool
 from .window import (FlowStarts, WindowNotCovered, WindowTooShort, all_local, check_coverage, check_window, edge_s,
                      may_have_ended)
@@ -337,7 +338,7 @@ class _BenchWindow:
         for machine, files in self.raw.items():
             for name, text in files.items():
                 self.rd.write_raw(name if len(self.raw) == 1 else f"{machine}.{name}", text)
-        tidy.note_foreign_load(out, self.rd.manifest, self.raw, self.our_pids)
+        counters.note_foreign_load(out, self.rd.manifest, self.raw, self.our_pids)
 
 
 class _Measured:
@@ -386,7 +387,8 @@ def _run_bench(tb: Testbed, req: RunRequest, versions: dict, before_window) -> _
 def _apply(tb: Testbed, cfg, workload, rd: RunDir) -> None:
     """The config, whole, then the workload's own settings for this point (UDP: RPS, rmem_max)."""
     rd.manifest["applied"] = stackconfig.apply(tb, cfg)
-    placement, settings = workload.point_setup(tb)
+    placement, settings = (udp_loss.point_setup(tb, workload) if isinstance(workload, UdpRate)
+                           else workload.point_setup(tb))
     if placement is not None:
         rd.manifest["placement"] = placement
     if settings:

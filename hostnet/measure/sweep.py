@@ -25,8 +25,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .. import __version__, native
+from ..native.build import ensure as build_native
 from . import benches, udp_loss
-from .workloads import UdpRate
+from ..derive.workloads import UdpRate
 from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
 from ..hosts import RECONNECT_WAIT_S, HostUnreachable, SshHost
 from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
@@ -47,7 +48,7 @@ RECONNECT_POLL_S = 5.0
 
 def native_binaries(tb: Testbed, tool: str) -> tuple:
     """((endpoint role, path), ...): a native tool built on every endpoint's host (once per local machine)."""
-    return tuple((role, native.ensure(tool, ep.host)) for role, ep in tb.endpoints.items())
+    return tuple((role, build_native(tool, ep.host)) for role, ep in tb.endpoints.items())
 
 
 def _tools(spec: SweepSpec, points: list[dict], tb: Testbed) -> tuple[str, tuple[str, ...]]:

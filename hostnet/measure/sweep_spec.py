@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from .. import inputfiles, schema
 from . import benches, config as stackconfig, experiments
 from .experiments import EXPERIMENT_PATTERNS
-from .workloads import (
+from ..derive.workloads import (
     IP_VERSIONS, MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
     UdpRate, ZeroCopyFlows)
 

@@ -1,7 +1,8 @@
 """`python -m hostnet.native`: build the C tools (what `make install` runs)."""
 import sys
 
-from . import NativeBuildError, build_all
+from . import NativeBuildError
+from .build import build_all
 
 try:
     for path in build_all():

@@ -53,21 +53,3 @@ def latency_probe_for(host: Host, ports: list[int], ifaces: list[str], comm: str
     if source == KERNEL:
         why = f"{why}, but rx_prof selects one port and this point has {len(ports)} flows"
     return LatencyProbe(ifaces, comm, journal, sample_every), EBPF, why
-
-
-def rows(maps: dict) -> list[tuple[str, float, str]]:
-    """(metric, value, category) rows from a window's rx_prof difference, named like the bpftrace
-    rows. Quantiles are log2 bucket lower edges, the mean uses bucket midpoints."""
-    lat, size = maps["rx_copy_latency_ns"], maps["post_gro_skb_len"]
-    out = [("rx_to_copy_samples_count", lat.total, "")]
-    if lat.total:
-        out.append(("rx_to_copy_latency_avg_usec", lat.mean() / 1000, ""))
-        for q in (0.5, 0.99):
-            out.append((f"rx_to_copy_latency_p{int(q * 100)}_usec", lat.quantile(q) / 1000, ""))
-    # ns buckets (the kernel's resolution), unlike bpftrace's us buckets: a metric of their own
-    for hist, metric in ((lat, "rx_to_copy_latency_ns_hist_count"), (size, "post_gro_skb_bytes_hist_count")):
-        for lo, hi, n in hist.buckets:
-            out.append((metric, n, f"{lo}-{hi}"))
-    if size.total:
-        out.append(("post_gro_skb_bytes_mean", size.mean(), ""))
-    return out

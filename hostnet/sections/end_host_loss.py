@@ -15,7 +15,7 @@ from . import common
 from .. import store
 from ..testbed.session import is_fresh, kind_of
 from ..measure.sweep import SweepSpec, declared, run_sweep
-from ..measure.udp_loss import LOCATIONS
+from ..derive.udp_loss import LOCATIONS
 from ..analysis import verdicts
 from ..analysis.findings import end_host_loss as rules
 from ..analysis.findings.end_host_loss import tcp_verdict  # noqa: F401 (notebook 14 calls ehl.tcp_verdict)

@@ -13,7 +13,7 @@ from ..analysis.findings import short_flows as rules
 from ..analysis.findings.short_flows import KEY
 from . import common, grid_view
 from ..measure.sweep import SweepSpec, declared
-from ..measure.workloads import SOCKPERF_MAX_BYTES
+from ..derive.workloads import SOCKPERF_MAX_BYTES
 from ..measure.options import LiveOptions
 
 EXPERIMENT = "incast"

@@ -7,7 +7,8 @@ import os
 import pytest
 
 from conftest import live_ready
-from hostnet import native, store, testbed
+from hostnet import store, testbed
+from hostnet.native.build import ensure
 from hostnet.measure.sweep import run_sweep
 from hostnet.knobs import link
 from hostnet.sections import beyond
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, rea
 
 def _limits(tb, role: str) -> dict:
     ep = tb.endpoints[role]
-    return link.parse_bigtcp(ep.host.run([native.ensure("bigtcp"), "show", ep.iface]).stdout)
+    return link.parse_bigtcp(ep.host.run([ensure("bigtcp"), "show", ep.iface]).stdout)
 
 
 def test_zero_copy_points_map_pages_and_report_copied_sends(state_dir, tmp_path):

@@ -36,7 +36,7 @@ def test_stock_kernel_point_records_the_ebpf_latency_source(state_dir, tmp_path)
     from conftest import live_ready
     from hostnet.measure import config as sc, runner
     from hostnet import store, testbed
-    from hostnet.measure.workloads import LongFlow
+    from hostnet.derive.workloads import LongFlow
     if live_ready() or os.path.exists(kernel_source.RX_PROF_FILE):
         pytest.skip(live_ready() or "this kernel has the rx_prof series")
     with testbed.embedded(f"kp{os.getpid() % 10000}") as tb:

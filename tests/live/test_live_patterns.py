@@ -11,7 +11,7 @@ from hostnet.measure.options import LiveOptions
 from hostnet.measure import config as sc, runner
 from hostnet import store, testbed
 from hostnet.sections import patterns
-from hostnet.measure.workloads import LongFlows
+from hostnet.derive.workloads import LongFlows
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 
@@ -64,7 +64,7 @@ def test_incast_from_two_sender_hosts_over_a_bridge(state_dir, tmp_path):
 def test_rpc_incast(state_dir, tmp_path, tool):
     import shutil
 
-    from hostnet.measure.workloads import RpcFlows
+    from hostnet.derive.workloads import RpcFlows
     if not shutil.which(tool):
         pytest.fail(f"{tool} is not installed: `make install` installs it")
     with testbed.embedded(f"rp{tool[0]}{os.getpid() % 10000}") as tb:

@@ -14,7 +14,7 @@ from hostnet.measure import config as sc, runner
 from hostnet import store, testbed
 from hostnet.knobs import KNOBS
 from hostnet.knobs.napi import napi_threads
-from hostnet.measure.workloads import LongFlow
+from hostnet.derive.workloads import LongFlow
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]
 

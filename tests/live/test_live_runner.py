@@ -17,7 +17,7 @@ from hostnet import store, testbed
 from hostnet.hosts import LocalHost, netns_exists
 from hostnet.knobs import KNOBS
 from hostnet.parsers.perf_report import parse_perf_report
-from hostnet.measure.workloads import LongFlow
+from hostnet.derive.workloads import LongFlow
 from hostnet.analysis import flags
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, reason=str(live_ready()))]

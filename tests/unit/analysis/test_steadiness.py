@@ -9,8 +9,8 @@ import pytest
 from conftest import FIXTURES, REPO
 from hostnet import store
 from hostnet.analysis import metrics
-from hostnet.measure import tidy
-from hostnet.measure.workloads import Flow, LongFlows
+from hostnet.derive import tidy
+from hostnet.derive.workloads import Flow, LongFlows
 from hostnet.parsers.iperf3 import parse_iperf3
 
 STUB = (FIXTURES / "iperf3_omit_stub.json").read_text()

@@ -8,7 +8,7 @@ from hostnet.charts import encodings
 def test_a_category_keeps_its_colour_in_any_order_and_subset():
     whole = encodings.category_color().to_dict()
     assert whole["sort"] == list(BREAKDOWN_ORDER) and whole["title"] == "category"
-    assert dict(zip(whole["scale"]["domain"], whole["scale"]["range"])) == {
+    assert dict(zip(whole["scale"]["domain"], whole["scale"]["range"], strict=True)) == {
         c: encodings.CATEGORY_COLORS[c] for c in BREAKDOWN_ORDER}
     some = encodings.category_color(["skb", "data_copy"], title=None).to_dict()
     assert "title" not in some  # left to Vega-Lite

@@ -75,8 +75,9 @@ def test_a_kernel_without_ipv4_big_tcp_is_unsupported_not_guessed():
 
 def test_a_host_without_a_compiler_is_named(monkeypatch):
     from hostnet import native
+    from hostnet.native import build
     bare = FakeHost(name="bare", handlers={})
-    monkeypatch.setattr(native, "ensure", lambda tool, host: (_ for _ in ()).throw(
+    monkeypatch.setattr(build, "ensure", lambda tool, host: (_ for _ in ()).throw(
         native.NativeBuildError("bare: no C compiler (cc or gcc not found)")))
     with pytest.raises(KnobError, match="no C compiler"):
         KNOBS["link.gso_limits"].read(bare, "eth0")

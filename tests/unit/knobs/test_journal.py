@@ -182,8 +182,8 @@ def test_every_knob_restores_twice_to_the_snapshot_taken_before(tmp_path, monkey
     a restore, and the same restore again (as after a crash during the first), both clean, and the
     machine's whole state equals the snapshot taken before anything was set."""
     from conftest import FakeMachine
-    import hostnet.native
-    monkeypatch.setattr(hostnet.native, "ensure", lambda tool, host: f"/opt/hostnet/{tool}")
+    import hostnet.native.build
+    monkeypatch.setattr(hostnet.native.build, "ensure", lambda tool, host: f"/opt/hostnet/{tool}")
     m = FakeMachine()
     m.state["msr"] = {0: 0, 1: 0}
     m.state["ifaces"]["eth1"]["rules"][5] = {"flow-type": "tcp4", "src-ip": "10.0.0.1", "action": "0"}

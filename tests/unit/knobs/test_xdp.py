@@ -34,7 +34,7 @@ def test_attach_and_detach_argv(monkeypatch):
             state["xdp"] = argv[-1] != "off"
             return 0, "", ""
         return 0, (on if state["xdp"] else off).replace('"hxs"', '"hxr"'), ""
-    monkeypatch.setattr("hostnet.native.ensure", lambda tool, host=None: f"/build/{tool}.o")
+    monkeypatch.setattr("hostnet.native.build.ensure", lambda tool, host=None: f"/build/{tool}.o")
     host = FakeHost(handlers={"ip": ip})
     XdpProgram().write(host, "hxr", "pass")
     attach = ["ip", "link", "set", "dev", "hxr", "xdpdrv", "obj", "/build/xdp_pass.o", "sec", "xdp.frags"]

@@ -14,7 +14,7 @@ from hostnet.hosts import SshHost, SshOptions
 from hostnet.knobs import KNOBS, Journal
 from hostnet.measure.runner import RunFailed, WindowTooShort, check_window
 from hostnet.testbed import Endpoint, Testbed
-from hostnet.measure.workloads import LongFlows
+from hostnet.derive.workloads import LongFlows
 
 RMEM = "net.core.rmem_max"
 PRIOR, SET = "212992", "4194304"

@@ -12,7 +12,7 @@ from hostnet.measure import preflight, sweep
 from hostnet.knobs import KnobError
 from hostnet.measure.sweep import SweepSpec, point_workload
 from hostnet.testbed import EmbeddedLayout, from_layout
-from hostnet.measure.workloads import MixedFlows, UdpRate
+from hostnet.derive.workloads import MixedFlows, UdpRate
 
 
 def test_spec_points_and_validation(tmp_path):
@@ -449,7 +449,7 @@ def test_a_plain_resume_keeps_the_top_up_records_in_sweep_json(tmp_path, ssh_swe
 
 
 def test_send_and_recv_mode_make_a_zero_copy_point_at_the_mtu_asked():
-    from hostnet.measure.workloads import ZeroCopyFlows
+    from hostnet.derive.workloads import ZeroCopyFlows
     spec = SweepSpec(configs=["all-opts"], grid={"mtu": [61492], "send_mode": ["copy", "zerocopy"],
                                                  "recv_mode": ["mmap"]})
     [copy, zc] = spec.points()
@@ -514,7 +514,7 @@ def test_a_time_budget_sweep_makes_one_microbenchmark_point_and_a_batching_point
 def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_not_wired():
     """iperf3 and zcflow take an IPv6 address as given; the RPC tools, iperf2 and mixed flows are
     driven over IPv4 only here, which a spec asking IPv6 of them is told before anything runs."""
-    from hostnet.measure.workloads import LongFlows, ZeroCopyFlows
+    from hostnet.derive.workloads import LongFlows, ZeroCopyFlows
     spec = SweepSpec(configs=["all-opts"], grid={"big_tcp_bytes": [185000], "ip_version": [4, 6]})
     v4, v6 = (point_workload(spec, p, "iperf3") for p in spec.points())
     assert isinstance(v6, LongFlows) and (v4.ip_version, v6.ip_version) == (4, 6)

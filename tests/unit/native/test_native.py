@@ -1,4 +1,4 @@
-"""hostnet.native: building the C tools (locally, and on a remote host into a fresh private
+"""hostnet.native and native.build: building the C tools (locally, and on a remote host into a fresh private
 directory), their argument errors, and short runs (microbench; udpbatch over loopback)."""
 import subprocess
 
@@ -6,6 +6,7 @@ import pytest
 
 from conftest import FakeHost
 from hostnet import native
+from hostnet.native import build
 from hostnet.parsers.native import parse_microbench, parse_udpbatch, parse_zcflow
 from hostnet.measure.benches import recv_argv, send_argv
 
@@ -13,7 +14,7 @@ from hostnet.measure.benches import recv_argv, send_argv
 def test_no_compiler_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("CC", raising=False)
     with pytest.raises(native.NativeBuildError, match="no C compiler .cc or gcc not found.*install gcc"):
-        native.ensure("udpbatch", FakeHost(name="bare", handlers={"test": lambda argv, h: (1, "", "")}))
+        build.ensure("udpbatch", FakeHost(name="bare", handlers={"test": lambda argv, h: (1, "", "")}))
     with pytest.raises(native.NativeBuildError, match="unknown native tool"):
         native.binary_name("nosuch")
 
@@ -32,21 +33,21 @@ def test_remote_build_goes_through_the_host_into_a_fresh_private_dir():
     host = FakeHost(name="remote", files={f"/tmp/hostnet-native.{d}/{name}.c": "" for d in ("aaaa1111", "bbbb2222")},
                     handlers={"mktemp": lambda argv, h: (0, next(dirs) + "\n", ""), "cc": cc,
                               "test": lambda argv, h: (0, "", "")})  # "a binary is already there"
-    first, second = native.ensure("udpbatch", host), native.ensure("udpbatch", host)
+    first, second = build.ensure("udpbatch", host), build.ensure("udpbatch", host)
     assert (first, second) == (f"/tmp/hostnet-native.aaaa1111/{name}", f"/tmp/hostnet-native.bbbb2222/{name}")
     assert host.files[f"{first}.c"] == native.source("udpbatch")
-    assert compiled == [native.compile_argv("cc", f"{p}.c", p) for p in (first, second)]
+    assert compiled == [build.compile_argv("cc", f"{p}.c", p) for p in (first, second)]
     assert [c[0] for c in host.commands] == ["mktemp", "cc", "mktemp", "cc"]
-    assert host.commands[0] == ["mktemp", "-d", native.REMOTE_TEMPLATE]
+    assert host.commands[0] == ["mktemp", "-d", build.REMOTE_TEMPLATE]
     odd = FakeHost(name="odd", handlers={"mktemp": lambda argv, h: (0, "\n", ""), "cc": cc})
     with pytest.raises(native.NativeBuildError, match="mktemp -d gave"):
-        native.ensure("udpbatch", odd)
+        build.ensure("udpbatch", odd)
 
 
 @pytest.fixture(scope="module")
 def tools():
     try:
-        return {t: native.ensure(t) for t in native.TOOLS}
+        return {t: build.ensure(t) for t in native.TOOLS}
     except native.NativeBuildError as exc:
         pytest.skip(str(exc))
 
@@ -113,16 +114,16 @@ def _wait_bound(port: int, timeout: float = 5.0) -> None:
 def test_xdp_program_is_built_with_clang_for_bpf(monkeypatch):
     monkeypatch.delenv("CLANG", raising=False)
     assert native.binary_name("xdp_pass").endswith(".o")
-    assert native.compile_argv("clang", "x.c", "x.o", bpf=True) == ["clang", "-O2", "-target", "bpf", "-c", "x.c",
+    assert build.compile_argv("clang", "x.c", "x.o", bpf=True) == ["clang", "-O2", "-target", "bpf", "-c", "x.c",
                                                                      "-o", "x.o"]
     with pytest.raises(native.NativeBuildError, match="no BPF compiler .clang not found.*XDP program.*install clang"):
-        native.ensure("xdp_pass", FakeHost(name="bare", handlers={"cc": lambda argv, h: (0, "", "")}))
+        build.ensure("xdp_pass", FakeHost(name="bare", handlers={"cc": lambda argv, h: (0, "", "")}))
 
 
 def test_xdp_program_builds_here_into_an_object_ip_link_loads():
     """The source compiles (clang, `make install`), and the object has its program in the section
     knobs/xdp.py attaches and the licence section."""
-    path = native.ensure("xdp_pass")
+    path = build.ensure("xdp_pass")
     sections = subprocess.run(["llvm-objdump", "-h", path], capture_output=True, text=True)
     if sections.returncode != 0:  # llvm-objdump ships with clang's LLVM; the object is checked anyway
         sections = subprocess.run(["objdump", "-h", path], capture_output=True, text=True)

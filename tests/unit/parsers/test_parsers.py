@@ -397,7 +397,7 @@ def utilization_invariants(result) -> None:
 
 
 def interrupt_deltas(before: str, after: str) -> dict:
-    rows = ("LOC", "RES", "CAL", "TLB")  # what tidy.interrupt_rows takes
+    rows = ("LOC", "RES", "CAL", "TLB")  # what derive.counters.interrupt_rows takes
     deltas = counters.interrupt_deltas(counters.parse_interrupts(before), counters.parse_interrupts(after), rows)
     return {f"{name}.{cpu}": n for name, per_cpu in deltas.items() for cpu, n in per_cpu.items()}
 

@@ -7,7 +7,8 @@ from hostnet.knobs.journal import read_entries
 from hostnet.parsers.bpftrace import subtract_maps
 from hostnet.parsers.rx_prof import parse_rx_prof
 from hostnet.probes.latency import LatencyProbe
-from hostnet.probes.rx_prof import RxProfProbe, latency_probe_for, rows
+from hostnet.derive.counters import rx_prof_rows as rows
+from hostnet.probes.rx_prof import RxProfProbe, latency_probe_for
 
 
 def test_window_rows_from_two_readings():

@@ -3,7 +3,7 @@ breakdown, the embedded testbed's CPUs, and the recorded campaign."""
 import pandas as pd
 
 from conftest import REPO
-from hostnet.measure import udp_loss
+from hostnet.derive import udp_loss
 from hostnet.sections import end_host_loss as ehl
 from hostnet.analysis.findings import end_host_loss as findings
 from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED

@@ -1,4 +1,4 @@
-"""hostnet.measure.tidy: tidy rows from parsed tool output."""
+"""hostnet.derive.tidy: tidy rows from parsed tool output."""
 import json
 
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 
 from conftest import fixture_text
 from hostnet.parsers.bpftrace import parse_bpftrace_maps
-from hostnet.measure.tidy import latency_rows
+from hostnet.derive.counters import latency_rows
 
 
 def test_latency_rows():
@@ -28,7 +28,7 @@ def _rows(**extra):
 
 
 def test_sampling_coverage_is_samples_per_busy_second_at_perf_rate():
-    from hostnet.measure.tidy import coverage_rows
+    from hostnet.derive.cpu import coverage_rows
     out, m = _rows()
     out.add("receiver", "cpu_util_pct", 50.0)  # half a core over perf's 1.000145 s span at 99 Hz
     raw = {"local": {"perf_header.txt": fixture_text("perf_header_1s.txt")}}
@@ -43,7 +43,7 @@ def test_sampling_coverage_is_samples_per_busy_second_at_perf_rate():
 
 
 def test_no_coverage_without_perf_header_never_a_made_up_number():
-    from hostnet.measure.tidy import coverage_rows
+    from hostnet.derive.cpu import coverage_rows
     out, m = _rows()
     out.add("sender", "cpu_util_pct", 90.0)
     coverage_rows(out, m, "sender", {"local": {0}}, {"local": {}}, samples=100)
@@ -52,7 +52,7 @@ def test_no_coverage_without_perf_header_never_a_made_up_number():
 
 def test_interrupt_rows_count_each_side_s_cpus():
     from hostnet.parsers.counters import parse_interrupts
-    from hostnet.measure.tidy import interrupt_rows
+    from hostnet.derive.counters import interrupt_rows
     out, _ = _rows()
     raw = {"local": {"interrupts_before.txt": fixture_text("proc_interrupts_before.txt"),
                      "interrupts_after.txt": fixture_text("proc_interrupts_after.txt")}}
@@ -68,7 +68,7 @@ def test_interrupt_rows_count_each_side_s_cpus():
 def test_interrupt_and_softnet_rows_refuse_swapped_snapshots():
     """Deltas computed here, not in a parser, refuse counters that went down like the parsers' do."""
     from hostnet.parsers import ParseError
-    from hostnet.measure.tidy import counter_rows, interrupt_rows
+    from hostnet.derive.counters import counter_rows, interrupt_rows
     out, m = _rows()
     raw = {"local": {"interrupts_before.txt": fixture_text("proc_interrupts_after.txt"),
                      "interrupts_after.txt": fixture_text("proc_interrupts_before.txt")}}
@@ -90,7 +90,7 @@ def test_rederive_rebuilds_only_the_breakdown_of_a_stored_run(tmp_path):
     from conftest import REPO
     from hostnet import store
     from hostnet.analysis.attribution import ATTRIBUTION_RULE
-    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive
+    from hostnet.derive.tidy import BREAKDOWN_METRICS, rederive
     src = sorted((REPO / "data/runs/20261123-single-flow-embedded").glob("*-r0"))[0]
     run = tmp_path / src.name
     shutil.copytree(src, run)
@@ -121,7 +121,7 @@ def test_a_rederive_killed_between_its_writes_leaves_a_run_that_reads_and_the_ne
 
     from conftest import REPO
     from hostnet import store
-    from hostnet.measure.tidy import rederive
+    from hostnet.derive.tidy import rederive
     src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
     run = tmp_path / src.name
     shutil.copytree(src, run)
@@ -156,7 +156,7 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
 
     from conftest import REPO
     from hostnet import store
-    from hostnet.measure.tidy import BREAKDOWN_METRICS, rederive
+    from hostnet.derive.tidy import BREAKDOWN_METRICS, rederive
     src = REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0"
     runs = {}
     for form in ("unpacked", "packed"):
@@ -187,7 +187,7 @@ def test_rederiving_a_packed_run_reads_its_archive_and_gives_what_the_unpacked_r
 
 def test_perf_span_is_how_long_perf_sampled_from_its_enabled_time_else_its_header():
     from conftest import FIXTURES
-    from hostnet.measure.tidy import perf_span_s
+    from hostnet.derive.cpu import perf_span_s
     header = (FIXTURES / "perf_header_1s.txt").read_text()
     # perf -B writes no sample times: the enable-to-disable time the probe measured is the span
     assert perf_span_s({"perf_enabled_s.txt": "8.912000\n", "perf_header.txt": header}, "m") == 8.912
@@ -204,7 +204,7 @@ def test_rederiving_a_napi_thread_run_adds_the_ledger_and_the_nic_equivalent_acc
     from conftest import REPO
     from hostnet.analysis import ledger
     from hostnet import store
-    from hostnet.measure.tidy import rederive
+    from hostnet.derive.tidy import rederive
     run = tmp_path / "039e829122eb-r0"
     shutil.copytree(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0", run)
     m = store.load_manifest(run)
@@ -238,7 +238,7 @@ def test_a_rehearsals_run_gets_its_own_ledger_and_a_servers_run_none(tmp_path, m
     from conftest import REPO
     from hostnet.analysis import ledger
     from hostnet import store
-    from hostnet.measure.tidy import rederive
+    from hostnet.derive.tidy import rederive
     for rehearsal in ("emulated NIC under TCG", ""):
         run = tmp_path / rehearsal[:8] / "039e829122eb-r0"
         shutil.copytree(REPO / "data/runs/20261124-022841-single-flow-embedded/039e829122eb-r0", run)
@@ -277,8 +277,8 @@ def test_a_zero_copy_flow_adds_both_ends_reports_each_sum_on_its_side():
     """zcflow's server reports the receiver's side (tidy.flow_rows reads it through the workload's
     parse_server); its counts sum over flows onto the side they were counted on."""
     from hostnet.store import Rows
-    from hostnet.measure.tidy import FlowOutput, flow_rows
-    from hostnet.measure.workloads import ZeroCopyFlows
+    from hostnet.derive.tidy import FlowOutput, flow_rows
+    from hostnet.derive.workloads import ZeroCopyFlows
     w = ZeroCopyFlows(5, 2, pattern="one-to-one", n=2, send_mode="zerocopy", recv_mode="mmap",
                       binaries=(("sender", "/b/z"), ("receiver", "/b/z")))
     flows = w.flows([("sender", [0])], [("receiver", [1])])

@@ -1,4 +1,5 @@
-"""Workloads -> tool invocations (argv lists). Pure: nothing here runs a command.
+"""Workloads -> tool invocations (argv lists), and how their outputs read. Pure: nothing here runs
+a command, so a stored run's rows can be derived again offline (derive/tidy.py).
 
 Traffic patterns (the paper's Fig. 2) are lists of flows between *slots*: a slot is a
 (host role, CPU) pair, taken round-robin over a side's hosts and CPUs. On two servers with many
@@ -10,7 +11,7 @@ import signal
 from dataclasses import asdict, dataclass
 
 from . import udp_loss
-from .experiments import PATTERNS
+from ..dictionary import PATTERNS
 
 IPERF3_PORT = 5201
 
@@ -39,7 +40,8 @@ IP_VERSIONS = (4, 6)
 
 class PointHooks:
     """What a workload adds to a measurement point beyond starting its flows (the runner calls
-    these for every workload; by default they add nothing). Pure, like the rest of this module."""
+    these for every workload; by default they add nothing). Pure, like the rest of this module: a
+    UDP point's settings, which read the testbed, are measure/udp_loss.point_setup's."""
 
     ip_version: int | None = None  # which data address the flows use (Endpoint.address); None: data_ip
 
@@ -357,10 +359,6 @@ class UdpRate(_Pattern):
                 raise ValueError(f"no CPU other than {rx_cpu} for the receiving application: give the "
                                  "receiver endpoint two CPUs (testbed.yaml cpus) for app_cpu 'different'")
         return {"rx_cpu": rx_cpu, "app_cpu": app, "app_cpu_from": source, "sender_cpu": senders[0][1][0]}
-
-    def point_setup(self, tb) -> tuple[dict | None, list]:
-        """Receive CPU (RPS) and the socket buffer ceiling for this point (udp_loss.py)."""
-        return udp_loss.placement(tb, self), udp_loss.settings(tb, self)
 
     def window_rows(self, manifest: dict, raw: dict, ep_raw: dict) -> list[dict]:
         """Offered and delivered rates, and loss by location, from the window's counters."""

@@ -1,9 +1,9 @@
-"""hostnet.measure.workloads: tool argv of each workload (iperf3, the mixed long/short workload of §3.7,
+"""hostnet.derive.workloads: tool argv of each workload (iperf3, the mixed long/short workload of §3.7,
 UDP at a set rate), CPU placement, flow tags, and what is refused."""
 import pytest
 
 from conftest import fixture_text
-from hostnet.measure.workloads import (
+from hostnet.derive.workloads import (
     LongFlow, LongFlows, MixedFlows, RpcFlows, UdpRate, ZeroCopyFlows, flow_class, flow_part, from_description,
     workload_comms)
 
