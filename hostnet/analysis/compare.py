@@ -50,9 +50,9 @@ def _values(tidy: pd.DataFrame, points: dict) -> dict[tuple, list[float]]:
     return out
 
 
-def compare(runs_dir, a: str, b: str) -> pd.DataFrame:
+def compare(runs_dir, a: str, b: str) -> Comparison:
     """Per point and metric present in both: run counts, means, and B - A with the verdict rule's
-    interval. attrs: each campaign's name, usable runs and flagged runs left out."""
+    interval (Comparison.rows); each campaign's name, usable runs and flagged runs left out (.a, .b)."""
     (ta, ma, pa, fa), (tb, mb, pb, fb) = _clean(runs_dir, a), _clean(runs_dir, b)
     if ta.empty or tb.empty:
         raise FileNotFoundError(f"no usable runs in {a if ta.empty else b} under {runs_dir}")

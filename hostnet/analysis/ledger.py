@@ -199,9 +199,7 @@ def view(tidy: pd.DataFrame, accounting: str) -> pd.DataFrame:
     rest = tidy[~tidy.metric.isin(replaced)]
     out = pd.concat([rest, nic_cpu.assign(metric="cpu_util_pct"),
                      nic_bd.assign(metric="breakdown_attributed_pct")], ignore_index=True)
-    out = _tpc(out)
-    out.attrs = {**tidy.attrs, "accounting": accounting}
-    return out
+    return _tpc(out)
 
 
 def _fold(bd: pd.DataFrame, source: str, into: str) -> pd.DataFrame:

@@ -190,15 +190,9 @@ def perf_cost_summary(costs: pd.DataFrame) -> dict:
             "min_pct": round(float(c.min()), 1), "max_pct": round(float(c.max()), 1)}
 
 
-def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
-    """Throughput per core from each side, and one bottleneck side per point.
-
-    Adds per run a tpc_gbps row for the sender and for the receiver (throughput / that side's
-    cores in use), and replaces each run's tpc_gbps "both" row (the side busier in that run)
-    with the tpc of the side chosen once per point: the side with the higher median utilisation
-    per core, over the point's runs. So a point's repetitions never mix sides, and a paper's
-    receiver-based number can be compared with the receiver's tpc. The choice per point is in
-    the result's attrs["bottleneck"]."""
+def _per_core(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame | None:
+    """Per run: each side's tpc and CPU per core, and its point (the manifests' point, as JSON);
+    None when the tidy rows lack throughput or either side's CPU."""
     point_of = {m["run_id"]: json.dumps(m.get("point") or {"config": m.get("config", {}).get("name")},
                                         sort_keys=True) for m in manifests}
     runs = tidy[tidy.metric.isin(["throughput_gbps", "cpu_util_pct", "cores_count"])
@@ -206,28 +200,50 @@ def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
     wide = runs.assign(key=runs.metric + "|" + runs.side).pivot_table(
         index="run_id", columns="key", values="value", aggfunc="first")
     if not {"throughput_gbps|both", "cpu_util_pct|sender", "cpu_util_pct|receiver"} <= set(wide.columns):
-        return tidy
+        return None
     for side in ("sender", "receiver"):
         busy = wide[f"cpu_util_pct|{side}"] / 100.0
         wide[f"tpc|{side}"] = (wide["throughput_gbps|both"] / busy).where(busy > 0)
         cores = wide[f"cores_count|{side}"] if f"cores_count|{side}" in wide else 1
         wide[f"per_core|{side}"] = wide[f"cpu_util_pct|{side}"] / cores
     wide["point"] = [point_of.get(r, "{}") for r in wide.index]
+    return wide
+
+
+def _bottleneck(g: pd.DataFrame) -> str:
+    return "sender" if g["per_core|sender"].median() >= g["per_core|receiver"].median() else "receiver"
+
+
+def bottlenecks(tidy: pd.DataFrame, manifests: list[dict]) -> dict[str, str]:
+    """The bottleneck side chosen once per point, as with_side_tpc chooses it: {point (JSON): side}
+    ({} without CPU rows). ladder_table and the tpc chart say which side it was."""
+    wide = _per_core(tidy, manifests)
+    return {} if wide is None else {point: _bottleneck(g) for point, g in wide.groupby("point")}
+
+
+def with_side_tpc(tidy: pd.DataFrame, manifests: list[dict]) -> pd.DataFrame:
+    """Throughput per core from each side, and one bottleneck side per point.
+
+    Adds per run a tpc_gbps row for the sender and for the receiver (throughput / that side's
+    cores in use), and replaces each run's tpc_gbps "both" row (the side busier in that run)
+    with the tpc of the side chosen once per point: the side with the higher median utilisation
+    per core, over the point's runs (bottlenecks() names it). So a point's repetitions never mix
+    sides, and a paper's receiver-based number can be compared with the receiver's tpc."""
+    wide = _per_core(tidy, manifests)
+    if wide is None:
+        return tidy
     base = tidy[(tidy.metric == "throughput_gbps") & (tidy.side == "both")].drop_duplicates("run_id")
     base = base.set_index("run_id").to_dict("index")  # one dict per run: a lookup per run was most of this
-    rows, chosen = [], {}
-    for point, g in wide.groupby("point"):
-        side = "sender" if g["per_core|sender"].median() >= g["per_core|receiver"].median() else "receiver"
-        chosen[point] = side
+    rows = []
+    for _, g in wide.groupby("point"):
+        side = _bottleneck(g)
         for run_id, tpc_sender, tpc_receiver in zip(g.index, g["tpc|sender"], g["tpc|receiver"], strict=True):
             row = {**base[run_id], "run_id": run_id, "metric": "tpc_gbps", "category": None}
             tpc = {"sender": tpc_sender, "receiver": tpc_receiver}
             rows += [{**row, "side": s, "value": tpc[s2]}
                      for s, s2 in (("sender", "sender"), ("receiver", "receiver"), ("both", side))]
     rest = tidy[~((tidy.metric == "tpc_gbps") & tidy.run_id.isin(wide.index))]
-    out = pd.concat([rest, pd.DataFrame(rows, columns=tidy.columns)], ignore_index=True)
-    out.attrs = {**tidy.attrs, "bottleneck": chosen}
-    return out
+    return pd.concat([rest, pd.DataFrame(rows, columns=tidy.columns)], ignore_index=True)
 
 
 def is_ours(comm: str, workload_comms: Iterable[str]) -> bool:
@@ -297,7 +313,6 @@ def summarize(tidy: pd.DataFrame, by=("config", "side", "metric", "category")) -
     """Median and range over repetitions: one row per (config, side, metric, category)."""
     keys = [k for k in by if k in tidy.columns]
     t = tidy.copy()
-    t.attrs = {}  # pandas deep-copies attrs into every group it slices: most of this function's time
     t["category"] = t["category"].fillna("")
     g = t.groupby(keys, sort=False)["value"]
     out = g.agg(median="median", min="min", max="max", n="count", mean="mean").reset_index()
@@ -305,8 +320,10 @@ def summarize(tidy: pd.DataFrame, by=("config", "side", "metric", "category")) -
     return out
 
 
-def ladder_table(tidy: pd.DataFrame, order: Iterable[str]) -> pd.DataFrame:
-    """The single-flow table: throughput, per-side CPU, tpc, medians with ranges."""
+def ladder_table(tidy: pd.DataFrame, order: Iterable[str], bottleneck: dict[str, str] | None = None
+                 ) -> pd.DataFrame:
+    """The single-flow table: throughput, per-side CPU, tpc, medians with ranges; and each config's
+    bottleneck side where `bottleneck` (bottlenecks()) chose one side for all its points."""
     s = summarize(tidy)
     rows = []
     for cfg in order:
@@ -326,7 +343,7 @@ def ladder_table(tidy: pd.DataFrame, order: Iterable[str]) -> pd.DataFrame:
             row[label + "_range"] = None if m is None else f"{m['min']:.1f}–{m['max']:.1f}"
         n = _pick(part, "throughput_gbps", "both")
         row["repetitions"] = 0 if n is None else int(n["n"])
-        sides = {v for k, v in tidy.attrs.get("bottleneck", {}).items() if json.loads(k).get("config") == cfg}
+        sides = {v for k, v in (bottleneck or {}).items() if json.loads(k).get("config") == cfg}
         row["bottleneck"] = sides.pop() if len(sides) == 1 else None
         rows.append(row)
     return pd.DataFrame(rows)

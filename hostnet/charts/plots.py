@@ -49,9 +49,10 @@ def _order(configs, present) -> list[str]:
 
 
 def tpc_chart(tidy: pd.DataFrame, order, reference: pd.DataFrame | None = None,
-              testbed: str = "embedded veth testbed") -> alt.Chart:
+              testbed: str = "embedded veth testbed", bottleneck: dict[str, str] | None = None) -> alt.Chart:
     """Fig. 3(a): throughput-per-core per config from each side, median bar with min-max rule;
-    the paper's (receiver-based) ticks sit on the receiver's bar."""
+    the paper's (receiver-based) ticks sit on the receiver's bar; bottleneck (metrics.bottlenecks):
+    the side chosen per point, said under the title."""
     s = summarize(tidy)
     s = s[(s.metric == "tpc_gbps") & s.side.isin(["sender", "receiver"])]
     sides = ["sender", "receiver"]
@@ -68,7 +69,6 @@ def tpc_chart(tidy: pd.DataFrame, order, reference: pd.DataFrame | None = None,
         ref = ref.assign(side=ref.get("side", "receiver"))
         layers.append(alt.Chart(ref).mark_tick(color="#e45756", thickness=3, size=14).encode(
             x=x, xOffset=offset, y="value:Q", tooltip=["config", "side", "value"]))
-    bottleneck = tidy.attrs.get("bottleneck")
     return alt.layer(*layers).properties(
         width=380, height=260,
         title=alt.Title("Fig. 3(a) analogue: throughput per core, single flow",

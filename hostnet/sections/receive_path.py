@@ -43,8 +43,9 @@ def _per_run(tidy: pd.DataFrame, metric: str, side: str, category: str | None = 
     return rows.groupby("run_id").value.sum()
 
 
-def structure(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Per run: the structural figures (columns) of one campaign's tidy data."""
+def structure(tidy: pd.DataFrame, window_s: dict[str, float]) -> pd.DataFrame:
+    """Per run: the structural figures (columns) of one campaign's tidy data; window_s: each run's
+    measurement window (windows()), which IPIs per GB moved divide by."""
     thr = _per_run(tidy, "throughput_gbps", "both")
     window = tidy.drop_duplicates("run_id").set_index("run_id")
     out = pd.DataFrame({"config": window.config, "throughput_gbps": thr})
@@ -54,15 +55,16 @@ def structure(tidy: pd.DataFrame) -> pd.DataFrame:
     vm = sum(_per_run(tidy, "perf_vm_exit_samples_count", s) for s in ("sender", "receiver"))
     out["vm_exit_pct"] = 100 * vm / busy
     ipis = sum(_per_run(tidy, "interrupts_delta_count", s, c) for s in ("sender", "receiver") for c in ("RES", "CAL"))
-    out["ipis_per_gb"] = ipis / (out.throughput_gbps * out.index.map(_window_s(tidy)) / 8)
+    out["ipis_per_gb"] = ipis / (out.throughput_gbps * out.index.map(window_s) / 8)
     for s in ("sender", "receiver"):
         out[f"{s}_cpu_pct"] = _per_run(tidy, "cpu_util_pct", s)
         out[f"{s}_coverage"] = _per_run(tidy, "perf_sampling_coverage_ratio", s)
     return out
 
 
-def _window_s(tidy: pd.DataFrame) -> dict:
-    return tidy.attrs.get("window_s", {})
+def windows(manifests: list[dict]) -> dict[str, float]:
+    """Each run's measurement window in seconds, from its manifest."""
+    return {m["run_id"]: m["window"]["seconds"] for m in manifests if m.get("window")}
 
 
 def table(runs_dir, campaigns: dict[str, str]) -> pd.DataFrame:
@@ -70,7 +72,7 @@ def table(runs_dir, campaigns: dict[str, str]) -> pd.DataFrame:
     rows = []
     for mode, campaign in campaigns.items():
         tidy, manifests = _load(runs_dir, campaign)
-        per_run = structure(tidy)
+        per_run = structure(tidy, windows(manifests))
         for cfg in stackconfig.LADDER:
             g = per_run[per_run.config == cfg]
             if g.empty:
@@ -89,9 +91,7 @@ def table(runs_dir, campaigns: dict[str, str]) -> pd.DataFrame:
 def _load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict]]:
     manifests = store.load_manifests(runs_dir, campaign, EXPERIMENT)
     tidy = store.load_tidy(runs_dir, campaign, EXPERIMENT)
-    tidy = tidy[tidy.run_id.isin([m["run_id"] for m in manifests if flags.usable(m)])]
-    tidy.attrs["window_s"] = {m["run_id"]: m["window"]["seconds"] for m in manifests if m.get("window")}
-    return tidy, manifests
+    return tidy[tidy.run_id.isin([m["run_id"] for m in manifests if flags.usable(m)])], manifests
 
 
 def markdown(t: pd.DataFrame) -> str:

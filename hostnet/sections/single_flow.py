@@ -75,7 +75,7 @@ def charts(tidy: pd.DataFrame, reference_dir, label: str, manifests: list[dict])
     order = list(stackconfig.CONFIGS)
     label = label.replace(" (", "\n(", 1) + (f"\n{stand_ins(manifests)}" if stand_ins(manifests) else "")
     return {
-        "single-flow-tpc": plots.tpc_chart(tidy, order, ref, label),
+        "single-flow-tpc": plots.tpc_chart(tidy, order, ref, label, metrics.bottlenecks(tidy, manifests)),
         "single-flow-cpu": plots.cpu_chart(tidy, order, label),
         "single-flow-sender-breakdown": plots.breakdown_chart(tidy, order, "sender", "c", label,
                                                               metric=metrics.breakdown_metric(tidy)),
@@ -84,8 +84,10 @@ def charts(tidy: pd.DataFrame, reference_dir, label: str, manifests: list[dict])
     }
 
 
-def table(tidy: pd.DataFrame) -> pd.DataFrame:
-    t = metrics.ladder_table(tidy, list(stackconfig.CONFIGS))
+def table(tidy: pd.DataFrame, manifests: list[dict] | None = None) -> pd.DataFrame:
+    """The ladder's table (metrics.ladder_table; each config's bottleneck side from the manifests'
+    points) with the receiver's top three categories."""
+    t = metrics.ladder_table(tidy, list(stackconfig.CONFIGS), metrics.bottlenecks(tidy, manifests or []))
     tops = []
     for cfg in t.config:
         tops.append(", ".join(f"{c} {p:.0f}%" for c, p in metrics.top_categories(tidy, cfg, "receiver", 3)))

@@ -115,7 +115,8 @@ def test_side_tpc_chooses_one_bottleneck_per_point_from_medians():
     assert tpc[("b", "both")] == pytest.approx(22.0 / 0.90) == tpc[("b", "receiver")]
     assert tpc[("b", "sender")] == pytest.approx(22.0 / 0.99)
     assert tpc[("d", "both")] == pytest.approx(10.0)
-    assert sorted(out.attrs["bottleneck"].values()) == ["receiver", "sender"]
+    assert metrics.bottlenecks(out, ms) == {'{"config": "x"}': "receiver", '{"config": "y"}': "sender"}
+    assert metrics.bottlenecks(tidy, ms) == metrics.bottlenecks(out, ms)  # the choice, before or after
     assert len(out[(out.metric == "tpc_gbps") & (out.side == "both")]) == 4  # replaced, not added
 
 

@@ -26,13 +26,12 @@ def _tidy():
             add(run, side, "interrupts_delta_count", 999, "LOC")  # the timer is not an IPI
             add(run, side, "cpu_util_pct", 90.0)
             add(run, side, "perf_sampling_coverage_ratio", 0.9)
-    t = pd.DataFrame(rows)
-    t.attrs["window_s"] = {"a": 4.0, "b": 4.0}
-    return t
+    return pd.DataFrame(rows)
 
 
 def test_structure_per_run():
-    s = receive_path.structure(_tidy())
+    s = receive_path.structure(_tidy(), receive_path.windows([{"run_id": r, "window": {"seconds": 4.0}}
+                                                              for r in ("a", "b")]))
     assert list(s.receive_path_on_receiver_pct) == [90.0, 90.0]
     assert list(s.vm_exit_pct) == [5.0, 5.0]
     # 1000 IPIs while moving 8 Gbit/s x 4 s = 4 GB
