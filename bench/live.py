@@ -32,7 +32,8 @@ from hostnet.parsers import ParseError
 from hostnet.parsers.native import parse_microbench
 from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
-from hostnet.measure.runner import Probing, RunRequest, plan_flows, run_point, wait_listening
+from hostnet.measure.flows import plan_flows, wait_listening
+from hostnet.measure.runner import Probing, RunRequest, run_point
 from hostnet.derive.workloads import Flow, LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average

@@ -5,6 +5,8 @@ config     StackConfig, the paper's optimisation ladder
 experiments  the experiments by name: pattern, `hostnet run`'s, declarations
 udp_loss   the UDP workload's point setup (placement, settings) and what a host must allow
 runner     one point -> one run directory
+flows      a point's flows as processes: servers listening, clients started together, stopped
+probing    what is measured beside the flows, and the window opened and closed on every host
 preflight  the tools a point needs, checked before a host is touched
 window     the measurement window's edges and coverage
 sweep_spec a sweep's spec and what each point runs
@@ -14,5 +16,5 @@ provenance the git commit a run's manifest records
 benches    the time budget's workload kinds (microbenchmarks, UDP batching)
 options    LiveOptions: where and how a live run runs (the environment read at the edges only)
 """
-__all__ = ["benches", "config", "experiments", "options", "preflight", "provenance", "runner", "sweep", "sweep_spec",
-           "topup", "udp_loss", "window"]
+__all__ = ["benches", "config", "experiments", "flows", "options", "preflight", "probing", "provenance", "runner",
+           "sweep", "sweep_spec", "topup", "udp_loss", "window"]

@@ -3,109 +3,40 @@ from __future__ import annotations
 
 import os
 import platform
-import signal
 import time
 import traceback
 import uuid
-from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-
 
 from . import config as stackconfig, udp_loss
 from ..derive import counters, tidy
 from .provenance import git_commit
 from ..hosts import HostError, HostUnreachable
 from ..knobs import KNOBS, KnobError
-from ..parsers import ParseError, ss
-from ..probes import LoadProbe, PerfProbe, ProcStatProbe
-from ..probes.perf import LEAD_S, PerfOptions
-from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
+from ..parsers import ParseError
+from ..probes import LoadProbe
 from ..probes.latency import LatencyProbe
-from ..probes.rx_prof import RxProfProbe, latency_probe_for
+from ..probes.rx_prof import RxProfProbe
 from ..store import Campaign, Rows, RunDir
 from ..testbed import Testbed
 from ..derive.workloads import Flow, LongFlows, MixedFlows, RpcFlows, UdpRate, cores_note, flow_part
+from .flows import FlowProcs, on_reachable, plan_flows, side_cpus, start_clients, start_servers, stop_flows
 from .preflight import REQUIRED_TOOLS, PreflightError, preflight, rpc_tool
+from .probing import Probing, arm, measure_window, prepare_latency, window_probes
 from .window import (FlowStarts, WindowNotCovered, WindowTooShort, all_local, check_coverage, check_window, edge_s,
                      may_have_ended)
 
-# the names sweep and the tests import from here, defined in preflight and window
+# the names sweep, bench/ and the tests import from here, defined in flows, preflight, probing and window
 __all__ = ["REQUIRED_TOOLS", "PreflightError", "preflight", "rpc_tool", "FlowStarts", "WindowNotCovered",
-           "WindowTooShort", "all_local", "check_coverage", "check_window", "edge_s", "may_have_ended"]
-
-READY_TIMEOUT_S = 10.0  # how long the flows' servers have to listen
+           "WindowTooShort", "all_local", "check_coverage", "check_window", "edge_s", "may_have_ended", "Probing",
+           "plan_flows", "side_cpus"]
 
 
 class RunFailed(RuntimeError):
     pass
-
-
-def plan_flows(tb: Testbed, workload: LongFlows | RpcFlows | MixedFlows) -> list[Flow]:
-    return workload.flows([(e.role, e.cpus) for e in tb.senders], [(e.role, e.cpus) for e in tb.receivers])
-
-
-def side_cpus(tb: Testbed, flows: list[Flow]) -> dict[str, dict[str, set[int]]]:
-    """{side: {machine: CPUs}}: the cores each side's applications and receive processing use."""
-    out: dict[str, dict[str, set[int]]] = {"sender": defaultdict(set), "receiver": defaultdict(set)}
-    for f in flows:
-        out["sender"][tb.endpoints[f.sender].machine].add(f.sender_cpu)
-        out["receiver"][tb.endpoints[f.receiver].machine].add(f.receiver_cpu)
-    return out
-
-
-def wait_listening(tb: Testbed, flows: list[Flow], servers, proto: str = "tcp", ip_version: int | None = None) -> None:
-    """Every server listens before any client starts (a client racing its server fails). One `ss`
-    per receiving host and poll (over SSH a round trip each: not one per flow), polled sooner at
-    first: a server usually listens within a few milliseconds of its start."""
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    pending = {f.index: f for f in flows}
-    pause = 0.005
-    while pending:
-        by_host: dict[int, list[Flow]] = {}
-        for f in pending.values():
-            by_host.setdefault(id(tb.endpoints[f.receiver].host), []).append(f)
-        for group in by_host.values():
-            host = tb.endpoints[group[0].receiver].host
-            res = host.run(["ss", f"-Hl{proto[0]}n"], check=False)
-            sockets = ss.listening(res.stdout, f"{host.name}: ss -Hl{proto[0]}n")
-            for f in group:
-                if ss.listens(sockets, tb.endpoints[f.receiver].address(ip_version), f.port):
-                    del pending[f.index]
-                elif servers[f.index].poll() is not None:
-                    raise HostError(f"server for flow {f.index} exited at start: "
-                                    f"{(servers[f.index].stderr() or servers[f.index].stdout()).strip()[-300:]}")
-        if pending and time.monotonic() > deadline:
-            raise HostError(f"servers for flows {sorted(pending)} not listening after {READY_TIMEOUT_S} s")
-        if pending:
-            time.sleep(pause)
-            pause = min(2 * pause, 0.05)
-
-
-@dataclass(frozen=True)
-class Probing:
-    """What is measured beside the flows, the same for every machine of a point.
-
-    profile=False leaves out perf record and perf stat (bench/: the harness without its profiler);
-    perf_options: how perf records beyond its rate (probes.perf.PerfOptions); cache_counters=False
-    leaves perf stat's cache events out (bench/ measures what each part of the profiling costs);
-    latency_sample_every: 0 = no latency probe, N = bpftrace timestamps ~1 in N received skbs;
-    extra: a callable returning more probes for each machine, run in the same window."""
-    profile: bool = True
-    perf_freq_hz: int = PerfProbe().freq_hz
-    perf_options: PerfOptions = PerfOptions()
-    cache_counters: bool = True
-    latency_sample_every: int = 0
-    extra: Callable[[], list] | None = None
-
-    def perf_manifest(self) -> dict | str:
-        """perf's entry in the manifest's probes."""
-        if not self.profile:
-            return "off"
-        return {"event": "cpu-clock", "freq_hz": self.perf_freq_hz, "mode": "timer (no hardware PMU assumed)",
-                **self.perf_options.describe()}
 
 
 @dataclass(frozen=True)
@@ -152,14 +83,14 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
     with run.failing():
         _apply(tb, req.config, workload, rd)
         rd.manifest["congestion_default"] = congestion_defaults(tb)
-        _start_servers(tb, workload, flows, run.procs)
-        run.early = _prepare_latency(tb, workload, flows, rd, probing.latency_sample_every)
-        run.probes, ep_probes = _window_probes(tb, flows, cpus, run.early, probing)
-        _arm(tb, run.probes)
+        start_servers(tb, workload, flows, run.procs)
+        run.early = prepare_latency(tb, workload, flows, rd, probing.latency_sample_every)
+        run.probes, ep_probes = window_probes(tb, flows, cpus, run.early, probing)
+        arm(tb, run.probes)
         if before_window is not None:
             before_window()
-        starts = _start_clients(tb, workload, flows, run.procs)
-        run.raw, run.ep_raw, (opened, start, end, closed), no_window = _measure(tb, workload, starts, run.probes,
+        starts = start_clients(tb, workload, flows, run.procs)
+        run.raw, run.ep_raw, (opened, start, end, closed), no_window = measure_window(tb, workload, starts, run.probes,
                                                                                ep_probes)
         record_window(rd, start, end, opened=opened, closed=closed, **starts.describe())
         # looked at only where the bound cannot vouch (a round trip each over SSH, free locally)
@@ -170,7 +101,7 @@ def start_point(tb: Testbed, req: RunRequest, before_window: Callable[[], None] 
             if no_window is None:
                 raise
             raise WindowNotCovered(no_window) from exc
-        _stop_flows(workload, flows, run.procs)
+        stop_flows(workload, flows, run.procs)
         try:  # a short window is flagged, and analysis leaves the run out, rather than failing the point
             check_window(end - start, workload.duration_s, len(flows))
         except WindowTooShort as exc:
@@ -254,37 +185,6 @@ class PendingRun:
                         p.abort(self.tb.machines[m])
                     except HostUnreachable:
                         pass
-
-
-class FlowProcs:
-    """The servers and clients of a point's flows, by flow index; `lost`: the hosts that stopped
-    answering ({id(host): why}), whose processes are not tried again."""
-
-    def __init__(self):
-        self.servers: dict[int, object] = {}
-        self.clients: dict[int, object] = {}
-        self.lost: dict[int, str] = {}
-
-    def pids(self) -> list[int]:
-        return [p.pid for p in (*self.servers.values(), *self.clients.values())]
-
-    def close(self) -> None:
-        for p in (*self.servers.values(), *self.clients.values()):
-            _on_reachable(p, self.lost, p.close)
-
-
-def _on_reachable(proc, lost: dict[int, str], action):
-    """action() unless the process's host already stopped answering; a host that stops answering
-    now is added to `lost` (each further command would wait for the connect timeout again).
-    Returns action's value, or None when the host is unreachable."""
-    host = getattr(proc, "host", None)  # remote processes only: a local one always answers
-    if host is not None and id(host) in lost:
-        return None
-    try:
-        return action()
-    except HostUnreachable as exc:
-        lost[id(host)] = str(exc)
-        return None
 
 
 def _run_dir(req: RunRequest, run_id: str) -> RunDir:
@@ -409,179 +309,6 @@ def congestion_defaults(tb: Testbed) -> dict[str, str | None]:
     return out
 
 
-def _start_servers(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> None:
-    for f in flows:
-        ep = tb.endpoints[f.receiver]
-        procs.servers[f.index] = ep.host.start(workload.server_argv(f, ep.address(workload.ip_version)))
-    wait_listening(tb, flows, procs.servers, getattr(workload, "listen_proto", "tcp"), workload.ip_version)
-
-
-def _prepare_latency(tb: Testbed, workload, flows: list[Flow], rd: RunDir, sample_every: int) -> dict:
-    """Latency probes started before the clients: bpftrace's start-up must not fall inside the window."""
-    early = {}
-    if not sample_every:
-        return early
-    for machine, ifaces in _receiver_ifaces(tb, flows).items():
-        ports = [f.port for f in flows if tb.endpoints[f.receiver].machine == machine]
-        lat, source, why = latency_probe_for(tb.machines[machine], ports, ifaces, workload.client_comm,
-                                             tb.journal, sample_every)
-        rd.manifest["probes"].setdefault("latency", {})[machine] = {"source": source, "why": why,
-                                                                    "sample_every": sample_every}
-        lat.prepare(tb.machines[machine])
-        early[machine] = lat
-    return early
-
-
-def _start_clients(tb: Testbed, workload, flows: list[Flow], procs: FlowProcs) -> FlowStarts:
-    """Every client started as close together as the hosts allow: per sending host, all of its
-    flows at once (Host.start_many: one SSH round trip), the hosts side by side (a thread each)."""
-    by_host: dict[int, list[Flow]] = defaultdict(list)
-    for f in flows:
-        by_host[id(tb.endpoints[f.sender].host)].append(f)
-    starts = FlowStarts()
-
-    def start(group: list[Flow]) -> None:
-        host = tb.endpoints[group[0].sender].host
-        sent = time.time()
-        try:
-            started = host.start_many([workload.client_argv(f, tb.endpoints[f.receiver].address(workload.ip_version))
-                                       for f in group])
-        finally:
-            returned = time.time()
-        for f, (proc, at) in zip(group, started, strict=True):
-            procs.clients[f.index] = proc
-            starts.add(f.index, sent, returned, host.name, at)
-
-    groups = list(by_host.values())
-    if len(groups) == 1:
-        start(groups[0])
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
-            for future in [pool.submit(start, g) for g in groups]:
-                future.result()
-    return starts
-
-
-def _window_probes(tb: Testbed, flows: list[Flow], cpus: dict, early: dict, probing: Probing):
-    """({machine: probes}, {role: counter probe}). Started in this order and stopped in reverse:
-    the slow starters (perf, bpftrace) are running before the /proc snapshots open the CPU
-    window, which closes first. Probes with arm() are started before the clients (_arm)."""
-    probes: dict[str, list] = {m: [] for m in tb.machines}
-    if probing.profile:
-        for m in tb.machines:
-            used = sorted(set().union(*(side.get(m, set()) for side in cpus.values())))
-            probes[m] = [*([CacheProbe()] if probing.cache_counters else []),
-                         PerfProbe(probing.perf_freq_hz, options=probing.perf_options, cpus=used)]
-    used = list(dict.fromkeys([f.sender for f in flows] + [f.receiver for f in flows]))
-    ep_probes = {role: EndpointCounterProbe(tb.endpoints[role].iface) for role in used}
-    for machine, lat in early.items():  # its SIGUSR1 dump opens its window
-        probes[machine].append(lat)
-    for m in tb.machines:
-        probes[m] += [*(probing.extra() if probing.extra else []), SoftnetProbe(), InterruptsProbe(), LoadProbe(),
-                      ProcStatProbe()]
-    return probes, ep_probes
-
-
-def _arm(tb: Testbed, probes: dict) -> None:
-    """Probes that take long to start (perf opening its events on every CPU) start now, idle,
-    so their start-up overlaps the warm-up instead of delaying the window."""
-    for m, ps in probes.items():
-        for p in ps:
-            if hasattr(p, "arm"):
-                p.arm(tb.machines[m])
-
-
-def _measure(tb: Testbed, workload, starts: FlowStarts, probes: dict, ep_probes: dict):
-    """Open the window when every flow has had its warm-up, close it EDGE_S before the first flow
-    can end; (raw files per machine, raw files per endpoint, (opened, start, end, closed)): opened
-    before the first probe starts, start once all have, end when the window is due to close,
-    closed once the last probe that bounds it has stopped. At the close, perf's events go off
-    first (close()); perf's slow finish (its report) is PendingRun.finish()'s."""
-    opens = starts.last_returned + workload.warmup_s
-    time.sleep(max(0.0, opens - min(LEAD_S, workload.warmup_s) - time.time()))
-    for m, ps in probes.items():  # perf record samples from LEAD_S ahead, cut to the window later
-        for p in ps:
-            if hasattr(p, "lead"):
-                p.lead(tb.machines[m])
-    time.sleep(max(0.0, opens - time.time()))
-    opened = time.time()
-
-    def open_probes(machines: list[str], roles: list[str]) -> dict:
-        for m in machines:
-            for p in probes[m]:
-                p.start(tb.machines[m])
-        return {role: ep_probes[role].start(tb.endpoints[role].host) for role in roles}
-
-    _on_each_host(tb, probes, ep_probes, open_probes)
-    start = time.time()
-    edge = edge_s(tb, start - opened)
-    due = starts.first_sent + workload.total_s() - edge
-    # A testbed too slow for the flows (TCG guests: ~0.7 s a command) leaves no window; the point goes
-    # on as before (a short window is flagged), but a coverage failure then says why and what it needs.
-    no_window = None if due > start else (
-        f"no measurement window: its probes took {start - opened:.1f} s to open and it must close {edge:.1f} s "
-        f"before the flows end, so flows of {workload.total_s():.0f} s leave {due - start:.1f} s; on this "
-        f"testbed give the point at least {start - starts.first_sent + edge + workload.duration_s:.0f} s "
-        f"(--duration)")
-    time.sleep(max(0.0, due - time.time()))
-    end = time.time()
-    for ps in probes.values():
-        for p in ps:
-            if hasattr(p, "bound"):
-                p.bound(start, end)
-    finishers = {m: [p for p in reversed(ps) if hasattr(p, "close")] for m, ps in probes.items()}
-    raw: dict[str, dict[str, str]] = {m: {} for m in probes}
-
-    def close_probes(machines: list[str], roles: list[str]) -> dict:
-        for m in machines:
-            for p in finishers[m]:
-                p.close(tb.machines[m])
-        out = {role: ep_probes[role].stop(tb.endpoints[role].host) for role in roles}
-        for m in machines:
-            for p in reversed(probes[m]):
-                if p not in finishers[m]:
-                    raw[m].update(p.stop(tb.machines[m]))
-        return out
-
-    ep_raw = _on_each_host(tb, probes, ep_probes, close_probes)
-    closed = time.time()
-    tb.closing_s = closed - end
-    return raw, ep_raw, (opened, start, end, closed), no_window
-
-
-def _on_each_host(tb: Testbed, probes: dict, ep_probes: dict, step: Callable[[list[str], list[str]], dict]) -> dict:
-    """step(machines, roles) for each remote host, side by side (a thread each), its machines' probes and
-    then its endpoints' in order; {role: result}. Remote commands cost one round trip each (0.5-3 s to a
-    TCG guest), so the window's edges take the slowest host's time, not the sum of them all. A host
-    object (one SSH connection) takes its turns in one thread; local hosts stay in turn, in one."""
-    groups: dict[object, tuple[list[str], list[str]]] = {}
-    local = all_local(tb)
-    for m in probes:
-        groups.setdefault("local" if local else id(tb.machines[m]), ([], []))[0].append(m)
-    for role in ep_probes:
-        groups.setdefault("local" if local else id(tb.endpoints[role].host), ([], []))[1].append(role)
-    if len(groups) < 2:
-        return step(*next(iter(groups.values()))) if groups else {}
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
-        futures = [pool.submit(step, machines, roles) for machines, roles in groups.values()]
-        out: dict = {}
-        for f in futures:  # every host's step has ended here; the first failure is raised
-            out.update(f.result())
-        return out
-
-
-def _stop_flows(workload, flows: list[Flow], procs: FlowProcs) -> None:
-    for i, c in procs.clients.items():
-        c.wait(timeout=workload.total_s() + 30)
-        part = flow_part(workload, flows[i])
-        if part.server_exits:
-            procs.servers[i].wait(timeout=10)
-        else:
-            procs.servers[i].stop(getattr(part, "server_stop_signal", signal.SIGINT))
-
-
 def _write_outputs(rd: RunDir, workload, flows: list[Flow], procs: FlowProcs, raw: dict, ep_raw: dict) -> None:
     """Every tool's output and every probe's file into raw/ (machine.* and role.* prefixes)."""
     for f in flows:
@@ -611,7 +338,7 @@ def finish_failed(rd: RunDir, exc: BaseException, procs: dict[str, dict[int, obj
     for name, group in (procs or {}).items():
         for i, p in group.items():
             try:
-                output = _on_reachable(p, lost, lambda p=p: (p.stop(), p.stdout() + p.stderr())[1])
+                output = on_reachable(p, lost, lambda p=p: (p.stop(), p.stdout() + p.stderr())[1])
             except HostError as err:  # the host answers but the command failed: say so, go on
                 output = f"(could not stop it or read its output: {err})\n"
             if output is None:
@@ -622,9 +349,3 @@ def finish_failed(rd: RunDir, exc: BaseException, procs: dict[str, dict[int, obj
     return rd.finish("failed", error=f"{type(exc).__name__}: {exc}")
 
 
-def _receiver_ifaces(tb: Testbed, flows: list[Flow]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for role in dict.fromkeys(f.receiver for f in flows):
-        ep = tb.endpoints[role]
-        out[ep.machine].append(ep.iface)
-    return out

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FakeRemote
 from hostnet import store
-from hostnet.measure import config as stackconfig, runner
+from hostnet.measure import config as stackconfig, probing, runner
 from hostnet.hosts import SshHost, SshOptions
 from hostnet.knobs import KNOBS, Journal
 from hostnet.measure.runner import RunFailed, WindowTooShort, check_window
@@ -187,7 +187,7 @@ def test_a_remote_client_seen_running_after_the_close_covers_it_and_only_flows_a
     def measure(tb, workload, starts, probes, ep_probes):  # closing took 2 s longer than the flows' bound
         closed = starts.first_sent + workload.total_s() + 2.0
         return {m: {} for m in probes}, {}, (starts.last_returned, starts.last_returned, closed - 1, closed), None
-    monkeypatch.setattr(runner, "_measure", measure)
+    monkeypatch.setattr(runner, "measure_window", measure)
     req = runner.RunRequest(stackconfig.get_config("tsogro"), LongFlows(1, 0), tmp_path / "runs", "c",
                             run_id="p-r0", versions=VERSIONS, probing=runner.Probing(profile=False))
     if covered:
@@ -218,14 +218,14 @@ def test_a_testbed_too_slow_for_the_flows_gets_no_window_and_is_told_how_long_a_
     tb = SimpleNamespace(closing_s=None, machines={}, endpoints={})
     starts = SimpleNamespace(first_sent=now - 100, last_returned=now - 100)
     workload = SimpleNamespace(warmup_s=0, duration_s=3, total_s=lambda: 5)
-    _, _, (opened, start, end, closed), no_window = runner._measure(tb, workload, starts, {}, {})
+    _, _, (opened, start, end, closed), no_window = probing.measure_window(tb, workload, starts, {}, {})
     assert end - start < 0.1
     assert re.fullmatch(r"no measurement window: its probes took 0\.0 s to open and it must close 0\.4 s before the "
                         r"flows end, so flows of 5 s leave -9\d\.\d s; on this testbed give the point at least "
                         r"10\d s \(--duration\)", no_window), no_window
     starts.first_sent = time.time()  # a testbed fast enough for its flows gets no such note
     quick = SimpleNamespace(warmup_s=0, duration_s=1, total_s=lambda: 1)
-    assert runner._measure(tb, quick, starts, {}, {})[3] is None
+    assert probing.measure_window(tb, quick, starts, {}, {})[3] is None
 
 
 def test_remote_hosts_open_and_close_the_window_side_by_side_and_local_ones_in_turn(monkeypatch):
@@ -249,13 +249,13 @@ def test_remote_hosts_open_and_close_the_window_side_by_side_and_local_ones_in_t
     tb = SimpleNamespace(machines={"sender": a, "receiver": b},
                          endpoints={"s": SimpleNamespace(host=a), "r": SimpleNamespace(host=b)})
     probes, eps = {"sender": [], "receiver": []}, {"s": None, "r": None}
-    monkeypatch.setattr(runner, "all_local", lambda tb: False)
-    out = runner._on_each_host(tb, probes, eps, step)
+    monkeypatch.setattr(probing, "all_local", lambda tb: False)
+    out = probing.on_each_host(tb, probes, eps, step)
     assert out == {"s": (["sender"], "s"), "r": (["receiver"], "r")}  # each host's machine with its endpoint
     assert max(most) == 2
     most.clear()
-    monkeypatch.setattr(runner, "all_local", lambda tb: True)
-    assert runner._on_each_host(tb, probes, eps, step) == {"s": (["sender", "receiver"], "s"),
+    monkeypatch.setattr(probing, "all_local", lambda tb: True)
+    assert probing.on_each_host(tb, probes, eps, step) == {"s": (["sender", "receiver"], "s"),
                                                            "r": (["sender", "receiver"], "r")}
     assert most == [1]
 
@@ -263,6 +263,6 @@ def test_remote_hosts_open_and_close_the_window_side_by_side_and_local_ones_in_t
         if "receiver" in machines:
             raise RuntimeError("receiver: perf did not acknowledge 'enable'")
         return {}
-    monkeypatch.setattr(runner, "all_local", lambda tb: False)
+    monkeypatch.setattr(probing, "all_local", lambda tb: False)
     with pytest.raises(RuntimeError, match="receiver: perf did not acknowledge"):
-        runner._on_each_host(tb, probes, eps, failing)
+        probing.on_each_host(tb, probes, eps, failing)
