@@ -34,7 +34,8 @@ from hostnet.parsers.perf_report import parse_perf_report
 from hostnet.probes.perf import DEFAULT_FREQ_HZ, PerfOptions
 from hostnet.measure.flows import plan_flows, wait_listening
 from hostnet.measure.runner import Probing, RunRequest, run_point
-from hostnet.derive.workloads import Flow, LongFlows
+from hostnet.derive.patterns import Flow
+from hostnet.derive.workloads import LongFlows
 
 from .mpstat import MpstatProbe, parse_mpstat_average
 from .stats import Summary, alternating, paired_ratios, ratio_interval, summarize, verdict

@@ -23,7 +23,8 @@ from . import udp_loss
 from .counters import counter_rows, note_foreign_load, receive_latency_rows
 from .cpu import (CPU_METRICS, CPU_RULE, breakdown_rows, cpu_rows, ledger_books, ledger_rows, side_cpu_rows,
                   tpc_rows)
-from .workloads import Flow, flow_class, flow_part, from_description, workload_comms
+from .patterns import Flow
+from .workloads import flow_class, flow_part, from_description, workload_comms
 
 def client_file(workload, flow: Flow) -> str:
     """The raw file holding a flow's client output."""

@@ -24,7 +24,7 @@ from ..parsers.counters import parse_snmp
 from ..parsers.native import parse_microbench, parse_udpbatch
 from ..parsers.perfbench import parse_memcpy, parse_syscall_basic
 from ..store import Rows
-from ..derive.workloads import PointHooks
+from ..derive.patterns import PointHooks
 
 MICRO_EXPERIMENT = "time-budget-micro"
 BATCH_EXPERIMENT = "udp-batch"

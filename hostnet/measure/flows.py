@@ -8,7 +8,8 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from ..derive.workloads import Flow, LongFlows, MixedFlows, RpcFlows, flow_part
+from ..derive.patterns import Flow
+from ..derive.workloads import LongFlows, MixedFlows, RpcFlows, flow_part
 from ..hosts import HostError, HostUnreachable
 from ..parsers import ss
 from ..testbed import Testbed

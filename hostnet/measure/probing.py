@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-from ..derive.workloads import Flow
+from ..derive.patterns import Flow
 from ..probes import LoadProbe, PerfProbe, ProcStatProbe
 from ..probes.counters import CacheProbe, EndpointCounterProbe, InterruptsProbe, SoftnetProbe
 from ..probes.perf import LEAD_S, PerfOptions

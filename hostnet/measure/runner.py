@@ -22,7 +22,8 @@ from ..probes.latency import LatencyProbe
 from ..probes.rx_prof import RxProfProbe
 from ..store import Campaign, Rows, RunDir
 from ..testbed import Testbed
-from ..derive.workloads import Flow, LongFlows, MixedFlows, RpcFlows, UdpRate, cores_note, flow_part
+from ..derive.patterns import Flow, cores_note
+from ..derive.workloads import LongFlows, MixedFlows, RpcFlows, UdpRate, flow_part
 from .flows import FlowProcs, on_reachable, plan_flows, side_cpus, start_clients, start_servers, stop_flows
 from .preflight import REQUIRED_TOOLS, PreflightError, preflight, rpc_tool
 from .probing import Probing, arm, measure_window, prepare_latency, window_probes

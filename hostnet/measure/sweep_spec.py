@@ -34,8 +34,9 @@ from dataclasses import dataclass, field, replace
 from .. import inputfiles, schema
 from . import benches, config as stackconfig, experiments
 from .experiments import EXPERIMENT_PATTERNS
+from ..derive.patterns import IP_VERSIONS
 from ..derive.workloads import (
-    IP_VERSIONS, MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
+    MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
     UdpRate, ZeroCopyFlows)
 
 

@@ -16,7 +16,8 @@ from conftest import fixture_text
 from hostnet.parsers import ParseError
 from hostnet.probes.perf import DEFAULT_FREQ_HZ
 from hostnet.measure.runner import RunFailed
-from hostnet.derive.workloads import Flow, LongFlows
+from hostnet.derive.patterns import Flow
+from hostnet.derive.workloads import LongFlows
 
 
 def test_alternating_order_rotates_and_covers_every_pair():

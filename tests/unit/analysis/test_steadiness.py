@@ -10,7 +10,8 @@ from conftest import FIXTURES, REPO
 from hostnet import store
 from hostnet.analysis import metrics
 from hostnet.derive import tidy
-from hostnet.derive.workloads import Flow, LongFlows
+from hostnet.derive.patterns import Flow
+from hostnet.derive.workloads import LongFlows
 from hostnet.parsers.iperf3 import parse_iperf3
 
 STUB = (FIXTURES / "iperf3_omit_stub.json").read_text()
