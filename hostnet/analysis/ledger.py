@@ -49,6 +49,8 @@ from collections import defaultdict
 
 import pandas as pd
 
+from .metrics import with_side_tpc
+
 LEDGER_RULE = "testbed-ledger/4"
 XDP_COPY, ZEROCOPY_COPY, GRO_LOOKUP, NIC_TSO, NIC_WAKEUP, PEER_TRANSMIT, VM_TIMER, NAPI_SCHEDULING = (
     "xdp_copy", "zerocopy_copy", "gro_lookup", "nic_tso", "nic_wakeup", "peer_transmit", "vm_timer",
@@ -215,7 +217,6 @@ def _fold(bd: pd.DataFrame, source: str, into: str) -> pd.DataFrame:
 def _tpc(tidy: pd.DataFrame) -> pd.DataFrame:
     """tpc rows from the view's CPU, the bottleneck side chosen per point as analysis.with_side_tpc
     chooses it (a point: the runs that share a run id's point part, <point>-r<k>)."""
-    from .metrics import with_side_tpc
     manifests = [{"run_id": r, "point": {"id": r.rsplit("-r", 1)[0]}} for r in tidy.run_id.unique()]
     return with_side_tpc(tidy, manifests)
 

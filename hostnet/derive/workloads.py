@@ -5,8 +5,14 @@ its flows out in one of the paper's patterns (patterns.py).
 from __future__ import annotations
 
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
+from .. import native
+from ..analysis.metrics import steadiness_cv
+from ..parsers.iperf2 import parse_iperf2_udp
+from ..parsers.iperf3 import parse_iperf3
+from ..parsers.native import parse_zcflow
+from ..parsers.rpc import NETPERF_FIELDS, parse_netperf, parse_sockperf
 from . import udp_loss
 from .patterns import IPERF3_PORT, Flow, Pattern, PointHooks, slots
 
@@ -53,8 +59,6 @@ class LongFlows(Pattern):
     def parse_client(self, text: str, source: str, window: tuple[float, float] | None = None) -> dict[str, float]:
         """window: the measurement window in seconds from the end of this flow's warm-up (iperf3's
         interval clock), for the steadiness (metrics.steadiness_cv); None: every whole second."""
-        from ..analysis.metrics import steadiness_cv
-        from ..parsers.iperf3 import parse_iperf3
         r = parse_iperf3(text, source)
         out = {"throughput_gbps": r.received_bps / 1e9, "retransmits_count": float(r.retransmits or 0)}
         cv = steadiness_cv(r.intervals, window)
@@ -98,7 +102,6 @@ class ZeroCopyFlows(Pattern):
     @property
     def client_comm(self) -> str:
         """Both ends' process name: the binary's (hashed) name as the kernel keeps it, 15 characters."""
-        from .. import native
         names = {path.rsplit("/", 1)[-1] for _, path in self.binaries} or {native.binary_name(self.tool)}
         return sorted(names)[0][:15]
 
@@ -127,7 +130,6 @@ class ZeroCopyFlows(Pattern):
     def parse_client(self, text: str, source: str) -> dict[str, float]:
         """The sender's window: throughput, its thread's CPU and (MSG_ZEROCOPY) its completions.
         Counts, not shares, so a point's flows sum (tidy.flow_rows)."""
-        from ..parsers.native import parse_zcflow
         r = parse_zcflow(text, source)
         out = {"throughput_gbps": r.gbps, "sender_app_bytes_count": float(r.bytes),
                "sender_app_cpu_s": (r.user_ns + r.sys_ns) / 1e9}
@@ -138,7 +140,6 @@ class ZeroCopyFlows(Pattern):
 
     def parse_server(self, text: str, source: str) -> dict[str, float]:
         """The receiver's window: bytes, its thread's CPU and (mmap) the bytes mapped, not copied."""
-        from ..parsers.native import parse_zcflow
         r = parse_zcflow(text, source)
         out = {"receiver_app_bytes_count": float(r.bytes), "receiver_app_cpu_s": (r.user_ns + r.sys_ns) / 1e9}
         if r.mapped is not None:
@@ -193,7 +194,6 @@ class RpcFlows(Pattern):
                 "-p", str(flow.port)]
 
     def client_argv(self, flow: Flow, server_ip: str) -> list[str]:
-        from ..parsers.rpc import NETPERF_FIELDS
         secs = str(int(self.total_s()))
         if self.tool == "netperf":
             return ["netperf", "-H", server_ip, "-p", str(flow.port), "-t", "TCP_RR", "-l", secs,
@@ -203,7 +203,6 @@ class RpcFlows(Pattern):
                 "-p", str(flow.port), "-m", str(self.size_bytes), "-t", secs, "--full-rtt"]
 
     def parse_client(self, text: str, source: str) -> dict[str, float]:
-        from ..parsers.rpc import parse_netperf, parse_sockperf
         r = parse_netperf(text, source) if self.tool == "netperf" else parse_sockperf(text, self.size_bytes, source)
         out = {"transactions_per_s": r.transactions_per_s,
                "throughput_gbps": r.transactions_per_s * (r.request_bytes + r.response_bytes) * 8 / 1e9,
@@ -294,7 +293,6 @@ class UdpRate(Pattern):
 
     def parse_client(self, text: str, source: str) -> dict[str, float]:
         """iperf's own whole-run numbers (warm-up included); the window's come from counters."""
-        from ..parsers.iperf2 import parse_iperf2_udp
         r = parse_iperf2_udp(text, source)
         out = {"iperf_sent_gbps": r.local.bps / 1e9 if r.local else float("nan")}
         if r.datagrams_sent is not None:
@@ -402,7 +400,6 @@ def flow_class(workload, flow: Flow) -> str:
 
 def from_description(d: dict):
     """The workload a manifest's `workload` entry describes (its describe() output)."""
-    from dataclasses import fields
     kinds = {"long_flows": LongFlows, "rpc": RpcFlows, "udp_rate": UdpRate, "mixed": MixedFlows,
              "zero_copy": ZeroCopyFlows}
     if d.get("kind") not in kinds:

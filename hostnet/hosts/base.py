@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -114,8 +116,6 @@ def remote_temp_prefix(host: "Host", kind: str) -> str:
 
 def remove_dead_scratch() -> tuple[int, int]:
     """Remove the scratch entries of sessions that are no longer running: (entries, bytes)."""
-    import re
-    import shutil
     path = state_dir() / "scratch"
     if not path.is_dir() or path.is_symlink():
         return 0, 0

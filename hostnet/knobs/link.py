@@ -6,6 +6,8 @@ import json
 import weakref
 
 from ..hosts import Host
+from ..native import NativeBuildError
+from ..native.build import ensure
 from .base import is_count, Knob, KnobError
 
 
@@ -92,8 +94,6 @@ class LinkLimits(Knob):
 
     def _tool(self, host: Host) -> str:
         if host not in _BUILT:
-            from ..native import NativeBuildError
-            from ..native.build import ensure
             try:
                 _BUILT[host] = ensure("bigtcp", host)
             except NativeBuildError as exc:

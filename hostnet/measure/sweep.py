@@ -19,6 +19,7 @@ import random
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -332,7 +333,6 @@ class _Finisher:
 
     def __enter__(self):
         if self.overlap:
-            from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hostnet-finish")
         return self
 

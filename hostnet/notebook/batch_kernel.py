@@ -11,7 +11,11 @@ byte-identity test holds the figures and tables to that. A kernel a person start
 ipykernel's own, untouched."""
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
+import uuid
 from pathlib import Path
 
 SKIPPED = ("rfc3987_syntax",)
@@ -22,9 +26,6 @@ def exit_with_parent(parent: int | None = None, poll_s: float = 1.0) -> None:
     figures` killed mid-replay left its worker processes running (a daemon thread watches the
     parent's pid; PR_SET_PDEATHSIG would follow the starting thread, not the process). Their
     kernels need nothing of this: ipykernel ends a kernel whose parent is gone (JPY_PARENT_PID)."""
-    import os
-    import threading
-    import time
     parent = parent or os.getppid()
 
     def watch():
@@ -63,7 +64,6 @@ def batch_kernel_manager() -> type:
     encryption), and no interrupt before the shutdown request (jupyter_client sends SIGINT first,
     for a cell still running; after papermill's last cell it landed in the kernel's reply handler,
     which logged "ERROR | KeyboardInterrupt caught in kernel" after every successful notebook)."""
-    import uuid
 
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.paths import jupyter_runtime_dir

@@ -98,7 +98,7 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
             if no_dso is not None:
                 raise _no_dso(source, no_dso)
             if head is not None and not skipping and not mixed:
-                yield _finish(head, frames, source, meta)
+                yield _finish(head, frames, source, meta, ended=True)
             head, frames, in_chain = None, [], False
             continue
         if line.startswith("#") and not seen:  # perf script --header
@@ -162,12 +162,17 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         yield _finish(head, frames, source, meta)
 
 
-def _finish(head: dict, frames: list[str], source: str, meta: dict) -> tuple[Sample, int]:
+def _finish(head: dict, frames: list[str], source: str, meta: dict, ended: bool = False) -> tuple[Sample, int]:
     """The sample a header and its call chain make. Without a chain, the address perf printed on the
     header line ("event:  ffffffff8121 sym+0xb ([kernel.kallsyms])", perf record without -g) is its
     only frame; with one, whatever follows the event on the header (a data address with -d, a
-    tracepoint's fields) is not a frame. A sample with neither is refused: perf prints one or the
-    other, so the text was cut after the header, or printed without ip (-F)."""
+    tracepoint's fields) is not a frame. A header with neither that a blank line ends (`ended`) is a
+    sample whose call chain perf recorded empty: a frameless sample, as hostnet's own perf script
+    reading keeps it (system-wide under load: one of ~2,500 samples, from a process of another's).
+    One with neither that the next header or the text's end follows is refused: the text was cut
+    after the header, or printed without ip (-F)."""
+    if not head["chained"] and not head["ip"] and ended:
+        return _sample(head, [], meta.get("inlined", False))
     if not head["chained"]:
         if not head["ip"]:
             raise ParseError(source, "a sample with neither a call chain nor an address on its header line: cut short, "

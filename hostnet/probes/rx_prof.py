@@ -7,8 +7,9 @@ histograms are switched on through the journaled sysctl knob, so they are off ag
 from __future__ import annotations
 
 from ..hosts import Host
-from .kernel_source import RX_PROF_FILE
 from ..knobs import KNOBS, Journal
+from .kernel_source import EBPF, KERNEL, RX_PROF_FILE, latency_source
+from .latency import LatencyProbe
 
 
 def settings(port: int, sample_every: int) -> dict[str, str]:
@@ -45,8 +46,6 @@ def latency_probe_for(host: Host, ports: list[int], ifaces: list[str], comm: str
                       sample_every: int):
     """-> (probe, source, why): the kernel's rx_prof when present and one flow is measured (it
     selects a single port), else the bpftrace probe."""
-    from .kernel_source import EBPF, KERNEL, latency_source
-    from .latency import LatencyProbe
     source, why = latency_source(host)
     if source == KERNEL and len(ports) == 1:
         return RxProfProbe(ports[0], journal, sample_every), KERNEL, why

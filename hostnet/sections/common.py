@@ -14,6 +14,8 @@ from . import section
 from .tables import table_view, verdict_view  # noqa: F401  (what notebooks show: common.table_view(df))
 from ..testbed.base import rehearsal_label
 from ..analysis import flags
+from ..analysis.attribution import ATTRIBUTION_RULE
+from ..taxonomy import load as load_taxonomy, series_for
 
 # The paper's reference numbers and findings (what a live section judges its fresh campaign against),
 # shipped in the package.
@@ -171,8 +173,6 @@ def breakdown_versions(manifests: list[dict]) -> str:
     """The attribution rule and taxonomy the campaign's breakdowns were derived under ('' when no
     run kept stacks), so no figure mixes versions silently: several are listed as "mixed", and one
     that is not the current is marked (`hostnet rederive CAMPAIGN` brings it up to date)."""
-    from ..analysis.attribution import ATTRIBUTION_RULE
-    from ..taxonomy import load as load_taxonomy, series_for
     seen, stale = {}, False
     for m in manifests:
         if m.get("status") != "ok" or not m.get("attribution_rule"):

@@ -12,9 +12,11 @@ import time
 from dataclasses import dataclass
 
 from ..hosts import Host, HostError
-from ..knobs import DdioWays, Iommu
+from ..knobs import KNOBS, DdioWays, Iommu, KnobError
 from ..knobs.ethtool import parse_features
 from ..knobs.nic import parse_ethtool_sections
+from ..parsers.ip_addr import addresses
+from .base import TestbedError
 
 TOOLS = {"iperf3": ["iperf3", "--version"], "perf": ["perf", "--version"], "ethtool": ["ethtool", "--version"],
          "nft": ["nft", "--version"], "sockperf": ["sockperf", "--version"], "netperf": ["netperf", "-V"],
@@ -195,7 +197,6 @@ def ring_problems(tb, size: int) -> list[str]:
     """What keeps each receiver's NIC from `size` rx descriptors (F08's sweep): veth has no rings;
     a driver that cannot report them, or whose maximum is below (virtio-net's 256), says so before
     any setting is written."""
-    from ..knobs import KNOBS, KnobError
     if tb.kind == "embedded":
         return [f"rx_ring: {NO_RINGS}; the ring sweep (F08) needs a NIC"]
     problems = []
@@ -215,8 +216,6 @@ def big_tcp_problems(tb, size: int, ip_version: int | None = None) -> list[str]:
     IPv4 limits, or a driver whose tso_max_size is below it (bigtcp show, read only). IPv6 alone
     needs only the generic limits (Linux 5.19), but hostnet's knobs set the generic and the IPv4
     limit as one pair (knobs/link.py: only the pair restores exactly), so both families need 6.3."""
-    from ..knobs import KNOBS, KnobError
-    from ..hosts import HostError
     problems = []
     why = ("IPv4 BIG TCP needs Linux 6.3" if ip_version != 6 else
            "IPv6 BIG TCP came in 5.19, but hostnet sets the generic and IPv4 limits as one pair: Linux 6.3")
@@ -238,8 +237,6 @@ def big_tcp_problems(tb, size: int, ip_version: int | None = None) -> list[str]:
 def address_problems(tb, ip_version: int) -> list[str]:
     """Endpoints without a usable data address of this IP version: none given (testbed.yaml's
     data_ip6), or the one given is not on the data interface (a typo sends flows nowhere)."""
-    from ..parsers.ip_addr import addresses
-    from .base import TestbedError
     problems = []
     for ep in tb.endpoints.values():
         try:
@@ -259,7 +256,6 @@ def zerocopy_receive_problems(tb) -> list[str]:
     buffer, so TCP_ZEROCOPY_RECEIVE maps nothing: named, with the command that turns it on. A driver
     that does not say ("n/a", or no such line in `ethtool -g`) is not refused: the mapped fraction
     every point reports tells. The embedded testbed has no NIC (its pages are docs/beyond-2021.md's)."""
-    from ..knobs.nic import parse_ethtool_sections
     if tb.kind == "embedded":
         return []
     problems = []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..hosts import HostError, LocalHost, NetnsHost, ProcessTag, netns_exists, process_start_ticks
 from ..hosts.base import remove_dead_scratch, write_private
+from ..hosts.sshd import ssh_host, start_sshds
 from ..knobs import Journal, JournalBusy, restore_journal
 from ..knobs.journal import read_entries
 from ..knobs.journal_lock import in_use, private_dir
@@ -143,7 +144,6 @@ def from_layout(layout: EmbeddedLayout) -> Testbed:
     endpoints = {}
     for role in layout.roles:
         if layout.ssh:
-            from ..hosts.sshd import ssh_host
             host = ssh_host(ssh_dir(layout.name), layout.netns[role], layout.ips[role], role, tag)
         else:
             host = NetnsHost(layout.netns[role], name=role, tag=tag)
@@ -215,7 +215,6 @@ def up(name: str = "default", sender_cpus=(0,), receiver_cpus=(1,), persistent: 
     try:
         _create_links(local, layout)
         if ssh:
-            from ..hosts.sshd import start_sshds
             # The sshds are infrastructure: a restore that keeps the testbed must not stop them.
             sshds = {r: (layout.netns[r], [layout.ips[r]] + ([layout.mgmt_ips[r]] if bastion else []))
                      for r in layout.roles}

@@ -32,7 +32,8 @@ from pathlib import Path
 from ..hosts import HostError, ProcessTag, ssh_config
 from ..hosts.ssh import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S, SshOptions
 from .. import schema, inputfiles
-from ..knobs import Journal
+from ..knobs import Journal, restore_copies
+from ..knobs.journal_lock import describe_holder, held_elsewhere
 from .base import Endpoint, Testbed, TestbedError, role_name, state_dir
 
 # RFC 5737 documentation ranges: the example file's placeholders, never a real server.
@@ -197,8 +198,6 @@ def restore(path: str | os.PathLike) -> tuple[list[str], list[str]]:
     the controller's journal and every host's own copy (either is enough). Returns (problems, the
     copies found); no copy found at all is for the caller to report. A journal a live session
     holds is refused before anything is stopped."""
-    from ..knobs import restore_copies
-    from ..knobs.journal_lock import describe_holder, held_elsewhere
     tb = from_yaml(path)
     holder = held_elsewhere(tb.journal.path)
     if holder is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import ledger
+from ..metrics import STEADY_CV_LIMIT_PCT
 from .rules import Judgement, _key
 from .vocabulary import (
     ACCOUNTING_COLUMNS, COLUMNS, DEPENDS, INCONCLUSIVE, IN_DIRECTION, NOT_TESTABLE, REHEARSAL, REPRODUCED)
@@ -143,7 +144,6 @@ def under_accountings(rules: Callable[..., Verdicts]) -> Callable[..., pd.DataFr
 def unsteady_runs(tidy: pd.DataFrame) -> set[str]:
     """Runs a flow of which varied by more than analysis.STEADY_CV_LIMIT_PCT per second (what the
     manifest calls unsteady), read from the tidy rows."""
-    from ..metrics import STEADY_CV_LIMIT_PCT
     if not {"metric", "run_id"} <= set(tidy.columns):
         return set()
     cv = tidy[tidy.metric == "flow_throughput_cv_pct"]

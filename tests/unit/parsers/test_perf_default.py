@@ -220,6 +220,17 @@ def test_a_text_without_call_chains_reads_each_header_lines_address_as_its_only_
     assert {s.comm for s in sp.samples} == {"swapper"} and {s.frames[0] for s in sp.samples} >= {"pv_native_safe_halt"}
 
 
+def test_a_sample_perf_printed_with_an_empty_call_chain_is_a_frameless_sample():
+    """System-wide under load, perf script printed a python sample's header and then the blank line
+    that ends a call chain, nothing between (captured: tests/fixtures/perf-default/README.md). It is
+    a sample with no frames, as hostnet's own perf script reading keeps one; a header the next
+    header or the text's end follows is still refused (below)."""
+    text = (FIXTURES / "perf-default" / "perf_script_default_empty_chain.txt").read_text()
+    sp = parse_script_default(text.splitlines(), "s")
+    assert sp.samples[Sample(0, "python", ())] == 1
+    assert sum(sp.samples.values()) == 5 and sp.chains
+
+
 def test_what_follows_the_event_on_a_header_is_a_frame_only_in_a_text_without_call_chains():
     """perf script prints more after the event than the sampled address: a data address with
     `record -d`, a tracepoint's fields. With a call chain below, none of it is a frame; without one,
