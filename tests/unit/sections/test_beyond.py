@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
+from hostnet.charts import beyond as figures
 from hostnet.sections import beyond
 from hostnet.analysis.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
@@ -116,11 +117,11 @@ def test_big_tcp_judges_the_per_packet_layers_once_the_packets_grew():
     assert s.receiver_per_skb_pct.round(0).tolist() == [28.0, 24.0] and s.sender_per_skb_pct.tolist() == [30.0, 30.0]
     sizes = beyond.skb_sizes(bt_tidy({65536: (43000, 28.0)}, reps=2))
     assert sizes.packets.tolist() == [200] and sizes.share.tolist() == [1.0]
-    assert beyond.limit_name(65536) == "64 KiB" and beyond.limit_name(185000) == "185 KB"
+    assert figures.limit_name(65536) == "64 KiB" and figures.limit_name(185000) == "185 KB"
 
 
 def test_histogram_buckets_read_as_sizes():
-    assert [beyond.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
+    assert [figures.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
         "32–64 KiB", "512–1024 B", "128–256 KiB", "≥ 256 KiB"]
 
 
@@ -138,8 +139,8 @@ def test_each_ip_version_is_judged_under_its_own_finding_with_points_a_top_up_ca
     assert sorted(runs.ip_version.unique()) == [4, 6]
     s = beyond.big_tcp_table(pd.concat([v4, v6], ignore_index=True))
     assert s[["ip_version", "big_tcp_bytes"]].values.tolist() == [[4, 65536], [4, 185000], [6, 65536], [6, 185000]]
-    assert beyond.point_names(s).tolist() == ["IPv4 64 KiB", "IPv4 185 KB", "IPv6 64 KiB", "IPv6 185 KB"]
-    assert beyond.point_names(s[s.ip_version == 4]).tolist() == ["64 KiB", "185 KB"]  # one family: as before
+    assert figures.point_names(s).tolist() == ["IPv4 64 KiB", "IPv4 185 KB", "IPv6 64 KiB", "IPv6 185 KB"]
+    assert figures.point_names(s[s.ip_version == 4]).tolist() == ["64 KiB", "185 KB"]  # one family: as before
     sizes = beyond.skb_sizes(pd.concat([v4, v6], ignore_index=True))
     assert sizes.groupby("ip_version").share.sum().tolist() == [2.0, 2.0]  # each limit's shares sum to 1
     tight = bt_tidy({65536: (43000, 28.0), 185000: (118000, 27.9)}, reps=3).assign(ip_version=6)
