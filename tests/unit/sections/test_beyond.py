@@ -66,6 +66,26 @@ def test_table_orders_mechanisms_and_compares_with_the_copy_baseline():
     assert (s.repetitions == 5).all() and s.throughput_gbps_ci95.gt(0).all()
 
 
+def test_per_run_reads_each_run_the_same_whatever_the_rows_order_or_the_frame_carries():
+    """per_run reads runs from whole columns (_by_run), not from frames sliced per run."""
+    t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "sender_pct": 81.0}}, reps=2)
+    shuffled = t.sample(frac=1.0, random_state=1)
+    shuffled.attrs = {"bottleneck": {"a": "receiver"}}  # what common.load's rows carry
+    pd.testing.assert_frame_equal(beyond.per_run(shuffled), beyond.per_run(t))
+    assert beyond.per_run(t).run_id.tolist() == sorted(t.run_id.unique())
+
+
+def test_the_figures_draw_ci_bars_and_every_category_in_its_colour():
+    t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "sender_pct": 81.0}})
+    charts = beyond.charts(beyond.table(t), beyond.breakdown(t), "embedded")
+    assert list(charts) == ["beyond-cpu-per-mb", "beyond-breakdown"]
+    bars = charts["beyond-cpu-per-mb"].to_dict()["layer"][1]
+    assert bars["mark"]["type"] == "errorbar" and (bars["encoding"]["y"]["field"], bars["encoding"]["y2"]["field"]) \
+        == ("lo", "hi")
+    color = charts["beyond-breakdown"].to_dict()["encoding"]["color"]["scale"]
+    assert dict(zip(color["domain"], color["range"], strict=True)) == figures.CATEGORY_COLORS
+
+
 def test_zero_copy_verdicts_follow_the_data_and_name_the_copied_sends():
     t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "copy_share": 0.4},
                  ("zerocopy", "copy"): {**BASE, "sender_pct": 110.0, "copy_share": 0.3, "copied": 100.0},
