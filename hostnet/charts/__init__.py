@@ -5,5 +5,8 @@ drawn        what a drawn chart shows (marks, views, plot areas), for the chart 
 chart_cache  rendered charts on disk by spec and renderer versions
 flamegraph   folded stacks -> an interactive page or an icicle chart
 profiles     charts of a profile a researcher brings (analysis.profiles)
+encodings    what every figure shares: category colours, the share axis, CI bars, the caveat
+patterns, end_host_loss, beyond, time_budget   a section's figures (its notebooks' builders)
 """
-__all__ = ["chart_cache", "drawn", "flamegraph", "plots", "profiles"]
+__all__ = ["beyond", "chart_cache", "drawn", "encodings", "end_host_loss", "flamegraph", "patterns", "plots",
+           "profiles", "time_budget"]

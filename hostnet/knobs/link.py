@@ -7,7 +7,7 @@ import weakref
 
 from ..hosts import Host
 from ..native import NativeBuildError
-from ..native.build import ensure
+from ..native import build
 from .base import is_count, Knob, KnobError
 
 
@@ -95,7 +95,7 @@ class LinkLimits(Knob):
     def _tool(self, host: Host) -> str:
         if host not in _BUILT:
             try:
-                _BUILT[host] = ensure("bigtcp", host)
+                _BUILT[host] = build.ensure("bigtcp", host)
             except NativeBuildError as exc:
                 raise KnobError(str(exc)) from exc
         return _BUILT[host]

@@ -8,7 +8,7 @@ import json
 import re
 
 from ..hosts import Host
-from ..native.build import ensure
+from ..native import build
 from .base import Knob, KnobError
 
 PROGRAM_NAME = "hostnet_pass"  # the function name in xdp_pass.c, as the kernel lists it
@@ -62,4 +62,4 @@ class XdpProgram(Knob):
         if value == "off":
             host.run(["ip", "link", "set", "dev", key, "xdpdrv", "off"])
             return
-        host.run(["ip", "link", "set", "dev", key, "xdpdrv", "obj", ensure("xdp_pass", host), "sec", SECTION])
+        host.run(["ip", "link", "set", "dev", key, "xdpdrv", "obj", build.ensure("xdp_pass", host), "sec", SECTION])

@@ -10,13 +10,12 @@ condition for mapping received data; the BIG TCP points all-opts at its MTU 9000
 """
 from __future__ import annotations
 
-
-import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, ledger, verdicts
 from ..analysis.findings import beyond as rules
-from ..charts import plots
+from ..charts import beyond as figures
+from ..charts.beyond import charts  # noqa: F401 (notebook 15 calls beyond.charts)
 from ..measure.sweep import SweepSpec, declared
 from . import common, grid_view
 from ..measure.options import LiveOptions
@@ -67,18 +66,29 @@ def mechanism(send_mode: str, recv_mode: str) -> str:
     return f"{MODE_NAMES[send_mode]} → {RECV_NAMES[recv_mode]}"
 
 
-def _run_values(run_id: str, g: pd.DataFrame) -> tuple[dict, dict]:
-    """One run's rows as {(side, metric, category): value}, and its row so far: throughput, tpc and
-    each side's CPU per MB moved (the side's cores in the window over the MB the flow moved)."""
-    v = {(side, metric, category if isinstance(category, str) else ""): value for side, metric, category, value
-         in zip(g.side.tolist(), g.metric.tolist(), g.category.tolist(), g.value.tolist(), strict=True)}
+def _by_run(tidy: pd.DataFrame, *point: str):
+    """Per run, in run_id order: its id, its rows as {(side, metric, category): value} and its
+    `point` columns' values (those tidy has). Read from whole columns, with no frame sliced per run:
+    a slice would deep-copy the frame's attrs, pandas' side channel, each time (the tidy rows carry some)."""
+    names = ("side", "metric", "category", "value")
+    arrays = {c: tidy[c].to_numpy() for c in (*names, *point) if c in tidy.columns}
+    for run_id, idx in sorted(tidy.groupby("run_id").indices.items()):
+        side, metric, category, value = (arrays[c][idx].tolist() for c in names)
+        v = {(s, m, c if isinstance(c, str) else ""): x for s, m, c, x in zip(side, metric, category, value,
+                                                                              strict=True)}
+        yield run_id, v, {c: arrays[c][idx[0]] for c in point if c in arrays}
+
+
+def _run_row(run_id: str, v: dict) -> dict:
+    """One run's row so far, from its values (_by_run): throughput, tpc and each side's CPU per MB
+    moved (the side's cores in the window over the MB the flow moved)."""
     gbps = v.get(("both", "throughput_gbps", ""), float("nan"))
     mb_per_s = gbps * 1e9 / 8 / MB
     row = {"run_id": run_id, "throughput_gbps": gbps, "tpc_gbps": v.get(("both", "tpc_gbps", ""), float("nan"))}
     for side in ("sender", "receiver"):
         cores = v.get((side, "cpu_util_pct", ""), float("nan")) / 100.0
         row[f"{side}_us_per_mb"] = cores * 1e6 / mb_per_s if mb_per_s > 0 else float("nan")
-    return v, row
+    return row
 
 
 def per_run(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -88,11 +98,9 @@ def per_run(tidy: pd.DataFrame) -> pd.DataFrame:
     each side's data-copy share of its breakdown."""
     bd = metrics.breakdown_metric(tidy)
     rows = []
-    tidy = tidy.copy(deep=False)
-    tidy.attrs = {}  # not deep-copied into each run's rows
-    for run_id, g in tidy.groupby("run_id"):
-        v, row = _run_values(run_id, g)
-        row.update(send_mode=g.send_mode.iloc[0], recv_mode=g.recv_mode.iloc[0])
+    for run_id, v, point in _by_run(tidy, "send_mode", "recv_mode"):
+        row = _run_row(run_id, v)
+        row.update(send_mode=point["send_mode"], recv_mode=point["recv_mode"])
         for side in ("sender", "receiver"):
             app_bytes = v.get((side, f"{side}_app_bytes_count", ""), float("nan"))
             app_cpu = v.get((side, f"{side}_app_cpu_s", ""), float("nan"))
@@ -169,44 +177,7 @@ def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
     t = tidy[(tidy.metric == metric) & tidy.side.isin(["sender", "receiver"])]
     out = t.groupby(["send_mode", "recv_mode", "side", "category"]).value.median().rename("pct").reset_index()
     out["mechanism"] = [mechanism(s, r) for s, r in zip(out.send_mode, out.recv_mode, strict=True)]
-    out.attrs["metric"] = metric
     return out
-
-
-def _order(summary: pd.DataFrame) -> list[str]:
-    return list(summary.mechanism)
-
-
-COST_TITLE = "CPU µs per MB moved (the side's cores)"
-SKB_TITLE = "tcp/ip + netdev + skb (% of the side's CPU)"
-
-
-def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
-    long = pd.concat([summary.assign(side=side, us_per_mb=summary[f"{side}_us_per_mb"],
-                                     ci=summary[f"{side}_us_per_mb_ci95"].fillna(0.0))
-                      for side in ("sender", "receiver")], ignore_index=True)
-    long = long.assign(lo=long.us_per_mb - long.ci, hi=long.us_per_mb + long.ci)
-    x = alt.X("mechanism:N", sort=_order(summary), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=260))
-    cost = alt.layer(
-        alt.Chart(long).mark_bar().encode(
-            x=x, xOffset="side:N", y=alt.Y("us_per_mb:Q", title=COST_TITLE),
-            color=alt.Color("side:N", title=""),
-            tooltip=["mechanism", "side", alt.Tooltip("us_per_mb:Q", format=".1f"), "repetitions",
-                     alt.Tooltip("mapped_pct:Q", format=".1f"), alt.Tooltip("copied_pct:Q", format=".1f")]),
-        alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=COST_TITLE), y2="hi:Q"),
-    ).properties(width=420, height=260, title=alt.Title(
-        "Beyond 2021: CPU per MB by send and receive mechanism",
-        subtitle=[*label.split("\n"), "all-opts, MTU 61492, one flow; mean and 95 % CI over runs"]))
-    stack = alt.Chart(bd).mark_bar().encode(
-        x=alt.X("mechanism:N", sort=_order(summary), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=260)),
-        y=alt.Y("pct:Q", stack="normalize", title="share of the side's CPU samples", axis=alt.Axis(format="%")),
-        color=alt.Color("category:N", sort=list(plots.CATEGORY_COLORS),
-                        scale=alt.Scale(domain=list(plots.CATEGORY_COLORS), range=list(plots.CATEGORY_COLORS.values())),
-                        title="category"),
-        column=alt.Column("side:N", title=None, sort=["sender", "receiver"]),
-        tooltip=["mechanism", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
-    ).properties(width=260, height=240, title="CPU breakdown (median share per category)")
-    return {"beyond-cpu-per-mb": cost, "beyond-breakdown": stack}
 
 
 @verdicts.under_accountings
@@ -250,23 +221,16 @@ def load_big_tcp(runs_dir, campaign: str, include_contaminated: bool = False) ->
     return grid_view.tag(tidy, manifests, "ip_version", default=0), manifests
 
 
-def _ip_version(g: pd.DataFrame) -> int:
-    """The run's ip_version as its point named it; 0 where it named none (IPv4, campaigns before IPv6)."""
-    return int(g.ip_version.iloc[0]) if "ip_version" in g.columns else 0
-
-
 def big_tcp_runs(tidy: pd.DataFrame) -> pd.DataFrame:
     """One row per run: throughput, tpc, each side's CPU per MB, its per-skb share (tcp/ip + netdev +
     skb of its breakdown) and what that share costs per MB, and the mean packet size GRO delivered
-    (eBPF, sampled)."""
+    (eBPF, sampled). ip_version 4 where the point named none (ip_named False)."""
     bd = metrics.breakdown_metric(tidy)
     rows = []
-    tidy = tidy.copy(deep=False)
-    tidy.attrs = {}  # not deep-copied into each run's rows
-    for run_id, g in tidy.groupby("run_id"):
-        v, row = _run_values(run_id, g)
-        named = _ip_version(g)
-        row.update(big_tcp_bytes=int(g.big_tcp_bytes.iloc[0]), ip_version=named or 4, ip_named=bool(named),
+    for run_id, v, point in _by_run(tidy, "big_tcp_bytes", "ip_version"):
+        row = _run_row(run_id, v)
+        named = int(point.get("ip_version", 0))  # 0: the point named none (IPv4, campaigns before IPv6)
+        row.update(big_tcp_bytes=int(point["big_tcp_bytes"]), ip_version=named or 4, ip_named=bool(named),
                    post_gro_skb_bytes=v.get(("receiver", "post_gro_skb_bytes_mean", ""), float("nan")))
         for side in ("sender", "receiver"):
             row[f"{side}_per_skb_pct"] = sum(v.get((side, bd, c), 0.0) for c in PER_SKB)
@@ -303,27 +267,6 @@ def skb_sizes(tidy: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["ip_version", "big_tcp_bytes", "bucket_lo"]).reset_index(drop=True)
 
 
-def bucket_name(category: str) -> str:
-    """A power-of-two histogram bucket "32768-65536" as "32–64 KiB" ("1–2 B" below a KiB)."""
-    lo, _, hi = category.partition("-")
-    lo, hi = int(lo), (int(hi) if hi else None)
-    unit, div = ("KiB", 1024) if lo >= 1024 else ("B", 1)
-    return f"{lo // div}–{hi // div} {unit}" if hi is not None else f"≥ {lo // div} {unit}"
-
-
-def limit_name(size: int) -> str:
-    """65536 -> "64 KiB", 185000 -> "185 KB": the limit as it is usually quoted."""
-    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size / 1000:g} KB"
-
-
-def point_names(df: pd.DataFrame) -> pd.Series:
-    """Each row's limit as limit_name quotes it, with its IP version where the campaign has both."""
-    names = df.big_tcp_bytes.map(limit_name)
-    if df.ip_version.nunique() > 1:
-        names = "IPv" + df.ip_version.astype(int).astype(str) + " " + names
-    return names
-
-
 def sampled_every(manifests: list[dict]) -> int:
     """The eBPF probe's 1-in-N for the size histogram, as the runs recorded it; big-tcp.yaml's for
     campaigns recorded before runs did (one value: a campaign samples at one rate)."""
@@ -333,33 +276,9 @@ def sampled_every(manifests: list[dict]) -> int:
 
 
 def big_tcp_charts(summary: pd.DataFrame, sizes: pd.DataFrame, label: str, sample_every: int | None = None) -> dict:
-    """The per-packet layers' share per point, and the packet sizes GRO delivered (sample_every:
-    the probe's 1 in N, sampled_every(manifests); None: big-tcp.yaml's)."""
-    runs = summary.assign(limit=point_names(summary))
-    long = pd.concat([runs.assign(side=side, pct=runs[f"{side}_per_skb_pct"],
-                                  ci=runs[f"{side}_per_skb_pct_ci95"].fillna(0.0)) for side in ("sender", "receiver")],
-                     ignore_index=True)
-    long = long.assign(lo=long.pct - long.ci, hi=long.pct + long.ci)
-    x = alt.X("limit:N", sort=list(runs.limit), title="GSO/GRO packet limit", axis=alt.Axis(labelAngle=0, labelLimit=0))
-    per_skb = alt.layer(
-        alt.Chart(long).mark_bar().encode(x=x, xOffset="side:N", color=alt.Color("side:N", title=""),
-                                          y=alt.Y("pct:Q", title=SKB_TITLE),
-                                          tooltip=["limit", "side", alt.Tooltip("pct:Q", format=".1f"), "repetitions"]),
-        alt.Chart(long).mark_errorbar().encode(x=x, xOffset="side:N", y=alt.Y("lo:Q", title=SKB_TITLE), y2="hi:Q"),
-    ).properties(width=max(260, 100 * len(runs)), height=240, title=alt.Title(
-        "BIG TCP: the per-packet layers' share", subtitle=[*label.split("\n"), "all-opts, one flow; mean and 95 % CI"]))
-    hist = sizes.assign(limit=point_names(sizes), bucket=sizes.category.map(bucket_name))
-    order = list(dict.fromkeys(hist.sort_values("bucket_lo").bucket))
-    dist = alt.Chart(hist).mark_bar().encode(
-        x=alt.X("bucket:N", sort=order, title="packet GRO delivered (eBPF histogram bucket)",
-                axis=alt.Axis(labelAngle=-30)),
-        xOffset=alt.XOffset("limit:N", sort=list(dict.fromkeys(hist.limit))),
-        y=alt.Y("share:Q", title="share of sampled packets", axis=alt.Axis(format="%")),
-        color=alt.Color("limit:N", title="limit", sort=list(dict.fromkeys(hist.limit))),
-        tooltip=["limit", "bucket", "packets", alt.Tooltip("share:Q", format=".3f")],
-    ).properties(width=320, height=240, title=alt.Title(
-        "Packet sizes after GRO (receiver)", subtitle=f"1 in {sample_every or sampled_every([])} packets sampled"))
-    return {"beyond-big-tcp": per_skb, "beyond-big-tcp-sizes": dist}
+    """charts/beyond.py's BIG TCP figures (sample_every: the probe's 1 in N, sampled_every(manifests);
+    None: big-tcp.yaml's)."""
+    return figures.big_tcp_charts(summary, sizes, label, sample_every or sampled_every([]))
 
 
 @verdicts.under_accountings

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
-from ..charts import plots
+from ..charts import patterns as figures
 from .. import store
 from ..testbed.session import is_fresh
 from . import common
@@ -209,78 +208,9 @@ def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def _label_lines(label: str) -> list[str]:
-    return label.replace(" (", "\n(", 1).split("\n")
-
-
-FLAGGED_COLOR = "#c0392b"
-
-
-def flag_mark(summary: pd.DataFrame) -> str:
-    """The line every figure carries when its data includes flagged runs ("" when it does not)."""
-    flagged = int(summary.flagged_runs.sum()) if "flagged_runs" in summary else 0
-    if not flagged:
-        return ""
-    if flagged == int(summary.repetitions.sum()):
-        return (f"FLAGGED RUNS ONLY: no clean run, all {flagged} runs were flagged (foreign load or a short "
-                "window); NOT EVIDENCE")
-    return f"includes {flagged} flagged runs (include_contaminated)"
-
-
 def charts(summary: pd.DataFrame, bd: pd.DataFrame, pattern: str, label: str) -> dict:
-    p = _pattern(pattern)
-    title = "n (all-to-all: n × n flows)" if pattern == "all-to-all" else "n (flows)"
-    x = alt.X("flows:O", axis=alt.Axis(labelAngle=0), title=title)
-    mark = flag_mark(summary)
-    sub = [*([mark] if mark else []), *_label_lines(label), cores_sentence(summary)]
-    only_flagged = mark.startswith("FLAGGED")
-    line = {"color": FLAGGED_COLOR, "strokeDash": [6, 3]} if only_flagged else {}
-    err = summary.assign(lo=summary.tpc_gbps - summary.tpc_gbps_ci95.fillna(0),
-                         hi=summary.tpc_gbps + summary.tpc_gbps_ci95.fillna(0))
-    y = alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)", scale=alt.Scale(zero=True))
-    tpc = alt.layer(
-        alt.Chart(err).mark_line(point=True, **line).encode(x=x, y=y, tooltip=["flows", "flow_count", "tpc_gbps",
-                                                                       "tpc_gbps_ci95", "throughput_gbps"]),
-        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title="throughput per core (Gbit/s)"), y2="hi:Q"),
-    ).properties(width=340, height=240, title=alt.Title(
-        f"{p.figure} analogue: throughput per core vs flows ({pattern})" + (" — FLAGGED RUNS" if only_flagged else ""),
-        subtitle=[*sub, "mean and 95 % CI over repetitions; the busier side is the bottleneck"],
-        **({"color": FLAGGED_COLOR} if only_flagged else {})))
-    cpu = summary.melt(id_vars=["flows"], value_vars=["sender_cpu_pct", "receiver_cpu_pct"],
-                       var_name="side", value_name="cpu_pct")
-    cpu["side"] = cpu.side.str.replace("_cpu_pct", "")
-    cpu_chart = alt.Chart(cpu).mark_line(point=True, **({"strokeDash": [6, 3]} if only_flagged else {})).encode(
-        x=x, y=alt.Y("cpu_pct:Q", title="CPU utilisation (% of one core)"),
-        color=alt.Color("side:N", sort=list(SIDES), title="side"), tooltip=["flows", "side", "cpu_pct"],
-    ).properties(width=340, height=240, title=alt.Title(
-        f"{p.figure} analogue: CPU per side vs flows ({pattern})" + (" — FLAGGED RUNS" if only_flagged else ""),
-        subtitle=[*sub, "means; /proc/stat, % of one core summed over the side's CPUs"],
-        **({"color": FLAGGED_COLOR} if only_flagged else {})))
-    metric = bd.metric.iloc[0] if len(bd) else "breakdown_pct"
-    caveat = plots.ATTRIBUTED_CAVEAT if metric == "breakdown_attributed_pct" else plots.CPU_CLOCK_CAVEAT
-    order = metrics.BREAKDOWN_ORDER
-    stacked = alt.Chart(bd).mark_bar().encode(
-        x=x, y=alt.Y("pct:Q", stack="normalize", title="share of busy samples", axis=alt.Axis(format="%")),
-        color=alt.Color("category:N", sort=order, title="category",
-                        scale=alt.Scale(domain=order, range=[plots.CATEGORY_COLORS[c] for c in order])),
-        order=alt.Order("category_rank:Q"), tooltip=["flows", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
-    ).transform_calculate(category_rank=f"indexof({order!r}, datum.category)").properties(width=220, height=240)
-    breakdown_chart = stacked.facet(column=alt.Column("side:N", sort=list(SIDES), title=None)).properties(
-        title=alt.Title(f"{p.figure} analogue: CPU breakdown vs flows ({pattern})"
-                        + (" — FLAGGED RUNS" if only_flagged else ""), subtitle=[*sub, caveat],
-                        **({"color": FLAGGED_COLOR} if only_flagged else {})))
-    stem = pattern
-    return {f"{stem}-tpc": tpc, f"{stem}-cpu": cpu_chart, f"{stem}-breakdown": breakdown_chart}
-
-
-def cores_sentence(summary: pd.DataFrame) -> str:
-    """Say whether the flows had cores of their own or shared them (what n measures here)."""
-    last = summary.sort_values("flows").iloc[-1]
-    if last.sender_cores == 1 and last.receiver_cores == 1:
-        return (f"all {last.flow_count} flows share 1 sender and 1 receiver core: n sweeps flows per core, "
-                "not cores")
-    return f"at n={last.flows}: {last.flow_count} flows on {last.sender_cores} sender and " \
-           f"{last.receiver_cores} receiver cores"
+    """The pattern's figures by stem (charts/patterns.py), titled with the paper's figure for it."""
+    return figures.charts(summary, bd, pattern, _pattern(pattern).figure, label)
 
 
 def _ci_text(mean: float, ci) -> str:

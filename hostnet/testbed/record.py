@@ -15,7 +15,7 @@ from ..hosts import Host, HostError, LocalHost
 from . import capabilities
 from .base import rehearsal_label
 from .capabilities import Capability
-from .servers import from_yaml
+from . import servers
 
 def parse_cpulist(text: str) -> list[int]:
     """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
@@ -53,7 +53,7 @@ def detect_testbed(testbed_file: str = "") -> tuple[str, dict[str, Host], dict[s
     if not testbed_file:
         return "embedded testbed (veth + netns on this machine)", {"embedded machine": LocalHost("embedded machine")}, \
             {"embedded machine": None}
-    tb = from_yaml(testbed_file)
+    tb = servers.from_yaml(testbed_file)
     hosts = {e.host.name: e.host for e in tb.endpoints.values()}
     ifaces = {e.host.name: e.iface for e in tb.endpoints.values()}
     return f"{tb.kind} testbed from {Path(testbed_file).name}{rehearsal_label(tb.rehearsal)}", hosts, ifaces

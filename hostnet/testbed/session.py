@@ -15,7 +15,7 @@ from typing import Iterator
 from ..knobs import JournalBusy
 from .base import RestoreError, Testbed, TestbedError
 from .namespaces import attach, embedded, raise_on_sigterm
-from .servers import from_yaml
+from . import servers
 
 FRESH = ("", "embedded")
 
@@ -55,7 +55,7 @@ def using(spec: str = "", *, prefix: str = "nb", steering: str | None = None,
         raise TestbedError(f"testbed {spec!r} is already built; {', '.join(embedded_kwargs)} "
                            f"only shape a fresh embedded testbed")
     if is_file(spec):
-        tb = from_yaml(spec)
+        tb = servers.from_yaml(spec)
     else:
         tb = attach(spec)
     try:  # one controller per testbed: refused here, before any point, naming the holder

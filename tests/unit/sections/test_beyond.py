@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
+from hostnet.charts import beyond as figures
 from hostnet.sections import beyond
 from hostnet.analysis.verdicts import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
@@ -65,6 +66,26 @@ def test_table_orders_mechanisms_and_compares_with_the_copy_baseline():
     assert (s.repetitions == 5).all() and s.throughput_gbps_ci95.gt(0).all()
 
 
+def test_per_run_reads_each_run_the_same_whatever_the_rows_order_or_the_frame_carries():
+    """per_run reads runs from whole columns (_by_run), not from frames sliced per run."""
+    t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "sender_pct": 81.0}}, reps=2)
+    shuffled = t.sample(frac=1.0, random_state=1)
+    shuffled.attrs = {"bottleneck": {"a": "receiver"}}  # what common.load's rows carry
+    pd.testing.assert_frame_equal(beyond.per_run(shuffled), beyond.per_run(t))
+    assert beyond.per_run(t).run_id.tolist() == sorted(t.run_id.unique())
+
+
+def test_the_figures_draw_ci_bars_and_every_category_in_its_colour():
+    t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "sender_pct": 81.0}})
+    charts = beyond.charts(beyond.table(t), beyond.breakdown(t), "embedded")
+    assert list(charts) == ["beyond-cpu-per-mb", "beyond-breakdown"]
+    bars = charts["beyond-cpu-per-mb"].to_dict()["layer"][1]
+    assert bars["mark"]["type"] == "errorbar" and (bars["encoding"]["y"]["field"], bars["encoding"]["y2"]["field"]) \
+        == ("lo", "hi")
+    color = charts["beyond-breakdown"].to_dict()["encoding"]["color"]["scale"]
+    assert dict(zip(color["domain"], color["range"], strict=True)) == figures.CATEGORY_COLORS
+
+
 def test_zero_copy_verdicts_follow_the_data_and_name_the_copied_sends():
     t = zc_tidy({("copy", "copy"): BASE, ("sendfile", "copy"): {**BASE, "copy_share": 0.4},
                  ("zerocopy", "copy"): {**BASE, "sender_pct": 110.0, "copy_share": 0.3, "copied": 100.0},
@@ -116,11 +137,11 @@ def test_big_tcp_judges_the_per_packet_layers_once_the_packets_grew():
     assert s.receiver_per_skb_pct.round(0).tolist() == [28.0, 24.0] and s.sender_per_skb_pct.tolist() == [30.0, 30.0]
     sizes = beyond.skb_sizes(bt_tidy({65536: (43000, 28.0)}, reps=2))
     assert sizes.packets.tolist() == [200] and sizes.share.tolist() == [1.0]
-    assert beyond.limit_name(65536) == "64 KiB" and beyond.limit_name(185000) == "185 KB"
+    assert figures.limit_name(65536) == "64 KiB" and figures.limit_name(185000) == "185 KB"
 
 
 def test_histogram_buckets_read_as_sizes():
-    assert [beyond.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
+    assert [figures.bucket_name(c) for c in ("32768-65536", "512-1024", "131072-262144", "262144-")] == [
         "32–64 KiB", "512–1024 B", "128–256 KiB", "≥ 256 KiB"]
 
 
@@ -138,8 +159,8 @@ def test_each_ip_version_is_judged_under_its_own_finding_with_points_a_top_up_ca
     assert sorted(runs.ip_version.unique()) == [4, 6]
     s = beyond.big_tcp_table(pd.concat([v4, v6], ignore_index=True))
     assert s[["ip_version", "big_tcp_bytes"]].values.tolist() == [[4, 65536], [4, 185000], [6, 65536], [6, 185000]]
-    assert beyond.point_names(s).tolist() == ["IPv4 64 KiB", "IPv4 185 KB", "IPv6 64 KiB", "IPv6 185 KB"]
-    assert beyond.point_names(s[s.ip_version == 4]).tolist() == ["64 KiB", "185 KB"]  # one family: as before
+    assert figures.point_names(s).tolist() == ["IPv4 64 KiB", "IPv4 185 KB", "IPv6 64 KiB", "IPv6 185 KB"]
+    assert figures.point_names(s[s.ip_version == 4]).tolist() == ["64 KiB", "185 KB"]  # one family: as before
     sizes = beyond.skb_sizes(pd.concat([v4, v6], ignore_index=True))
     assert sizes.groupby("ip_version").share.sum().tolist() == [2.0, 2.0]  # each limit's shares sum to 1
     tight = bt_tidy({65536: (43000, 28.0), 185000: (118000, 27.9)}, reps=3).assign(ip_version=6)

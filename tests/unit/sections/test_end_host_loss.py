@@ -3,6 +3,7 @@ breakdown, the embedded testbed's CPUs, and the recorded campaign."""
 import pandas as pd
 
 from conftest import REPO
+from hostnet.charts import end_host_loss as figures
 from hostnet.derive import udp_loss
 from hostnet.sections import end_host_loss as ehl
 from hostnet.analysis.findings import end_host_loss as findings
@@ -111,6 +112,18 @@ def test_highest_rate_breakdown_rows():
     top = ehl.highest_rate(summary(30, 5, 20, 2))
     assert len(top) == 4 and set(top.target_gbps) == {8.0}
     assert top.set_index(["placement", "buffer_kb"]).loc[("same", 1024), "rcvbuf_pct"] == 30
+
+
+def test_the_loss_figure_stacks_every_location_the_table_has_in_its_colour():
+    """Each location udp_loss counts is drawn in its own colour (sender brown, rcvbuf blue)."""
+    assert tuple(figures.LOCATION_COLORS) == udp_loss.LOCATIONS
+    assert figures.LOCATION_COLORS["sender"] == "#9d755d" and figures.LOCATION_COLORS["rcvbuf"] == "#4c78a8"
+    notes = {**CONFOUNDED, "different": {**CONFOUNDED["different"], "app_cpu": 0}}
+    stacked = ehl.charts(summary(30, 5, 20, 2), "embedded", notes)["end-host-loss-locations"].to_dict()
+    shown = {r["location"] for r in stacked["datasets"][stacked["data"]["name"]]}
+    assert shown == set(udp_loss.LOCATIONS)
+    assert stacked["encoding"]["color"]["scale"]["range"] == list(figures.LOCATION_COLORS.values())
+    assert "the 'different' CPU 0 is also the sender's (confounded)" in stacked["title"]["subtitle"][-1]
 
 
 def test_embedded_testbed_gives_the_receiver_a_second_cpu_when_there_is_one():

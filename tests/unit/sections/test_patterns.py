@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO, busy_campaign
 from hostnet.measure.options import LiveOptions
 from hostnet import store
+from hostnet.charts import patterns as figures
 from hostnet.sections import patterns
 from hostnet.analysis.verdicts import (EXTENSION, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED,
                                        SAME_EXPERIMENT, VOCABULARY)
@@ -278,4 +279,4 @@ def test_a_clean_campaign_reads_as_before_and_flagged_runs_of_some_n_are_left_ou
         "140-142 % of a core during the window (limit 10 %); busiest: stress-ng up to 100 %, chrome up to 31 % "
         "(left out)")
     summary = patterns.table(tidy)
-    assert "flagged runs (not clean)" not in patterns.display_table(summary) and not patterns.flag_mark(summary)
+    assert "flagged runs (not clean)" not in patterns.display_table(summary) and not figures.flag_mark(summary)

@@ -1,5 +1,7 @@
-"""Time budget (notebook 13, F18-F20; hostnet.sections.time_budget): tables and verdicts on the
-recorded campaign and on small hand-made inputs, F18's tolerance, hosts without a CPU clock."""
+"""Time budget (notebook 13, F18-F20; hostnet.sections.time_budget, its tables in
+analysis/time_budget_tables.py, its rules in analysis/findings/time_budget.py): tables and verdicts
+on the recorded campaign and on small hand-made inputs, F18's tolerance, hosts without a CPU clock,
+F20's in-situ context and why it has none."""
 import shutil
 
 import pandas as pd
@@ -7,7 +9,8 @@ import pytest
 
 from conftest import REPO
 from hostnet.sections import time_budget
-from hostnet.sections.time_budget import budget
+from hostnet.analysis import budget, time_budget_tables as tables
+from hostnet.analysis.findings import time_budget as rules
 from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
 RUNS, REF = REPO / "data" / "runs", REPO / "data" / "reference"
@@ -51,18 +54,21 @@ def test_recorded_campaign_verdicts(recorded):
 
 
 def test_f20_in_situ_sums_both_sides_per_received_segment():
-    m = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded")
-    assert len(m) == 5 and (m.config == "no-opts").all()
+    in_situ = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded")
+    m = in_situ.rows
+    assert in_situ.why == "" and len(m) == 5 and (m.config == "no-opts").all()
     assert (m.mm_ns_per_pkt == m.sender_mm_ns + m.receiver_mm_ns).all()
     assert m.packets.min() > 1e6 and 100 < m.mm_ns_per_pkt.mean() < 2000
+    none = time_budget.mm_per_packet(RUNS, "20261124-010455-receive-path-napi-thread-embedded", config="nothing")
+    assert none.rows.empty and "has no clean nothing run" in none.why
 
 
 def test_flatten_point_and_speedup():
     s = pd.DataFrame({"side": ["sender"] * 4, "batch": [1, 2, 4, 8], "pps_median": [100.0, 180.0, 240.0, 250.0]})
     s["speedup"] = s.pps_median / 100
-    assert time_budget.flattens_at(s) == 4  # 240 >= 0.9 * 250
-    assert time_budget.speedup(s, 8) == 2.5
-    assert time_budget.flattens_at(s, "receiver") is None
+    assert tables.flattens_at(s) == 4  # 240 >= 0.9 * 250
+    assert tables.speedup(s, 8) == 2.5
+    assert tables.flattens_at(s, "receiver") is None
 
 
 def _f18_with(tmp_path, quantity, printed, mhz=2600.0):
@@ -70,7 +76,7 @@ def _f18_with(tmp_path, quantity, printed, mhz=2600.0):
     ref_dir = tmp_path / "reference"
     ref_dir.mkdir(exist_ok=True)
     shutil.copy(REF / "findings.csv", ref_dir)
-    ref = time_budget.talk_numbers(REF)
+    ref = tables.talk_numbers(REF)
     ref.loc[ref.quantity == quantity, "value"] = printed
     ref.to_csv(ref_dir / "time_budget_talk.csv", index=False)
     no_costs = pd.DataFrame({"cost": []})  # F19 and F20 then say "not testable"; F18 needs none
@@ -84,7 +90,7 @@ def test_f18_fails_against_wrong_reference(tmp_path):
 def test_f18_tolerance_is_half_of_each_printed_digit(tmp_path):
     """14.88 Mpps is printed to 0.01: 14.90 is off by more than 0.005 and must fail, though it is
     within the 0.05 of one-decimal quantities such as 67.2 ns."""
-    assert [time_budget.half_last_digit(t) for t in ("14.88", "123.0", "815", 67.2)] == [0.005, 0.05, 0.5, 0.05]
+    assert [rules.half_last_digit(t) for t in ("14.88", "123.0", "815", 67.2)] == [0.005, 0.05, 0.5, 0.05]
     assert _f18_with(tmp_path, "mpps_84B_10G", "14.88")["verdict"] == "reproduced"
     assert _f18_with(tmp_path, "mpps_84B_10G", "14.90")["verdict"] == "not reproduced"
     assert _f18_with(tmp_path, "interval_84B_10G_ns", "67.3")["verdict"] == "not reproduced"
@@ -180,7 +186,7 @@ def test_all_flagged_experiment_is_shown_and_named(tmp_path):
 def test_f20_in_situ_names_a_missing_campaign(tmp_path):
     (tmp_path / "runs").mkdir()
     m = time_budget.mm_per_packet(tmp_path / "runs", "20990101-single-flow-embedded")
-    assert m.empty and "20990101-single-flow-embedded" in m.attrs["why"]
+    assert m.rows.empty and "20990101-single-flow-embedded" in m.why
     row = time_budget.verdict_table(pd.DataFrame({"cost": []}), pd.DataFrame(), 2600.0, REF, in_situ=m)
     row = row.set_index("id").loc["F20"]
     assert row.verdict == NOT_TESTABLE and "20990101-single-flow-embedded" in row["this run shows"]
@@ -205,4 +211,4 @@ def test_f20_in_situ_reads_the_named_campaign_in_replay_and_the_newest_in_run_mo
     (tmp_path / "empty").mkdir()
     assert time_budget.in_situ_campaign("run", tmp_path / "empty", older) == older  # mm_per_packet says what lacks
     assert time_budget.in_situ_campaign("run", tmp_path / "empty", "") == ""
-    assert "no single-flow campaign under" in time_budget.mm_per_packet(tmp_path / "empty", "").attrs["why"]
+    assert "no single-flow campaign under" in time_budget.mm_per_packet(tmp_path / "empty", "").why

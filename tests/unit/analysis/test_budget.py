@@ -1,7 +1,7 @@
-"""The time-budget arithmetic (hostnet.sections.time_budget.budget), hand-checked against the talk."""
+"""The time-budget arithmetic (hostnet.analysis.budget), hand-checked against the talk."""
 import pytest
 
-from hostnet.sections.time_budget import budget
+from hostnet.analysis import budget
 
 
 def test_wire_size_adds_preamble_and_gap():
