@@ -5,5 +5,6 @@ drawn        what a drawn chart shows (marks, views, plot areas), for the chart 
 chart_cache  rendered charts on disk by spec and renderer versions
 flamegraph   folded stacks -> an interactive page or an icicle chart
 profiles     charts of a profile a researcher brings (analysis.profiles)
+grid         the one-grid-key sections' figures: tpc with CIs and the breakdown per grid value
 """
-__all__ = ["chart_cache", "drawn", "flamegraph", "plots", "profiles"]
+__all__ = ["chart_cache", "drawn", "flamegraph", "grid", "plots", "profiles"]
