@@ -6,5 +6,6 @@ chart_cache  rendered charts on disk by spec and renderer versions
 flamegraph   folded stacks -> an interactive page or an icicle chart
 profiles     charts of a profile a researcher brings (analysis.profiles)
 grid         the one-grid-key sections' figures: tpc with CIs and the breakdown per grid value
+rx_buffer    Fig. 3(e)/(f): tpc and latency vs the Rx buffer
 """
-__all__ = ["chart_cache", "drawn", "flamegraph", "grid", "plots", "profiles"]
+__all__ = ["chart_cache", "drawn", "flamegraph", "grid", "plots", "profiles", "rx_buffer"]
