@@ -7,5 +7,6 @@ flamegraph   folded stacks -> an interactive page or an icicle chart
 profiles     charts of a profile a researcher brings (analysis.profiles)
 grid         the one-grid-key sections' figures: tpc with CIs and the breakdown per grid value
 rx_buffer    Fig. 3(e)/(f): tpc and latency vs the Rx buffer
+congestion   §3.10: tpc and the breakdown per congestion control
 """
-__all__ = ["chart_cache", "drawn", "flamegraph", "grid", "plots", "profiles", "rx_buffer"]
+__all__ = ["chart_cache", "congestion", "drawn", "flamegraph", "grid", "plots", "profiles", "rx_buffer"]
