@@ -8,5 +8,6 @@ profiles     charts of a profile a researcher brings (analysis.profiles)
 grid         the one-grid-key sections' figures: tpc with CIs and the breakdown per grid value
 rx_buffer    Fig. 3(e)/(f): tpc and latency vs the Rx buffer
 congestion   §3.10: tpc and the breakdown per congestion control
+hardware     NUMA and DCA/IOMMU: what the paper and the testbed have, tpc where measured
 """
-__all__ = ["chart_cache", "congestion", "drawn", "flamegraph", "grid", "plots", "profiles", "rx_buffer"]
+__all__ = ["chart_cache", "congestion", "drawn", "flamegraph", "grid", "hardware", "plots", "profiles", "rx_buffer"]
