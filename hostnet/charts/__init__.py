@@ -9,5 +9,7 @@ grid         the one-grid-key sections' figures: tpc with CIs and the breakdown 
 rx_buffer    Fig. 3(e)/(f): tpc and latency vs the Rx buffer
 congestion   §3.10: tpc and the breakdown per congestion control
 hardware     NUMA and DCA/IOMMU: what the paper and the testbed have, tpc where measured
+explore      00-explore's CPU by category per point
 """
-__all__ = ["chart_cache", "congestion", "drawn", "flamegraph", "grid", "hardware", "plots", "profiles", "rx_buffer"]
+__all__ = ["chart_cache", "congestion", "drawn", "explore", "flamegraph", "grid", "hardware", "plots", "profiles",
+           "rx_buffer"]
