@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from . import plots  # noqa: F401 (the hostnet theme and PNG renderer these charts are drawn in)
 from .encodings import category_color, share_axis
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from . import plots  # noqa: F401 (the hostnet theme and PNG renderer these charts are drawn in)
 from .encodings import breakdown_caveat, ci_bars
 from ..analysis.findings import mixed_flows, packet_loss
 from ..analysis.metrics import BREAKDOWN_ORDER
