@@ -41,3 +41,10 @@ def ci_bars(data, x, title: str, lo: str = "lo", hi: str = "hi", **more) -> alt.
     """Error bars from `lo` to `hi` (a 95 % CI, or a min-max range) at each x of bars drawn
     with the same x (and xOffset, colour... in `more`)."""
     return alt.Chart(data).mark_errorbar().encode(x=x, y=alt.Y(f"{lo}:Q", title=title), y2=f"{hi}:Q", **more)
+
+
+def breakdown_caveat(bd) -> str:
+    """caveat() of a breakdown table by its `metric` column (the breakdown its shares are of); a table
+    whose rows mix the leaf and the attributed breakdown, or that has none, gets cpu-clock's."""
+    kinds = set(bd["metric"])
+    return caveat(kinds.pop() if len(kinds) == 1 else None)

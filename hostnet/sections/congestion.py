@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
 from ..analysis.findings import congestion as rules
 from ..analysis.findings.end_host_loss import tcp_verdict
 from ..measure import config as stackconfig
-from ..charts import plots
 from .. import store
 from ..testbed.session import kind_of
 from . import common
+from ..charts.congestion import charts  # noqa: F401 (the notebook's congestion.charts)
 from ..testbed.capabilities import point_requirements
 from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.options import LiveOptions
@@ -98,40 +97,12 @@ def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None, 
 
 
 def breakdown(tidy: pd.DataFrame, flows: int = 1) -> pd.DataFrame:
-    """CPU breakdown (median % per category) per algorithm and side, for one flow count."""
+    """CPU breakdown (median % per category) per algorithm and side, for one flow count, and the
+    breakdown it is a share of (`metric`: the attributed one where runs kept their stacks)."""
     metric = metrics.breakdown_metric(tidy)
     t = tidy[(tidy.metric == metric) & (tidy.flows == flows) & tidy.side.isin(["sender", "receiver"])]
     out = t.groupby(["congestion_control", "side", "category"]).value.median().rename("pct").reset_index()
-    out.attrs["metric"] = metric
-    return out
-
-
-def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
-    m = summary[summary.status == "measured"].assign(flows=lambda d: d.flows.astype(int).astype(str) + " flow(s)")
-    order = list(dict.fromkeys(m.congestion_control))  # the table's order
-    x = alt.X("congestion_control:N", sort=order, title="congestion control")
-    tpc = alt.Chart(m).mark_bar().encode(
-        x=x, xOffset="flows:N", y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s, median)"),
-        color=alt.Color("flows:N", title=""), tooltip=["congestion_control", "flows", "tpc_gbps", "throughput_gbps",
-                                                       "retransmits_count", "repetitions"],
-    ).properties(width=340, height=240, title=alt.Title(
-        "§3.10 analogue: throughput per core by congestion control",
-        subtitle=[*label.split("\n"), "median over repetitions; "
-                  + ", ".join(sorted(set(summary.congestion_control) - set(order))) + " not available on this host"
-                  if set(summary.congestion_control) - set(order) else "median over repetitions"]))
-    stack = alt.Chart(bd).mark_bar().encode(
-        x=alt.X("congestion_control:N", sort=order, title="congestion control"),
-        y=alt.Y("pct:Q", stack="normalize", title="share of the side's CPU samples", axis=alt.Axis(format="%")),
-        color=alt.Color("category:N", sort=list(plots.CATEGORY_COLORS),
-                        scale=alt.Scale(domain=list(plots.CATEGORY_COLORS), range=list(plots.CATEGORY_COLORS.values())),
-                        title="category"),
-        column=alt.Column("side:N", title=None, sort=["sender", "receiver"]),
-        tooltip=["congestion_control", "side", "category", alt.Tooltip("pct:Q", format=".1f")],
-    ).properties(width=200, height=240, title=alt.Title(
-        "§3.10 analogue: CPU breakdown per congestion control, one flow",
-        subtitle=["median shares; " + (plots.ATTRIBUTED_CAVEAT if bd.attrs.get("metric") == "breakdown_attributed_pct"
-                                        else plots.CPU_CLOCK_CAVEAT)]))
-    return {"congestion-control-tpc": tpc, "congestion-control-breakdown": stack}
+    return out.assign(metric=metric)
 
 
 @verdicts.under_accountings

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import altair as alt
 import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
+from ..charts.hardware import dca_iommu_charts as charts  # noqa: F401 (the notebook's dca_iommu.charts)
 from .. import store
 from ..analysis import verdicts
 from ..analysis.findings import dca_iommu as rules
@@ -155,28 +155,6 @@ def measured_table(tidy: pd.DataFrame) -> pd.DataFrame:
         rows.append({"ddio": ddio, "iommu": iommu, "tpc_gbps": tpc.median(), "sender_mm_pct": mm["sender"],
                      "receiver_mm_pct": mm["receiver"], "runs": len(tpc)})
     return pd.DataFrame(rows)
-
-
-def charts(status: pd.DataFrame, reference: pd.DataFrame, measured: pd.DataFrame, label: str) -> dict:
-    names = {"tpc_gbps": "throughput per core (Gbit/s)", "breakdown_pct": "CPU breakdown, {side} (% of CPU)",
-             "breakdown_pct:mm": "memory management, {side} (% of CPU)"}
-    claims = reference[reference.figure.str.startswith("12")].copy()
-    claims["where"] = [names[m].format(side=s) for m, s in zip(claims.metric, claims.side, strict=True)]
-    paper = alt.Chart(claims).mark_text(fontSize=12).encode(
-        x=alt.X("config:N", title="configuration vs Default (DDIO on, IOMMU off)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("where:N", title="quantity (side)"), text="paper_direction:N",
-        tooltip=["figure", "finding", "paper_direction", "paper_magnitude"],
-    ).properties(width=380, height=200, title=alt.Title(
-        "Fig. 12 (paper, directions only): DCA off and IOMMU on vs Default",
-        subtitle=["the source text gives directions; bar heights were not in it", label]))
-    out = {"dca-iommu-paper": paper}
-    if not measured.empty:
-        out["dca-iommu-tpc"] = alt.Chart(measured.assign(point=measured.ddio + ", IOMMU " + measured.iommu)).mark_bar(
-        ).encode(x=alt.X("point:N", title="DDIO ways, IOMMU state"),
-                 y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"), tooltip=list(measured.columns),
-                 ).properties(width=300, height=240, title=alt.Title("Fig. 12(a) analogue: throughput per core",
-                                                                     subtitle=[label, "medians over runs"]))
-    return out
 
 
 def _no_default_pair(records: dict[str, dict], tidy: pd.DataFrame) -> str:

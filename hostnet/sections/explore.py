@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import altair as alt
 import pandas as pd
 
 from .. import store
 from ..analysis.metrics import BREAKDOWN_ORDER, breakdown_metric, summarize
-from ..charts.plots import CATEGORY_COLORS
+from ..charts.explore import categories_chart  # noqa: F401 (the notebook's explore.categories_chart)
 from ..analysis import flags
+
+if TYPE_CHECKING:
+    from altair import Chart
 
 _POINT_SKIP = ("id", "config")
 
@@ -109,17 +112,6 @@ def categories(tidy: pd.DataFrame, side: str) -> pd.DataFrame:
                            ).reset_index(drop=True)
 
 
-def categories_chart(cats: pd.DataFrame, side: str, campaign: str) -> alt.Chart:
-    return alt.Chart(cats).mark_bar().encode(
-        x=alt.X("point:N", title="point (config, swept parameters)",
-                sort=sorted(set(cats.point), key=natural_key)),
-        y=alt.Y("pct:Q", stack="normalize", title=f"{side} CPU (share of busy samples)", axis=alt.Axis(format="%")),
-        color=alt.Color("category:N", sort=BREAKDOWN_ORDER, title="category", scale=alt.Scale(
-            domain=BREAKDOWN_ORDER, range=[CATEGORY_COLORS[c] for c in BREAKDOWN_ORDER])),
-        tooltip=["point", "category", alt.Tooltip("pct:Q", format=".1f")],
-    ).properties(width=420, height=260, title=alt.Title(f"{side} CPU by category", subtitle=campaign))
-
-
 def side_stacks(run: Path, side: str = "receiver") -> tuple[list, list[int], dict]:
     """One side's folded perf samples in a run directory, its CPUs and the run's manifest."""
     from ..parsers.perf_script import parse_folded
@@ -140,7 +132,7 @@ def has_stacks(run: Path) -> bool:
     return any(name.endswith(".perf_folded.txt") for name in store.raw_names(run))
 
 
-def flamegraph(run: Path, side: str = "receiver") -> alt.Chart:
+def flamegraph(run: Path, side: str = "receiver") -> Chart:
     """An icicle chart of one side's folded perf stacks in a run directory (a PNG in notebooks)."""
     from ..charts.flamegraph import icicle_chart, icicle_rects
     samples, cpus, m = side_stacks(run, side)

@@ -1,9 +1,9 @@
 """What the one-grid-key sections (packet loss, short flows, mixed flows) share: a sweep over one
 grid key run live or replayed, tidy rows tagged with the point's value, per-value means with 95 %
-CIs, per-value CPU breakdowns and their chart (verdicts are analysis.verdicts', on per-run values)."""
+CIs, per-value CPU breakdowns (their charts are charts/grid.py's; verdicts are analysis.verdicts', on
+per-run values)."""
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 
 from ..analysis import metrics
@@ -11,7 +11,8 @@ from .. import store
 from ..testbed.session import kind_of
 from . import common
 from ..analysis.metrics import BREAKDOWN_ORDER
-from ..charts.plots import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
+# the charts the one-grid-key sections draw, named here as before
+from ..charts.grid import breakdown_chart, tpc_bars  # noqa: F401
 from ..measure import topup
 from ..measure.sweep import SweepSpec, run_sweep
 from ..measure.options import LiveOptions
@@ -60,45 +61,16 @@ def counter(g: pd.DataFrame, side: str, name: str) -> pd.Series:
 
 
 def breakdown(tidy: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per grid value, side and category: mean share of busy samples (%) with its 95 % CI."""
+    """Per grid value, side and category: mean share of busy samples (%) with its 95 % CI, and the
+    breakdown it is a share of (`metric`: the attributed one where runs kept their stacks), whose
+    caveat the chart says."""
     metric = metrics.breakdown_metric(tidy)
     rows = []
     part = tidy[tidy.metric == metric]
     for (value, side, cat), g in part.groupby([key, "side", "category"]):
         mean, ci = metrics.confidence(g.value)
-        rows.append({key: value, "side": side, "category": cat, "pct": mean, "pct_ci95": ci})
-    out = pd.DataFrame(rows, columns=[key, "side", "category", "pct", "pct_ci95"])
-    out.attrs["metric"] = metric
-    return out
-
-
-def tpc_bars(s: pd.DataFrame, field: str, x_title: str, title: str, subtitle: list[str], tooltip=()) -> alt.Chart:
-    """Throughput-per-core per grid value (`field` holds its label): mean bars, 95 % CI error bars."""
-    x = alt.X(f"{field}:N", sort=list(s[field]), title=x_title, axis=alt.Axis(labelAngle=0))
-    y_title = "throughput per core (Gbit/s)"
-    err = s.assign(lo=s.tpc_gbps - s.tpc_gbps_ci95.fillna(0), hi=s.tpc_gbps + s.tpc_gbps_ci95.fillna(0))
-    return alt.layer(
-        alt.Chart(err).mark_bar(color="#4c78a8").encode(
-            x=x, y=alt.Y("tpc_gbps:Q", title=y_title),
-            tooltip=[field, "tpc_gbps", "tpc_gbps_ci95", *tooltip, "repetitions"]),
-        alt.Chart(err).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title=y_title), y2="hi:Q"),
-    ).properties(width=300, height=240, title=alt.Title(title, subtitle=subtitle))
-
-
-def breakdown_chart(bd: pd.DataFrame, key: str, title: str, label: str, value_title: str) -> alt.Chart:
-    """The paper's breakdown figures: per category, one bar per grid value, a panel per side."""
-    caveat = ATTRIBUTED_CAVEAT if bd.attrs.get("metric") == "breakdown_attributed_pct" else CPU_CLOCK_CAVEAT
-    data = bd[bd.category.isin(BREAKDOWN_ORDER)].assign(**{key: lambda d: d[key].astype(str)})
-    values = [str(v) for v in sorted(bd[key].unique())]
-    return alt.Chart(data).mark_bar().encode(
-        x=alt.X("category:N", sort=BREAKDOWN_ORDER, title="CPU category"),
-        xOffset=alt.XOffset(f"{key}:N", sort=values),
-        y=alt.Y("pct:Q", title="share of busy CPU samples (%)"),
-        color=alt.Color(f"{key}:N", sort=values, title=value_title),
-        tooltip=[key, "side", "category", alt.Tooltip("pct:Q", format=".1f"), alt.Tooltip("pct_ci95:Q", format=".1f")],
-    ).properties(width=330, height=220).facet(
-        column=alt.Column("side:N", sort=["sender", "receiver"], title=None),
-    ).properties(title=alt.Title(title, subtitle=[*label.split("\n"), caveat, "means over repetitions"]))
+        rows.append({key: value, "side": side, "category": cat, "metric": metric, "pct": mean, "pct_ci95": ci})
+    return pd.DataFrame(rows, columns=[key, "side", "category", "metric", "pct", "pct_ci95"])
 
 
 def breakdown_table(bd: pd.DataFrame, key: str) -> pd.DataFrame:

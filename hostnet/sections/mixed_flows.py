@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import altair as alt
 import pandas as pd
 
 from ..analysis import metrics, verdicts
 from ..analysis.findings import mixed_flows as rules
 from ..analysis.findings.mixed_flows import KEY
 from . import common, grid_view
+from ..charts.grid import mixed_flows_charts as charts  # noqa: F401 (the notebook's section.charts)
 from ..measure.sweep import SweepSpec, declared
 from ..measure.options import LiveOptions
 
@@ -77,38 +77,10 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["long_flow", KEY], ascending=[False, True]).reset_index(drop=True)
 
 
-def _label(long_flow: int, k: int) -> str:
-    return f"long + {k} short" if long_flow else f"{k} short alone"
-
-
-def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
-    s = summary.assign(point=[_label(lf, k) for lf, k in zip(summary.long_flow, summary[KEY], strict=True)])
-    order = list(s.point)
-    bars = s.melt(id_vars=["point"], value_vars=["long_tpc_gbps", "short_tpc_gbps"], var_name="flows",
-                  value_name="gbps")
-    bars["flows"] = bars.flows.map({"long_tpc_gbps": "long flow", "short_tpc_gbps": "short flows"})
-    tpc = alt.Chart(bars).mark_bar().encode(
-        x=alt.X("point:N", sort=order, title="flows sharing the core"),
-        y=alt.Y("gbps:Q", stack="zero", title="throughput per core (Gbit/s)"),
-        color=alt.Color("flows:N", sort=["long flow", "short flows"], title="",
-                        scale=alt.Scale(range=["#4c78a8", "#f58518"])),
-        tooltip=["point", "flows", alt.Tooltip("gbps:Q", format=".2f")],
-    ).properties(width=340, height=250, title=alt.Title(
-        "Fig. 11(a) analogue: throughput per core, long flow mixed with short flows",
-        subtitle=[*label.split("\n"), "one core per side; stacked: long flow + short (4 KB RPC) flows = total; means"]))
-    mixed = bd[bd.long_flow == 1].drop(columns="long_flow")
-    bd_chart = grid_view.breakdown_chart(mixed.assign(**{KEY: mixed[KEY].astype(int)}), KEY,
-                                         "Fig. 11(b) analogue: CPU breakdown, long flow + k short flows", label,
-                                         "short flows")
-    return {"mixed-flows-tpc": tpc, "mixed-flows-breakdown": bd_chart}
-
-
 def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
     """grid_view.breakdown per (long flow present, short-flow count)."""
     parts = [grid_view.breakdown(g, KEY).assign(long_flow=int(lf)) for lf, g in tidy.groupby("long_flow")]
-    out = pd.concat(parts, ignore_index=True)
-    out.attrs["metric"] = metrics.breakdown_metric(tidy)
-    return out
+    return pd.concat(parts, ignore_index=True)
 
 
 def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import altair as alt
 import pandas as pd
 
 from ..testbed import record as capability_record
 from . import common
+from ..charts.hardware import numa_charts
 from .. import store
 from ..analysis import verdicts
 from ..analysis.findings import numa as rules
@@ -128,23 +128,8 @@ def measured_table(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def charts(nodes: pd.DataFrame, measured: pd.DataFrame, label: str) -> dict:
-    need = pd.DataFrame({"needed": [2]})
-    bars = alt.Chart(nodes).mark_bar(color="#4c78a8").encode(
-        x=alt.X("testbed:N", title="testbed", sort=None, axis=alt.Axis(labelAngle=0, labelLimit=220)),
-        y=alt.Y("numa_nodes:Q", title="NUMA nodes (count)", scale=alt.Scale(domain=[0, 4]),
-                axis=alt.Axis(tickMinStep=1, format="d")),
-        tooltip=["testbed", "numa_nodes", "nic_node"])
-    rule = alt.Chart(need).mark_rule(color="#e45756", strokeDash=[4, 3]).encode(y="needed:Q")
-    out = {"numa-nodes": alt.layer(bars, rule).properties(width=380, height=240, title=alt.Title(
-        "Fig. 10(c) prerequisite: NUMA nodes, paper vs this testbed",
-        subtitle=[label, "dashed: at least 2 nodes and a NIC on one of them are needed for NIC-local vs -remote"]))}
-    if not measured.empty:
-        out["numa-tpc"] = alt.Chart(measured).mark_bar().encode(
-            x=alt.X("placement:N", sort=list(PLACEMENTS), title="receiver application placement"),
-            y=alt.Y("tpc_gbps:Q", title="throughput per core (Gbit/s)"), tooltip=["placement", "tpc_gbps", "runs"],
-        ).properties(width=300, height=240, title=alt.Title(
-            "Fig. 10(c) analogue: 4 KB RPCs, NIC-local vs NIC-remote", subtitle=[label, "medians over runs"]))
-    return out
+    """Fig. 10(c): NUMA nodes, paper vs this testbed, and tpc per placement where measured."""
+    return numa_charts(nodes, measured, label, PLACEMENTS)
 
 
 def refusal_reason(record: dict) -> str:

@@ -6,14 +6,13 @@ after GRO: with GRO on one drop removes a whole aggregated skb (docs/knobs.md). 
 """
 from __future__ import annotations
 
-
-import altair as alt
 import pandas as pd
 
 from ..analysis import verdicts
 from ..analysis.findings import packet_loss as rules
 from ..analysis.findings.packet_loss import KEY
 from . import common, grid_view
+from ..charts.grid import packet_loss_charts as charts  # noqa: F401 (the notebook's section.charts)
 from ..measure.sweep import SweepSpec, declared
 from ..measure.options import LiveOptions
 
@@ -62,36 +61,6 @@ def breakdown(tidy: pd.DataFrame) -> pd.DataFrame:
 
 def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
     return grid_view.breakdown_table(bd, KEY)
-
-
-def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
-    s = summary
-    order = list(s.loss)
-    x = alt.X("loss:N", sort=order, title="injected receive-side loss rate", axis=alt.Axis(labelAngle=0))
-    tpc = grid_view.tpc_bars(s, "loss", "injected receive-side loss rate",
-                             "Fig. 9 analogue: throughput per core vs packet loss rate",
-                             [*label.split("\n"), "one long flow; mean and 95 % CI over repetitions"],
-                             ("throughput_gbps",))
-    cpu = s.melt(id_vars=["loss"], value_vars=["sender_cpu_pct", "receiver_cpu_pct"], var_name="side",
-                 value_name="pct")
-    cpu["side"] = cpu.side.str.replace("_cpu_pct", "")
-    cpu_chart = alt.Chart(cpu).mark_bar().encode(
-        x=x, xOffset=alt.XOffset("side:N", sort=["sender", "receiver"]),
-        y=alt.Y("pct:Q", title="CPU utilisation (% of one core)"),
-        color=alt.Color("side:N", sort=["sender", "receiver"], title="side"),
-        tooltip=["loss", "side", alt.Tooltip("pct:Q", format=".1f")],
-    ).properties(width=300, height=240, title=alt.Title(
-        "Fig. 9 analogue: CPU utilisation per side vs loss rate", subtitle=[*label.split("\n"), "means; /proc/stat"]))
-    retrans = alt.Chart(s).mark_line(point=True).encode(
-        x=x, y=alt.Y("retrans_pct:Q", title="retransmitted segments (% of sent)"),
-        tooltip=["loss", alt.Tooltip("retrans_pct:Q", format=".3f"), "retransmits_count"],
-    ).properties(width=300, height=240, title=alt.Title(
-        "Fig. 9 analogue: retransmissions vs loss rate",
-        subtitle=[*label.split("\n"), "sender Tcp.RetransSegs / Tcp.OutSegs (/proc/net/snmp)"]))
-    bd_chart = grid_view.breakdown_chart(bd.assign(**{KEY: bd[KEY].map(rules.rate_label)}), KEY,
-                                         "Fig. 9 analogue: CPU breakdown vs loss rate", label, "loss rate")
-    return {"packet-loss-tpc": tpc, "packet-loss-cpu": cpu_chart, "packet-loss-retransmissions": retrans,
-            "packet-loss-breakdown": bd_chart}
 
 
 @verdicts.under_accountings

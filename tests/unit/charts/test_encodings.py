@@ -28,3 +28,13 @@ def test_ci_bars_span_lo_to_hi_on_the_bars_axis_title():
     assert spec["encoding"]["y2"] == {"field": "hi"} and spec["encoding"]["xOffset"]["field"] == "side"
     y = encodings.share_axis("share").to_dict()
     assert y["stack"] == "normalize" and y["axis"] == {"format": "%"}
+
+
+def test_a_breakdown_s_caveat_is_that_of_the_metric_its_rows_name():
+    def bd(*metrics):
+        return pd.DataFrame({"category": ["skb"] * len(metrics), "pct": [1.0] * len(metrics), "metric": list(metrics)})
+    assert encodings.breakdown_caveat(bd("breakdown_attributed_pct")) == encodings.ATTRIBUTED_CAVEAT
+    assert encodings.breakdown_caveat(bd("breakdown_pct", "breakdown_pct")) == encodings.CPU_CLOCK_CAVEAT
+    # shares of both breakdowns, or none: the attribution does not vouch for every bar
+    assert encodings.breakdown_caveat(bd("breakdown_pct", "breakdown_attributed_pct")) == encodings.CPU_CLOCK_CAVEAT
+    assert encodings.breakdown_caveat(bd()) == encodings.CPU_CLOCK_CAVEAT

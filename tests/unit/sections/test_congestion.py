@@ -4,6 +4,7 @@ import json
 import pandas as pd
 
 from conftest import REPO
+from hostnet.charts.encodings import ATTRIBUTED_CAVEAT, CPU_CLOCK_CAVEAT
 from hostnet.sections import congestion
 from hostnet.analysis.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 
@@ -108,3 +109,19 @@ def test_judge_serves_notebook_14s_f28_on_the_same_campaign():
     f28 = t.set_index("id").loc["F28"]
     assert f28.verdict == NOT_TESTABLE and "vegas" in f28["this run shows"]  # this kernel offers reno bbr cubic
     assert set(decided.wanted) <= {"F17"}
+
+
+def test_the_breakdown_names_its_metric_and_the_chart_says_its_caveat():
+    t, _ = tidy({("cubic", 1): 20, ("bbr", 1): 21})
+    shares = pd.DataFrame([{"run_id": f"{cc}-1-{r}", "metric": "breakdown_attributed_pct", "side": side,
+                            "category": c, "value": p, "congestion_control": cc, "flows": 1}
+                           for cc in ("cubic", "bbr") for r in range(2) for side in ("sender", "receiver")
+                           for c, p in (("data_copy", 60.0), ("tcp/ip", 40.0))])
+    summary = congestion.table(t)
+    bd = congestion.breakdown(pd.concat([t, shares]))
+    assert set(bd.metric) == {"breakdown_attributed_pct"} and set(bd.pct) == {60.0, 40.0}
+    stack = congestion.charts(summary, bd, "label")["congestion-control-breakdown"].to_dict()
+    assert stack["title"]["subtitle"] == ["median shares; " + ATTRIBUTED_CAVEAT]
+    leaf = congestion.breakdown(pd.concat([t, shares.assign(metric="breakdown_pct")]))
+    stack = congestion.charts(summary, leaf, "label")["congestion-control-breakdown"].to_dict()
+    assert stack["title"]["subtitle"] == ["median shares; " + CPU_CLOCK_CAVEAT]

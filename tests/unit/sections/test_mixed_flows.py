@@ -4,6 +4,7 @@ between the long and the short flows."""
 import pandas as pd
 
 from conftest import REPO
+from hostnet.charts.encodings import CPU_CLOCK_CAVEAT
 from hostnet.sections import mixed_flows
 from hostnet.analysis.verdicts import IN_DIRECTION, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VOCABULARY
 
@@ -163,3 +164,16 @@ def test_f26_is_the_receivers_claim_and_the_sender_is_shown_not_counted():
     f26 = v.set_index("id").loc["F26"]
     assert f26.verdict == REPRODUCED, f26["this run shows"]
     assert "the sender (not the paper's Fig. 11b, not counted: not reproduced)" in f26["this run shows"]
+
+
+def test_the_breakdown_with_the_long_flow_names_the_metric_its_figure_s_caveat_follows():
+    """Each part of the breakdown keeps the metric it is a share of: the short flows alone kept
+    their stacks here, the long flow's runs did not, and Fig. 11(b) (with the long flow) says so."""
+    shares = {(1, 4): [{"receiver": {"data_copy": 50.0, "tcp/ip": 30.0}}] * 3,
+              (0, 4): [{"receiver": {"data_copy": 40.0, "tcp/ip": 35.0}}] * 3}
+    tidy = mixed_tidy({(1, 4): runs(8.0, 2.0), (0, 4): runs(0.0, 4.0)}, shares)
+    tidy.loc[tidy.long_flow == 1, "metric"] = tidy.metric.replace("breakdown_attributed_pct", "breakdown_pct")
+    bd = mixed_flows.breakdown(tidy)
+    assert dict(zip(bd.long_flow, bd.metric, strict=True)) == {1: "breakdown_pct", 0: "breakdown_attributed_pct"}
+    chart = mixed_flows.charts(mixed_flows.table(tidy), bd, "label")["mixed-flows-breakdown"].to_dict()
+    assert CPU_CLOCK_CAVEAT in chart["title"]["subtitle"]
