@@ -8,9 +8,11 @@ flags        which stored runs analysis leaves out (flagged/usable)
 compare      two campaigns point by point
 run_summary  what `hostnet run` prints of each run
 profiles     a profile a researcher brings -> the paper's breakdown
+profile_files  a brought profile read, whatever its format
 
 Nothing here runs a command or reaches a host (a contract): a brought perf.data is read through
 the Perf its caller passes (probes.perf.PerfOnHost); measure/ calls these while it derives a run's
 rows, so this floor sits below it.
 """
-__all__ = ["attribution", "compare", "flags", "ledger", "metrics", "profiles", "run_summary", "verdicts"]
+__all__ = ["attribution", "compare", "flags", "ledger", "metrics", "profile_files", "profiles", "run_summary",
+           "verdicts"]
