@@ -24,9 +24,11 @@ from typing import Iterable, Iterator, Protocol
 
 from . import attribution
 from ..parsers import ParseError
-from ..parsers.perf_default import NO_CPU, one_event, parse_report_stdio, parse_script_default, parse_stackcollapse
+from ..parsers.perf_default import NO_CPU, parse_script_default
+from ..parsers.perf_report_stdio import one_event, parse_report_stdio
 from ..parsers.perf_report import FIXED_PERIOD_EVENTS, SymbolSamples, parse_perf_report
 from ..parsers.perf_script import USER, parse_folded, parse_perf_script
+from ..parsers.stackcollapse import parse_stackcollapse
 
 PERF_DATA_MAGIC = b"PERFILE2"
 _RELEASE = re.compile(r"^# os release : (?P<release>\S+)", re.M)
