@@ -10,10 +10,11 @@ run_summary  what `hostnet run` prints of each run
 profiles     a profile a researcher brings -> the paper's breakdown
 budget       the per-packet time budget's arithmetic
 time_budget_tables  the time budget's tables (notebook 13)
+profile_files  a brought profile read, whatever its format
 
 Nothing here runs a command or reaches a host (a contract): a brought perf.data is read through
 the Perf its caller passes (probes.perf.PerfOnHost); measure/ calls these while it derives a run's
 rows, so this floor sits below it.
 """
-__all__ = ["attribution", "compare", "flags", "ledger", "metrics", "profiles", "run_summary", "verdicts",
-           "budget", "time_budget_tables"]
+__all__ = ["attribution", "budget", "compare", "flags", "ledger", "metrics", "profile_files", "profiles",
+           "run_summary", "time_budget_tables", "verdicts"]

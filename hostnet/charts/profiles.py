@@ -10,11 +10,11 @@ import pandas as pd
 
 from . import plots
 from .flamegraph import flamegraph_html, icicle_chart, icicle_rects, stack_tree
-from ..analysis import profiles
+from ..analysis import profile_files, profiles
 from ..analysis.metrics import BREAKDOWN_ORDER
 
 
-def flamegraph(profile: profiles.Profile, cpus: Iterable[int], output: str) -> str:
+def flamegraph(profile: profile_files.Profile, cpus: Iterable[int], output: str) -> str:
     """The profile's stacks on these CPUs as a flame graph: output.html the interactive page `hostnet
     flamegraph RUN` writes (d3-flame-graph inlined: opens offline), output.svg/.png an icicle chart
     (vl-convert, offline). One implementation of each, shared with the stored runs' flame graphs."""

@@ -67,13 +67,13 @@ def cmd_figures(args) -> int:
 
 
 def cmd_notebooks(args) -> int:
-    from ..notebook import batch
+    from ..notebook import batch, stored_outputs
     paths = [Path(p) for p in args.notebooks] or None
     if args.action == "store-outputs":
-        for p in batch.store_outputs(paths):
+        for p in stored_outputs.store_outputs(paths):
             print(f"outputs stored in {p}")
     elif args.action == "strip-outputs":
-        for p in batch.strip_outputs(paths):
+        for p in stored_outputs.strip_outputs(paths):
             print(f"outputs removed from {p}")
     else:
         bad = {nb.name: batch.check_conventions(nb) for nb in (paths or batch.section_notebooks())}
@@ -85,8 +85,9 @@ def cmd_notebooks(args) -> int:
 
 def sweep_notebook(args) -> int:
     """hostnet sweep NOTEBOOK.ipynb -f params.yaml --mode replay|run: the notebook once per grid
-    point, serially; replay selects recorded points, run measures each live (batch.sweep_plan)."""
-    from ..notebook.batch import NotebookExecutionError, load_sweep_file, sweep_notebook, sweep_plan
+    point, serially; replay selects recorded points, run measures each live (sweeps.sweep_plan)."""
+    from ..notebook.batch import NotebookExecutionError
+    from ..notebook.sweeps import load_sweep_file, sweep_notebook, sweep_plan
     if not args.file:
         die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
     if not args.mode:

@@ -122,7 +122,7 @@ def _down(what: str, name: str, problems: list[str]) -> int:
 
 def _guests(args) -> int:
     """`testbed up --nic` and the guests' status and down (testbed/guests.py: the NIC rehearsal)."""
-    from ..testbed import guests
+    from ..testbed import guest_boot, guests
     if args.action == "up":
         if not args.nic:
             die("--iommu needs --nic e1000e, virtio or e1000")
@@ -130,7 +130,7 @@ def _guests(args) -> int:
             die("--nic boots two guests reached over SSH: --ssh, --bastion, --senders and --receivers do not apply")
         try:
             path = guests.up(args.name, args.nic, args.iommu, yaml_path=args.write_yaml)
-        except guests.GuestsUnsupported as exc:
+        except guest_boot.GuestsUnsupported as exc:
             die(f"unsupported: {exc}")
         st = guests.state_of(args.name)
         print(f"NIC rehearsal {args.name} is up in {st['boot_s']} s: two guests with {args.nic}"

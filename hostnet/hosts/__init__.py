@@ -1,7 +1,8 @@
 """Hosts: where commands run. base.py holds the seam (Host, Proc, Result, ProcessTag,
-check_argv), local.py this machine and its namespaces, ssh.py servers over SSH, sshd.py an
-sshd per namespace for testing the SSH path on one machine. host_from_description rebuilds a
-host from Host.describe() (a journal restored after a crash)."""
+check_argv), local.py this machine and its namespaces, ssh.py servers over SSH (a password's sudo
+exchange in ssh_sudo.py, a ProxyCommand's socket in ssh_proxy.py), sshd.py an sshd per namespace
+for testing the SSH path on one machine. host_from_description rebuilds a host from
+Host.describe() (a journal restored after a crash)."""
 from __future__ import annotations
 
 import re

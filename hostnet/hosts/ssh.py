@@ -6,13 +6,14 @@ lists joined with shlex.join; a non-root login runs them through sudo. The passw
 from HOSTNET_SUDO_PASSWORD, is never logged, written to a manifest or put in a child's environment,
 and is sent only in answer to a prompt unique to the command, as fabric's own sudo watcher does;
 the command's input follows only once sudo has started it. Without a password sudo runs with -n
-(never prompts) and a login that needs one is a clear HostError.
+(never prompts) and a login that needs one is a clear HostError. The sudo exchange is ssh_sudo.py's,
+a ProxyCommand's socket ssh_proxy.py's.
 """
 from __future__ import annotations
 
-import getpass
+import json
+import logging
 import os
-import re
 import shlex
 import signal
 import socket
@@ -25,6 +26,8 @@ from typing import Sequence
 
 from .base import (STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv,
                    remote_temp_prefix)
+from .ssh_proxy import proxy_socket, proxy_tokens
+from .ssh_sudo import CommandStdin, SudoExchange, answer_sudo, sudo_watcher
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -41,50 +44,6 @@ _START_MANY = ('umask 077; sep=$1; shift; while [ $# -gt 0 ]; do base=$1; shift;
                'setsid "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null & echo "$! $EPOCHREALTIME"; done')
 # Running = exists and is not a zombie (an orphan waits for init to reap it).
 _RUNNING = 'test -d "/proc/$1" && ! grep -q "^State:[[:space:]]*Z" "/proc/$1/status"'
-# Under sudo with a password: says on stderr (the marker is $0) that sudo let the command start.
-_STARTED = 'printf %s "$0" >&2; exec "$@"'
-
-
-class _Sudo:
-    """One command's sudo exchange: a prompt and a start marker no output can contain by chance.
-    The password answers the prompt once; a second prompt (wrong password) gets no answer, and
-    stdin is then closed without the command's input so sudo gives up."""
-
-    def __init__(self, password: str):
-        token = uuid.uuid4().hex
-        self.prompt, self.marker = f"[hostnet sudo {token}] password: ", f"[hostnet sudo {token} started]"
-        self.password = password
-        self.answered = self.refused = False
-        self.settled = threading.Event()  # the command started, or sudo refused the password
-
-    def answers(self, stream: str) -> list[str]:
-        if self.marker in stream:
-            self.settled.set()
-            return []
-        prompts = stream.count(self.prompt)
-        if prompts and not self.answered:
-            self.answered = True
-            return [f"{self.password}\n"]
-        if prompts > 1:
-            self.refused = True
-            self.settled.set()
-        return []
-
-    def stderr(self, text: str) -> str:
-        """The command's own stderr: what sudo printed before the marker (prompts) is dropped."""
-        return text.split(self.marker, 1)[1] if self.marker in text else text.replace(self.prompt, "")
-
-
-def _sudo_watcher(sudo: _Sudo):
-    """An invoke StreamWatcher answering sudo's prompt. invoke calls submit() from its reader threads
-    (a StreamWatcher is thread-local, so the state lives in the shared _Sudo). Defined here, on first
-    use, so that importing hostnet.hosts does not import invoke (0.2 s a CLI refusal would pay)."""
-    from invoke.watchers import StreamWatcher
-
-    class SudoWatcher(StreamWatcher):
-        def submit(self, stream: str) -> list[str]:
-            return sudo.answers(stream)
-    return SudoWatcher()
 
 
 class RemoteProc:
@@ -128,64 +87,6 @@ class RemoteProc:
     def close(self) -> None:
         self.stop()
         self.host.run(["rm", "-f", f"{self._base}.out", f"{self._base}.err"], check=False)
-
-
-def _proxy_socket(command: str):
-    """paramiko's ProxyCommand as the socket, fixed where it hangs: once the command exits, its
-    recv() selects a readable EOF forever and spins a CPU without ever telling the transport the link
-    is gone (paramiko #1277, PR #1180 unmerged), so every call waits out its channel timeout; close()
-    reaps the command and its pipes (#1713, #1715)."""
-    import subprocess
-
-    import paramiko
-
-    class ProxySocket(paramiko.ProxyCommand):
-        def recv(self, size):
-            import select
-            buffer, start = b"", time.monotonic()
-            try:
-                while len(buffer) < size:
-                    wait = None
-                    if self.timeout is not None:
-                        wait = self.timeout - (time.monotonic() - start)
-                        if wait <= 0:
-                            if buffer:
-                                return buffer
-                            raise socket.timeout()
-                    ready, _, _ = select.select([self.process.stdout], [], [], wait)
-                    if ready:
-                        data = os.read(self.process.stdout.fileno(), size - len(buffer))
-                        if not data:  # EOF: the command ended; b"" is how a socket says so
-                            return buffer
-                        buffer += data
-                return buffer
-            except socket.timeout:  # an OSError too, but the transport's idle tick, not a failure
-                raise
-            except (OSError, ValueError) as exc:  # closed under the transport's reader
-                raise paramiko.ProxyCommandFailure(" ".join(self.cmd), getattr(exc, "strerror", str(exc))) from exc
-
-        def close(self):
-            if self.process.poll() is None:
-                self.process.terminate()
-                try:
-                    self.process.wait(2)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-            for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-
-    return ProxySocket(command)
-
-
-def proxy_tokens(command: str, host) -> str:
-    """ssh_config's %h, %p, %r and %% in a ProxyCommand, filled in here: fabric parses a gateway string
-    as a config of its own without the Port, so its %p would always be 22."""
-    return re.sub(r"%[hpr%]", lambda m: {"%h": host.address, "%p": str(host.port), "%r": host.user or getpass.getuser(),
-                                           "%%": "%"}[m.group(0)], command)
 
 
 @dataclass(frozen=True)
@@ -277,7 +178,7 @@ class SshHost(Host):
             kwargs["sock"] = self._through_jump()
         elif self.proxy_command:
             # the proxy command runs here as a child of ours: without the sudo password in its environment
-            kwargs["sock"] = _proxy_socket(f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}")
+            kwargs["sock"] = proxy_socket(f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}")
         conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
                           connect_kwargs=kwargs, config=Config(overrides={"load_ssh_configs": False}))
         # fabric installs AutoAddPolicy; a measurement tool must not trust a host it has never seen.
@@ -324,7 +225,7 @@ class SshHost(Host):
             self._conn.close()
             self._conn = None
 
-    def _wrap(self, argv: Sequence[str], privileged: bool = True) -> tuple[str, _Sudo | None]:
+    def _wrap(self, argv: Sequence[str], privileged: bool = True) -> tuple[str, SudoExchange | None]:
         argv = check_argv(argv)
         if argv[0] in self.tool_paths:  # testbed.yaml may say where a tool lives on this host
             argv = [self.tool_paths[argv[0]], *argv[1:]]
@@ -333,11 +234,10 @@ class SshHost(Host):
         password = os.environ.get(SUDO_PASSWORD_VAR)
         if not password:  # -n: a login that needs a password fails at once instead of eating stdin
             return shlex.join(["sudo", "-n", "--", *argv]), None
-        sudo = _Sudo(password)
-        # -S: the password is read from stdin, in answer to sudo.prompt only
-        return shlex.join(["sudo", "-S", "-p", sudo.prompt, "--", "sh", "-c", _STARTED, sudo.marker, *argv]), sudo
+        sudo = SudoExchange(password)
+        return sudo.command(argv), sudo
 
-    def _sudo_failed(self, sudo: _Sudo | None, rc: int, stderr: str) -> None:
+    def _sudo_failed(self, sudo: SudoExchange | None, rc: int, stderr: str) -> None:
         if sudo is not None and sudo.refused:
             raise HostError(f"{self.name}: sudo did not accept the password in {SUDO_PASSWORD_VAR}")
         if sudo is None and self.sudo and rc == 1 and "sudo: a password is required" in stderr:
@@ -357,7 +257,7 @@ class SshHost(Host):
         conn = self.connection()
         try:
             res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False,
-                           in_stream=_Stdin(input, sudo), watchers=[_sudo_watcher(sudo)] if sudo else [])
+                           in_stream=CommandStdin(input, sudo), watchers=[sudo_watcher(sudo)] if sudo else [])
         except CommandTimedOut as exc:
             raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
         except (paramiko.SSHException, EOFError, OSError, ThreadException) as exc:
@@ -390,7 +290,7 @@ class SshHost(Host):
         before = ""
         try:
             if sudo:
-                before = _answer_sudo(channel, stdin, sudo)
+                before = answer_sudo(channel, stdin, sudo)
             stdin.channel.shutdown_write()
             value = sink(_channel_chunks(channel))
             while channel.recv(1 << 16):  # a sink that stopped early: drain to the exit status
@@ -475,7 +375,6 @@ class SshHost(Host):
         conn = self._run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=False, privileged=False).stdout.split()
         if len(conn) < 3:
             raise HostError(f"{self.name}: SSH_CONNECTION is empty in the login's shell")
-        import json
         try:
             addrs = json.loads(self._run(["ip", "-j", "addr"], privileged=False).stdout)
         except ValueError as exc:
@@ -504,7 +403,6 @@ def _quiet_paramiko() -> None:
     """paramiko's transport thread prints a traceback for every connection that meets no SSH server
     (Python's last-resort handler, when nobody configured logging); hostnet says the same in one
     HostUnreachable. A handler the user gave paramiko, or the root logger's, still gets them."""
-    import logging
     logger = logging.getLogger("paramiko")
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())
@@ -527,37 +425,3 @@ def _channel_chunks(channel):
             buf.clear()
     if buf:
         yield bytes(buf)
-
-
-def _answer_sudo(channel, stdin, sudo: _Sudo) -> str:
-    """Read stderr until sudo started the command (or refused), answering its prompt; returns what
-    was read. The command writes nothing before it starts, so stdout cannot fill up meanwhile."""
-    seen = b""
-    while not sudo.settled.is_set():
-        data = channel.recv_stderr(1 << 12)
-        if not data:  # sudo exited
-            break
-        seen += data
-        for answer in sudo.answers(seen.decode(errors="replace")):
-            stdin.write(answer)
-            stdin.flush()
-    return seen.decode(errors="replace")
-
-
-class _Stdin:
-    """A file-like stdin for invoke that yields `text` once, then EOF (never blocks on a TTY).
-    Under sudo with a password nothing is given before sudo started the command (None: not yet),
-    so sudo never reads the input as a password, and nothing at all if sudo refused it."""
-
-    def __init__(self, text: str | None, sudo: _Sudo | None = None):
-        self._data = text or ""  # str: invoke reads one character at a time, never half of one
-        self._sudo = sudo
-
-    def read(self, n: int = -1) -> str | None:
-        if self._sudo is not None:
-            if not self._sudo.settled.is_set():
-                return None
-            if self._sudo.refused:
-                return ""
-        chunk, self._data = (self._data, "") if n < 0 else (self._data[:n], self._data[n:])
-        return chunk

@@ -1,27 +1,26 @@
-"""Execute the notebooks with papermill: batch mode (every section notebook, then figures/index.html),
-sweeps of one notebook over a parameter grid, and the stored outputs that nbval compares.
+"""Execute the notebooks with papermill: one notebook (execute), or batch mode (every section notebook,
+then figures/index.html). Sweeps of one notebook over a grid are sweeps.py's, the outputs nbval
+compares stored_outputs.py's.
 
 Conventions every section notebook follows (checked by `check_conventions`): a literal-only
 `parameters` cell declaring at least CONVENTION_PARAMETERS; `mode = "replay"` by default.
 """
 from __future__ import annotations
 
-import copy
-import itertools
+import ast
 import json
 import logging
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import batch_kernel
-from .. import project, store
-from ..testbed.session import is_file, kind_of
+from .. import project
+from ..testbed.session import is_file
 
-log = logging.getLogger(__name__)  # one line per notebook or point (INFO); the CLI shows them
+log = logging.getLogger(__name__)  # one line per notebook (INFO); the CLI shows them
 # The process that runs a batch imports papermill (nbformat -> jsonschema) before any kernel starts:
 # without rfc3987_syntax, as its kernels and workers do (batch_kernel), 1.5 s sooner on 2 cores.
 batch_kernel.skip_unused_imports()
@@ -142,7 +141,6 @@ def first_cell_problems(notebook: Path) -> list[str]:
 def non_literal_parameters(notebook: Path) -> list[str]:
     """Statements of the `parameters` cell that are not `name = literal` (papermill injects values
     after it, so a computed default would silently differ between interactive and batch runs)."""
-    import ast
     nb = json.loads(Path(notebook).read_text())
     cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
@@ -256,7 +254,6 @@ def preflight(declared: dict[Path, dict], params: dict, figures_dir: Path | None
         problems.append(f"figures directory {figures}: {exc.strerror}")
     if params.get("mode") != "replay":
         return problems
-    import ast
     for nb, parameters in declared.items():
         try:
             value = {k: params.get(k, ast.literal_eval(v["default"])) for k, v in parameters.items()
@@ -350,7 +347,7 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
         try:
             for nb in notebooks:
                 log.info("%s (%s)", nb.name, what)
-                yield (nb, *_execute_recorded(nb, params, output_dir, keep))
+                yield (nb, *execute_with_status(nb, params, output_dir, keep))
         finally:
             if keep:
                 from . import kept_kernel
@@ -361,13 +358,13 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
     log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=batch_kernel.start_worker, initargs=(os.getpid(),)) as pool:
-        futures = {pool.submit(_execute_recorded, nb, params, output_dir, keep): nb for nb in notebooks}
+        futures = {pool.submit(execute_with_status, nb, params, output_dir, keep): nb for nb in notebooks}
         for future in as_completed(futures):
             yield (futures[future], *future.result())
 
 
-def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path, keep_kernel: bool = False
-                      ) -> tuple[str, float]:
+def execute_with_status(notebook: Path, parameters: dict, output_dir: Path, keep_kernel: bool = False
+                        ) -> tuple[str, float]:
     """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
     import papermill as pm
     t0 = time.time()
@@ -377,262 +374,3 @@ def _execute_recorded(notebook: Path, parameters: dict, output_dir: Path, keep_k
     except pm.PapermillExecutionError as exc:
         status = f"failed: {exc.ename}: {exc.evalue}"
     return status, time.time() - t0
-
-
-# --- sweeps of one notebook over a grid -------------------------------------------------------------
-
-def _slug(point: dict) -> str:
-    text = "-".join(f"{k}-{'_'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in point.items())
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text)
-
-
-def grid_points(grid: dict[str, list]) -> list[dict]:
-    """The cartesian product of the grid, in the order written (first key varies slowest)."""
-    for key, values in grid.items():
-        if not isinstance(values, list) or not values:
-            raise ValueError(f"grid {key} must be a non-empty list of values")
-    keys = list(grid)
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
-
-
-def _fit_declared(point: dict, declared: dict) -> dict:
-    """A scalar swept over a parameter the notebook declares as a list (e.g. sizes_kb) becomes [scalar]."""
-    return {k: [v] if declared[k]["default"].lstrip().startswith("[") and not isinstance(v, list) else v
-            for k, v in point.items()}
-
-
-def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-               profile_name: str | None = None, runs_dir: Path | None = None, mode: str = "run",
-               output_dir: Path | None = None) -> list[dict]:
-    """One entry per grid point: where it goes (`dir`), its campaign and the notebook parameters;
-    checked, nothing run.
-
-    mode "run": each point a new live campaign (runs_dir/<campaign>/, the executed notebook and
-    its figures inside), measured with the profile (default quick). A `testbed` parameter names
-    what every point runs on (a testbed.yaml path is made absolute) and the campaign's kind.
-    mode "replay": each point reads the recorded campaign (the notebook's own, or the `campaign`
-    parameter), its swept parameters selecting recorded points (hostnet.sections.replay): a value
-    not recorded, or a parameter only a live run uses (a profile included), is refused here,
-    before any kernel starts. Executed notebooks and figures go to output_dir/<point>/ (default
-    ./hostnet-sweeps/<time>-<notebook>/)."""
-    notebook = Path(notebook)
-    runs_dir = Path(runs_dir or default_runs_dir()).resolve()
-    parameters = dict(parameters or {})
-    clash = sorted(set(grid) & set(parameters))
-    if clash:
-        raise ValueError(f"{', '.join(clash)} both swept and fixed")
-    if "mode" in {*grid, *parameters}:
-        raise ValueError("mode is not a parameter of a sweep: say --mode replay or --mode run")
-    if mode not in ("replay", "run"):
-        raise ValueError(f"mode must be 'replay' or 'run', not {mode!r}")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    if mode == "replay":
-        return _replay_plan(notebook, grid, parameters, profile_name, runs_dir,
-                            Path(output_dir or Path.cwd() / "hostnet-sweeps" / f"{stamp}-{notebook.stem}"))
-    fixed = {**profile(profile_name or "quick"), **parameters}
-    if is_file(str(fixed.get("testbed", ""))):
-        fixed["testbed"] = str(Path(fixed["testbed"]).resolve())
-    testbed_kind = kind_of(str(fixed.get("testbed", "embedded")))
-    declared = check_declared(notebook, {*grid, *fixed, "mode", "campaign", "runs_dir", "figures_dir"})
-    plan = []
-    for point in grid_points(grid):
-        point = _fit_declared(point, declared)
-        campaign = f"{stamp}-{notebook.stem}-{_slug(point)}-{testbed_kind}"
-        cdir = runs_dir / campaign
-        plan.append({"point": point, "campaign": campaign, "dir": cdir,
-                     "parameters": {**fixed, **point, "mode": "run", "campaign": campaign,
-                                    "runs_dir": str(runs_dir), "figures_dir": str(cdir / "figures")}})
-    return plan
-
-
-def _replay_plan(notebook: Path, grid: dict, fixed: dict, profile_name: str | None, runs_dir: Path,
-                 output_dir: Path) -> list[dict]:
-    import ast
-
-    from .. import store
-    from ..sections import replay, section
-    if profile_name:
-        raise replay.ReplayParameterError(
-            f"profile {profile_name} shapes live runs (duration, warmup, repetitions): a replay reads what "
-            f"was recorded, so it would change nothing; drop it, or --mode run")
-    declared = check_declared(notebook, {*grid, *fixed, "mode", "runs_dir", "figures_dir"})
-    entry = section(notebook.name)
-    replay.refuse_run_only(entry, {*grid, *fixed})
-    runs_dir = project.resolve(fixed.pop("runs_dir")) if "runs_dir" in fixed else runs_dir
-    recorded: dict[str, list] = {}
-
-    def manifests_of(name: str) -> list:
-        if name not in recorded:
-            if not (runs_dir / name).is_dir():
-                raise FileNotFoundError(f"no campaign {name} in {runs_dir} to replay")
-            recorded[name] = store.load_manifests(runs_dir, name)
-        return recorded[name]
-
-    plan = []
-    for point in grid_points(grid):
-        point = _fit_declared(point, declared)
-        given = {**fixed, **point}
-        campaigns = {c: str(given[c] if c in given else ast.literal_eval(declared[c]["default"]))
-                     for c in {s.campaign for s in entry.selects} if c in declared}
-        for name in filter(None, campaigns.values()):
-            manifests_of(name)  # each named campaign is there
-        if all(campaigns.values()):  # "" replays the newest campaign: the notebook picks and checks it
-            replay.selection(entry, given, lambda c, names=campaigns: manifests_of(names[c]))
-        pdir = output_dir / _slug(point)
-        plan.append({"point": point, "campaign": campaigns.get("campaign", ""), "dir": pdir,
-                     "parameters": {**given, "mode": "replay", "runs_dir": str(runs_dir),
-                                    "figures_dir": str(pdir / "figures")}})
-    return plan
-
-
-def sweep_notebook(notebook: Path, grid: dict[str, list], parameters: dict | None = None,
-                   profile_name: str | None = None, runs_dir: Path | None = None,
-                   mode: str = "run", output_dir: Path | None = None) -> list[dict]:
-    """Execute the notebook once per grid point, serially (sweep_plan says where each goes).
-
-    The executed notebook lands in the point's directory with its figures in figures/ there, and
-    notebook_sweep.json records the point. A failed point is recorded and the sweep goes on;
-    NotebookExecutionError names the failures at the end.
-    """
-    plan = sweep_plan(notebook, grid, parameters, profile_name, runs_dir, mode, output_dir)
-    failures = []
-    for i, entry in enumerate(plan, 1):
-        log.info("[%d/%d] %s %s -> %s", i, len(plan), Path(notebook).name, entry["point"], entry["dir"])
-        entry["status"], seconds = _execute_recorded(Path(notebook), entry["parameters"], entry["dir"])
-        entry["executed"] = entry["dir"] / Path(notebook).name
-        entry["seconds"] = round(seconds, 1)
-        if entry["status"] != "ok":
-            failures.append(f"{entry['point']}: {entry['status'].removeprefix('failed: ')}")
-        record = {"notebook": Path(notebook).name, "mode": mode,
-                  "profile": (profile_name or "quick") if mode == "run" else None, "point": entry["point"],
-                  "parameters": entry["parameters"], "status": entry["status"], "seconds": entry["seconds"]}
-        store.Campaign.at(entry["dir"]).write_json(store.NOTEBOOK_POINT_FILE, record)
-    table = sweep_table_path(plan, mode)
-    sweep_table(plan, Path(notebook)).to_csv(table, index=False)
-    for entry in plan:
-        entry["table"] = table
-    if failures:
-        raise NotebookExecutionError(f"{len(failures)} of {len(plan)} points failed: " + "; ".join(failures)
-                                     + f"; the points that ran are in {table}")
-    return plan
-
-
-def sweep_table(plan: list[dict], notebook: Path):
-    """The summary each point's notebook printed (its report metadata's summary table), one row per
-    summary row, the point's swept parameters, status and directory in front; a point that failed
-    is one row saying so."""
-    import pandas as pd
-    rows = []
-    for entry in plan:
-        head = {**{k: json.dumps(v) if isinstance(v, list) else v for k, v in entry["point"].items()},
-                "status": entry.get("status", "not run"), "dir": str(entry["dir"])}
-        meta = Path(entry["parameters"]["figures_dir"]) / f"{Path(notebook).stem}.meta.json"
-        summary = json.loads(meta.read_text())["summary"] if meta.is_file() else []
-        rows += [{**head, **row} for row in summary] or [head]
-    return pd.DataFrame(rows)
-
-
-def sweep_table_path(plan: list[dict], mode: str) -> Path:
-    """Where a notebook sweep's table goes: sweep.csv in a replay's output directory; beside the
-    campaigns of a live sweep (<their common prefix>-sweep.csv in the runs directory)."""
-    first = Path(plan[0]["dir"])
-    if mode == "replay":
-        return first.parent / "sweep.csv"
-    shared = []  # the names' common leading words (points 200 and 2000 share no "200")
-    for words in zip(*(Path(e["dir"]).name.split("-") for e in plan), strict=False):  # up to the shortest
-        if len(set(words)) > 1:
-            break
-        shared.append(words[0])
-    return first.parent / f"{'-'.join(shared) or 'notebook'}-sweep.csv"
-
-
-def load_sweep_file(path) -> dict:
-    """params.yaml for `hostnet sweep NOTEBOOK -f`: grid (lists to sweep), parameters (fixed), profile."""
-    from .. import inputfiles
-    data = inputfiles.load(path) or {}  # InputFileError (a ValueError): one line naming the file
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not a mapping of grid, parameters and profile")
-    unknown = sorted(set(data) - {"grid", "parameters", "profile"})
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: grid, parameters, profile)")
-    if not data.get("grid"):
-        raise ValueError(f"{path}: needs a grid, e.g. grid: {{sizes_kb: [200, 3200]}}")
-    for part in ("grid", "parameters"):
-        if "mode" in (data.get(part) or {}):
-            raise ValueError(f"{path}: mode in {part} would be overridden by the sweep: say --mode replay or "
-                             f"--mode run on the command line instead")
-    return {"grid": data["grid"], "parameters": data.get("parameters") or {}, "profile": data.get("profile")}
-
-
-# --- stored outputs for nbval ----------------------------------------------------------------------
-
-VOLATILE_NOTEBOOK_KEYS = ("papermill", "widgets")
-# Random per execution, replaced by ids fixed by the cell's position so stored outputs diff cleanly.
-_RANDOM_IDS = [(re.compile(r"altair-viz-[0-9a-f]{32}"), "altair-viz-c{cell}n{n}"),
-               (re.compile(r"\bT_[0-9a-f]{5}(?=[_\"'\s])"), "T_c{cell}n{n}"),
-               (re.compile(r" at 0x[0-9a-f]{6,16}>"), " at 0x{cell}{n}>")]
-
-
-def stable_ids(text: str, cell: int) -> str:
-    for pattern, template in _RANDOM_IDS:
-        seen: dict[str, str] = {}
-        text = pattern.sub(lambda m, seen=seen, template=template: seen.setdefault(
-            m.group(0), template.format(cell=cell, n=len(seen))), text)
-    return text
-
-
-VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
-
-
-def strip_volatile(nb: dict) -> dict:
-    """A notebook without what changes on every execution (timings, papermill bookkeeping, widget state)."""
-    nb = copy.deepcopy(nb)
-    for key in VOLATILE_NOTEBOOK_KEYS:
-        nb["metadata"].pop(key, None)
-    nb["metadata"].get("language_info", {}).pop("version", None)
-    for i, cell in enumerate(nb["cells"]):
-        for key in VOLATILE_CELL_KEYS:
-            cell.get("metadata", {}).pop(key, None)
-        for out in cell.get("outputs", []):
-            out.get("metadata", {}).pop("execution", None)
-            # widget views reference models that are gone once the kernel stops
-            out.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
-            for mime, value in out.get("data", {}).items():
-                if mime.startswith("text/"):
-                    text = stable_ids("".join(value) if isinstance(value, list) else value, i)
-                    out["data"][mime] = text.splitlines(keepends=True) if isinstance(value, list) else text
-    return nb
-
-
-def store_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
-    """Execute notebooks (default: 00 and every section) in replay mode with their own default
-    parameters and write the outputs back into the notebooks, volatile metadata stripped, so that
-    nbval compares the cells marked `# NBVAL_CHECK_OUTPUT`."""
-    import nbformat
-    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
-    written = []
-    with tempfile.TemporaryDirectory(prefix="hostnet-outputs-") as tmp:
-        for nb in targets:
-            log.info("storing outputs of %s", nb.name)
-            declared = declared_parameters(nb)
-            if "mode" in declared and declared["mode"]["default"].strip("'\"") != "replay":
-                raise NotebookParameterError(f"{nb.name}: mode must default to \"replay\" to store outputs")
-            executed = execute(nb, None, Path(tmp))  # no injected parameters cell: the notebook as committed
-            clean = nbformat.from_dict(strip_volatile(nbformat.read(executed, as_version=4)))
-            nbformat.validate(clean)
-            nbformat.write(clean, nb)
-            written.append(nb)
-    return written
-
-
-def strip_outputs(notebooks=None, notebooks_dir: Path | None = None) -> list[Path]:
-    """The inverse of store_outputs (e.g. before editing a notebook's code)."""
-    import nbformat
-    targets = [Path(n) for n in notebooks] if notebooks else all_notebooks(notebooks_dir)
-    for nb in targets:
-        data = nbformat.read(nb, as_version=4)
-        for cell in data.cells:
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
-        nbformat.write(nbformat.from_dict(strip_volatile(data)), nb)
-    return targets

@@ -267,7 +267,7 @@ def report_files(host: Host, data: str, time_range: tuple[float, float] | None =
 
 class PerfOnHost:
     """perf on a host, for a perf.data a researcher brings (`hostnet breakdown FILE`): what
-    analysis.profiles.read_profile asks of perf, so that analysis itself runs no command."""
+    analysis.profile_files.read_profile asks of perf, so that analysis itself runs no command."""
 
     def __init__(self, host: Host):
         self.host = host

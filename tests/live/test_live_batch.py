@@ -1,4 +1,4 @@
-"""Notebook sweeps executed live by papermill (hostnet.notebook.batch.sweep_notebook), once per point,
+"""Notebook sweeps executed live by papermill (hostnet.notebook.sweeps.sweep_notebook), once per point,
 each into its own campaign, smoke profile. sweep_02 / sweep_07 are shared with the servers
 rehearsal (test_live_servers.py), which runs them on its testbed.yaml."""
 import json
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, live_ready
-from hostnet.notebook import batch
+from hostnet.notebook import sweeps
 from hostnet.sections import short_flows
 
 pytestmark = pytest.mark.live
@@ -19,9 +19,9 @@ def sweep_02(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
     """Notebook 02 once per Rx buffer size, each into its own …-<kind> campaign; checks what it left.
     duration: the smoke profile's 2 s, longer through SSH (the window's edges take seconds there)."""
     # include_contaminated: other jobs on a shared machine must not fail a test of the sweep mechanism
-    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True,
-                                                                 "duration": duration, **fixed},
-                                "smoke", tmp_path, mode="run")
+    done = sweeps.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"repetitions": 1, "include_contaminated": True,
+                                                                  "duration": duration, **fixed},
+                                 "smoke", tmp_path, mode="run")
     assert [e["point"] for e in done] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]
@@ -41,10 +41,10 @@ def sweep_02(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
 
 def sweep_07(tmp_path, kind: str, duration: int = 2, **fixed) -> None:
     """Notebook 07 (short flows) once per RPC size, each into its own …-<kind> campaign."""
-    done = batch.sweep_notebook(SHORT, {"rpc_sizes": [4, 64]},
-                                {"repetitions": 1, "flows": 2, "include_contaminated": True, "duration": duration,
-                                 **fixed},
-                                "smoke", tmp_path, mode="run")
+    done = sweeps.sweep_notebook(SHORT, {"rpc_sizes": [4, 64]},
+                                 {"repetitions": 1, "flows": 2, "include_contaminated": True, "duration": duration,
+                                  **fixed},
+                                 "smoke", tmp_path, mode="run")
     assert [e["point"] for e in done] == [{"rpc_sizes": [4]}, {"rpc_sizes": [64]}]
     for entry in done:
         cdir = tmp_path / entry["campaign"]

@@ -197,7 +197,7 @@ def test_notebook_14_is_refused_on_namespace_servers_before_any_setting(lab, tmp
     _restored(lab_name, path, before)
 
 
-# Notebook sweeps (hostnet.notebook.batch.sweep_notebook), as test_live_batch runs them on embedded testbeds.
+# Notebook sweeps (hostnet.notebook.sweeps.sweep_notebook), as test_live_batch runs them on embedded testbeds.
 @REHEARSAL
 def test_sweep_notebook_02_on_the_testbed_yaml_over_two_rx_buffer_sizes(lab, tmp_path):
     from test_live_batch import sweep_02

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from hostnet import cli
-from hostnet.analysis import profiles
+from hostnet.analysis import profile_files, profiles
 from hostnet.parsers import ParseError
 from hostnet.parsers.perf_default import NO_CPU, kernel_dso, parse_script_default
 from hostnet.parsers.perf_script import USER, Sample
@@ -55,7 +55,7 @@ def test_every_layout_of_one_recording_reads_as_its_default_print(layout):
 
 
 def test_the_breakdown_says_how_it_told_kernel_from_user():
-    profile = profiles.read_profile(LAYOUTS / "default.txt.gz")
+    profile = profile_files.read_profile(LAYOUTS / "default.txt.gz")
     # 665 frames say [unknown], 14 of them with a DSO (a memfd): 651 are placed by their address
     assert profile.notes == ["kernel or user by each frame's DSO ([kernel.kallsyms], a vmlinux or a module is the "
                              "kernel); 651 frames without one ([unknown]) by their address"]
@@ -81,7 +81,7 @@ def test_a_byte_that_is_not_utf8_is_refused_naming_the_file_and_line(tmp_path):
     damaged.write_bytes(text[:at + 7] + b"\xff" + text[at + 8:])
     line = text.count(b"\n", 0, at) + 1
     with pytest.raises(ParseError, match=rf"damaged.txt:{line}: not UTF-8 text: byte 0xff cannot be read"):
-        profiles.read_profile(damaged)
+        profile_files.read_profile(damaged)
 
 
 @pytest.mark.parametrize("damage, said", [("cut", "the gzip file is cut short"),
@@ -95,7 +95,7 @@ def test_a_truncated_or_corrupt_gzip_is_one_line_naming_the_file(tmp_path, damag
     else:
         path.write_bytes(data[:200] + bytes(b ^ 0xA5 for b in data[200:400]) + data[400:])
     with pytest.raises(ParseError, match=rf"{damage}.txt.gz: {said}"):
-        profiles.read_profile(path)
+        profile_files.read_profile(path)
 
 
 def test_cpus_and_comm_take_one_value_each_and_never_the_file(capsys):
@@ -124,18 +124,19 @@ def test_a_text_of_two_events_names_them_and_breaks_down_the_one_asked(capsys):
     path = LAYOUTS / "two_events.txt.gz"
     with pytest.raises(ParseError, match=r"samples of 2 events, cpu-clock \(482 samples\), page-faults \(9 samples\)"
                                          r": their counts do not add up; break down one with --event NAME"):
-        profiles.read_profile(path)
-    clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
+        profile_files.read_profile(path)
+    clock = profile_files.read_profile(path, event="cpu-clock")
+    faults = profile_files.read_profile(path, event="page-faults")
     assert (clock.event, clock.unit, sum(clock.stacks.values())) == ("cpu-clock", "samples", 482)  # one period
     # page-faults' periods vary (1 x 6, 36, 3442, 20): weighted by period, their sum
     assert (faults.event, faults.unit, sum(faults.stacks.values())) == ("page-faults", "period", 3504)
     assert faults.weight.startswith("by period: 9 samples whose periods add up to 3,504")
     with pytest.raises(ParseError, match=r"no samples of event 'cycles'; the text has cpu-clock \(482 samples\)"):
-        profiles.read_profile(path, event="cycles")
+        profile_files.read_profile(path, event="cycles")
     assert cli.main(["breakdown", str(path), "--event", "page-faults", "--cpus", "0-1", "--csv"]) == 0
     assert capsys.readouterr().out.startswith("cpus,category,leaf_pct,attributed_pct")
     with pytest.raises(ParseError, match="--event picks one event of a perf script text or perf report; this is "):
-        profiles.read_profile(FIXTURES / "perf-layouts" / "inferno" / "default.folded.gz", event="cpu-clock")
+        profile_files.read_profile(FIXTURES / "perf-layouts" / "inferno" / "default.folded.gz", event="cpu-clock")
 
 
 def test_a_report_of_two_events_names_them_and_breaks_down_the_one_asked():
@@ -144,22 +145,23 @@ def test_a_report_of_two_events_names_them_and_breaks_down_the_one_asked():
     path = LAYOUTS / "two_events_report.txt.gz"
     with pytest.raises(ParseError, match=r"two_events_report.txt.gz:137: a report of 2 events, cpu-clock "
                                          r"\(598 samples\), page-faults \(10 samples\): their shares do not add up"):
-        profiles.read_profile(path)
-    clock, faults = profiles.read_profile(path, event="cpu-clock"), profiles.read_profile(path, event="page-faults")
+        profile_files.read_profile(path)
+    clock = profile_files.read_profile(path, event="cpu-clock")
+    faults = profile_files.read_profile(path, event="page-faults")
     assert (clock.event, clock.unit, sum(r.samples for r in clock.rows)) == ("cpu-clock", "samples", 598)
     assert faults.event == "page-faults" and faults.unit == "% of samples"  # by period: the Overhead column
     assert sum(r.samples for r in faults.rows) == pytest.approx(100.0, abs=0.05)
     assert {r.symbol for r in faults.rows} >= {"strcmp", "_copy_to_iter"} and "tcp_sendmsg" not in {
         r.symbol for r in faults.rows}
     with pytest.raises(ParseError, match=r"no samples of event 'cycles'; the report has cpu-clock \(598 samples\)"):
-        profiles.read_profile(path, event="cycles")
+        profile_files.read_profile(path, event="cycles")
     one = FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz"  # a report of one event, asked by name
-    assert profiles.read_profile(one, event="cpu-clock").rows == profiles.read_profile(one).rows
+    assert profile_files.read_profile(one, event="cpu-clock").rows == profile_files.read_profile(one).rows
 
 
 def test_a_leaf_only_report_says_how_much_landed_where_interrupts_come_back_on():
     """Someone with only `perf report` saw etc at ~40 % and nothing said call chains would move it."""
-    notes = profiles.read_profile(FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz").notes
+    notes = profile_files.read_profile(FIXTURES / "perf-report-variants" / "flat_cpu_sym_ipc.txt.gz").notes
     assert ("30.6 % of the samples landed where interrupts come back on (leaves such as handle_softirqs and "
             "_raw_spin_unlock_irqrestore): a leaf breakdown counts them there; perf script text with call chains "
             "(or the perf.data) gives them to the layer that ran") in notes
@@ -182,7 +184,7 @@ def numbers(profile) -> tuple:
     return sorted(profile.stacks.items(), key=repr), profile.notes
 
 
-UNDAMAGED = numbers(profiles.read_profile(LAYOUTS / "default.txt.gz"))
+UNDAMAGED = numbers(profile_files.read_profile(LAYOUTS / "default.txt.gz"))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -217,7 +219,7 @@ def test_damage_gives_the_undamaged_numbers_or_one_line_naming_the_file(tmp_path
         path.write_bytes(packed[:j] if damage == "gz cut" else
                          packed[:j] + bytes(b ^ 0x5A for b in packed[j:j + 64]) + packed[j + 64:])
     try:
-        got = profiles.read_profile(path)
+        got = profile_files.read_profile(path)
     except ParseError as exc:
         assert damage != "crlf" and str(exc).startswith(str(path)) and "\n" not in str(exc)
         return
@@ -321,5 +323,5 @@ def test_jit_frames_named_through_a_perf_pid_map_are_user_space_and_one_stack_ke
     assert got == Counter({Sample(NO_CPU, "jit", ("jit_spin" + USER, "main" + USER,
                                                    "__libc_start_call_main" + USER)): 115})
     assert as_collapsed("jit_map") == inferno("jit_map")
-    p = profiles.read_profile(LAYOUTS / "jit_map.txt.gz")
+    p = profile_files.read_profile(LAYOUTS / "jit_map.txt.gz")
     assert p.unit == "samples" and sum(p.stacks.values()) == 115

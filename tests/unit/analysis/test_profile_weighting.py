@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import FIXTURES
-from hostnet.analysis import profiles
+from hostnet.analysis import profile_files, profiles
 from hostnet.probes.perf import PerfOnHost
 from hostnet.hosts import LocalHost
 from hostnet.parsers.perf_default import NO_CPU, parse_script_default
@@ -25,7 +25,7 @@ TAX = load("linux-6")
 
 def _read(name, directory=WEIGHTING):
     path = directory / name
-    return profiles.profile_from_text(gzip.decompress(path.read_bytes()).decode(), path.name)
+    return profile_files.profile_from_text(gzip.decompress(path.read_bytes()).decode(), path.name)
 
 
 def _leaf(p):
@@ -43,7 +43,7 @@ def test_one_page_faults_profile_gives_one_breakdown_from_script_report_and_fold
     assert any(n.endswith("perf report --show-total-period prints the periods exactly") for n in report.notes)
     assert folded.unit == "folded" and folded.weight.startswith("as folded:")
     # script vs the report's Period column: the same counts, so the same shares to the last digit
-    s = _leaf(profiles.Profile(script.source, script.format, script.rows, None, script.unit))
+    s = _leaf(profile_files.Profile(script.source, script.format, script.rows, None, script.unit))
     assert s["busy_samples"] == sum(r.samples for r in period.rows) == 17961
     p = _leaf(period)
     assert p["leaf_pct"] == pytest.approx(s["leaf_pct"], abs=1e-9)
@@ -53,7 +53,7 @@ def test_one_page_faults_profile_gives_one_breakdown_from_script_report_and_fold
     # inferno's folded counts are the same sums (no CPU); it marks [vdso] a kernel frame (any "[...]" DSO),
     # which hostnet reads as user: that one frame moves from user to unclassified, nothing else moves
     f = _leaf(folded)
-    whole = _leaf(profiles.Profile(script.source, script.format,
+    whole = _leaf(profile_files.Profile(script.source, script.format,
                                    [SymbolSamples(NO_CPU, r.comm, r.symbol, r.kernel, r.samples)
                                     for r in script.rows], None, script.unit))
     assert f["busy_samples"] == whole["busy_samples"] == 17961
@@ -63,7 +63,7 @@ def test_one_page_faults_profile_gives_one_breakdown_from_script_report_and_fold
     # not a vacuous agreement: by samples the same text gives etc 0.39 %, by period 2.74 %
     counted = parse_script_default(gzip.decompress((WEIGHTING / "script_default.txt.gz").read_bytes()).decode()
                                    .splitlines()).samples
-    by_samples = profiles.Profile(script.source, script.format, profiles.leaf_rows(counted), None)
+    by_samples = profile_files.Profile(script.source, script.format, profile_files.leaf_rows(counted), None)
     assert round(_leaf(by_samples)["leaf_pct"]["etc"], 2) == 0.39 and round(s["leaf_pct"]["etc"], 2) == 2.74
 
 
@@ -95,9 +95,9 @@ def test_a_perf_data_of_an_event_whose_period_varies_is_read_by_period(tmp_path)
                            "python3", "-c", "for i in range(40): b = bytearray(8 << 20)"], check=False, timeout=120)
     if res.returncode != 0:
         pytest.skip(f"perf record -a is not allowed here: {res.stderr.strip()[-200:]}")
-    got = profiles.read_profile(data, PERF)
+    got = profile_files.read_profile(data, PERF)
     text = LocalHost().run(["perf", "script", "-i", str(data)], timeout=120).stdout
-    want = profiles.profile_from_text(text, "perf script")
+    want = profile_files.profile_from_text(text, "perf script")
     assert got.event == "page-faults" and got.weight == want.weight
     assert got.stacks == want.stacks and got.unit == want.unit
     if got.unit == "period":  # periods that happened to be equal would read as samples, rightly
@@ -106,5 +106,5 @@ def test_a_perf_data_of_an_event_whose_period_varies_is_read_by_period(tmp_path)
     flat = tmp_path / "flat.data"
     LocalHost().run(["perf", "record", "-a", "-F", "2999", "-e", "page-faults", "-o", str(flat), "--",
                      "python3", "-c", "for i in range(40): b = bytearray(8 << 20)"], timeout=120)
-    leaf = profiles.read_profile(flat, PERF)
+    leaf = profile_files.read_profile(flat, PERF)
     assert leaf.stacks is None and leaf.rows and "no call chains (perf record without -g)" in " ".join(leaf.notes)

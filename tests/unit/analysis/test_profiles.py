@@ -1,4 +1,4 @@
-"""A profile a researcher brings (hostnet.analysis.profiles): the same profile in every format perf
+"""A profile a researcher brings (hostnet.analysis.profile_files, profiles): the same profile in every format perf
 writes gives one breakdown (equal within the rounding of perf report's printed shares), and a
 perf.data read through hostnet's own path (perf run with hostnet's fields) gives what perf's
 default text output of the same file gives."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from hostnet.analysis import profiles
+from hostnet.analysis import profile_files, profiles
 from hostnet.probes.perf import PerfOnHost
 from hostnet.analysis.metrics import BREAKDOWN_ORDER
 from hostnet.hosts import LocalHost
@@ -31,7 +31,7 @@ def text(path) -> str:
 
 
 def profile(path):
-    return profiles.profile_from_text(text(path), path.name)
+    return profile_files.profile_from_text(text(path), path.name)
 
 
 def shares(p, cpus, comms=None, embedded=True):
@@ -53,14 +53,14 @@ def ref_script():
 
 
 def test_formats_are_told_apart_by_content():
-    kinds = {name: profiles.text_format(text(path), name) for name, path in {
+    kinds = {name: profile_files.text_format(text(path), name) for name, path in {
         "script": REF / "perf_script_default.txt.gz", "report": REF / "perf_report_stdio_children_callgraph.txt.gz",
         "folded": REF / "stackcollapse_reference.folded.gz", "own report": FIXTURES / "perf_report_no-opts.txt",
         "own script": FIXTURES / "perf_script_all-opts.txt"}.items()}
     assert kinds == {"script": "perf script", "report": "perf report", "folded": "folded",
                      "own report": "hostnet perf report", "own script": "hostnet perf script"}
     with pytest.raises(ParseError, match="empty"):
-        profiles.text_format("\n", "x")
+        profile_files.text_format("\n", "x")
 
 
 def test_the_reference_profile_in_every_format_gives_one_breakdown(ref_script):
@@ -130,7 +130,7 @@ def test_kernel_series_from_the_file_else_the_running_kernel(monkeypatch):
 
 def test_a_perf_data_without_a_perf_to_run_is_refused_naming_the_file():
     with pytest.raises(ParseError, match=r"loopback.*a perf.data file: reading it runs perf, and no perf was given"):
-        profiles.read_profile(LOOPBACK_DATA)
+        profile_files.read_profile(LOOPBACK_DATA)
 
 
 def test_next_to_the_paper_s_fig3(ref_script):
@@ -194,11 +194,11 @@ def test_a_perf_data_recorded_without_cpus_gives_one_breakdown_of_every_sample(t
     """perf record -- CMD (no -a, no -C) keeps no CPU: perf report prints -001 and perf script
     refuses hostnet's -F cpu. The breakdown is then one CPU set, leaf and call chain, and says why."""
     data = _record(tmp_path)
-    p = profiles.read_profile(data, PERF)
+    p = profile_files.read_profile(data, PERF)
     assert p.cpus() == [NO_CPU] and p.stacks and p.rows
     assert any("recorded without CPUs" in n for n in p.notes)
     own = shares(p, [NO_CPU], embedded=False)
-    default = shares(profiles.profile_from_text(_perf_text(tmp_path, "script", data=data), "perf script"),
+    default = shares(profile_files.profile_from_text(_perf_text(tmp_path, "script", data=data), "perf script"),
                      [NO_CPU], embedded=False)
     assert own["attributed_pct"] == pytest.approx(default["attributed_pct"], abs=1e-9)
     assert own["busy_samples"] == default["busy_samples"] > 100
@@ -207,13 +207,13 @@ def test_a_perf_data_recorded_without_cpus_gives_one_breakdown_of_every_sample(t
 def test_perf_data_through_hostnet_s_own_path_equals_perf_s_default_text_of_it(tmp_path, recorded_here):
     """perf.data -> hostnet's own perf report/script fields; perf's default script and report text
     of the same file, made with the same symbols: the same breakdown (the report within rounding)."""
-    data = profiles.read_profile(recorded_here, PERF)
+    data = profile_files.read_profile(recorded_here, PERF)
     assert data.format == "perf.data" and data.release == platform.release() and data.event == "cpu-clock"
-    script = profiles.profile_from_text(_perf_text(tmp_path, "script", data=recorded_here), "perf script")
-    report = profiles.profile_from_text(_perf_text(tmp_path, "report", "--stdio", data=recorded_here),
+    script = profile_files.profile_from_text(_perf_text(tmp_path, "script", data=recorded_here), "perf script")
+    report = profile_files.profile_from_text(_perf_text(tmp_path, "report", "--stdio", data=recorded_here),
                                             "perf report")
     for p in (data, script, report):
-        profiles.check_symbolised(p)
+        profile_files.check_symbolised(p)
     # The workload's samples (dd, and the kernel threads working for it), as hostnet reads a run:
     # on a loaded machine (CI) a foreign process can own most samples; a CI run once had 2 of its
     # 862 in perf script's default text and not in hostnet's perf report rows, which did not recur
@@ -244,7 +244,7 @@ def test_a_perf_data_from_a_kernel_whose_symbols_are_missing_is_refused(tmp_path
     if _recorded_on_this_kernel(tmp_path):
         pytest.skip("the kernel that recorded the stored perf.data is the one running: its symbols are here")
     with pytest.raises(ParseError, match=r"kernel samples have no symbol.*kernel 6\.18\.44-fc-v595.*perf archive"):
-        profiles.read_profile(LOOPBACK_DATA, PERF)
+        profile_files.read_profile(LOOPBACK_DATA, PERF)
 
 
 def _rows(named: int, unnamed: int, symbol="0xffffffff8e2b1234"):
@@ -255,14 +255,14 @@ def _rows(named: int, unnamed: int, symbol="0xffffffff8e2b1234"):
 
 @pytest.mark.parametrize("symbol", ["0xffffffff8e2b1234", "ffffffff8e2b1234", "[unknown]", "[kernel.kallsyms]"])
 def test_kernel_samples_without_a_symbol_refuse_the_profile_above_one_percent(symbol):
-    p = profiles.Profile("their.data", "perf.data", _rows(980, 20, symbol), None, release="6.1.0-18-amd64")
+    p = profile_files.Profile("their.data", "perf.data", _rows(980, 20, symbol), None, release="6.1.0-18-amd64")
     with pytest.raises(ParseError, match=r"their.data: 2.0 % of the kernel samples have no symbol.*6.1.0-18-amd64"):
-        profiles.check_symbolised(p)
-    few = profiles.Profile("their.data", "perf.data", _rows(9990, 10, symbol), None)
-    profiles.check_symbolised(few)
+        profile_files.check_symbolised(p)
+    few = profile_files.Profile("their.data", "perf.data", _rows(9990, 10, symbol), None)
+    profile_files.check_symbolised(few)
     assert few.notes == ["0.10 % of the kernel samples have no symbol (counted as unclassified)"]
-    named = profiles.Profile("their.data", "perf.data", _rows(1000, 0, symbol), None)
-    profiles.check_symbolised(named)
+    named = profile_files.Profile("their.data", "perf.data", _rows(1000, 0, symbol), None)
+    profile_files.check_symbolised(named)
     assert named.notes == []
 
 
@@ -272,7 +272,7 @@ def test_perf_data_equals_the_stored_default_texts_where_this_kernel_recorded_it
     would resolve the kernel's addresses against that kernel's symbols, so this skips there."""
     if not _recorded_on_this_kernel(tmp_path):
         pytest.skip("recorded on another kernel (perf buildid-list): its symbols are not here")
-    data = profiles.read_profile(LOOPBACK_DATA, PERF)
+    data = profile_files.read_profile(LOOPBACK_DATA, PERF)
     script = profile(LOOPBACK_SCRIPT)
     assert unnamed_as_unknown(data.stacks) == unnamed_as_unknown(script.stacks)  # same stacks, same counts
 
@@ -316,13 +316,13 @@ def test_a_field_separated_row_with_the_separator_inside_a_value_is_refused():
     head, _, rest = text.partition("\n 2")  # the first row
     damaged = head + "\n 2" + rest.replace("[k] ", "[k] std::pair<int, int> ", 1)
     with pytest.raises(ParseError, match=r"fields where the header has 3: a value holds the separator ','"):
-        profiles.profile_from_text(damaged, "perf report -t ,")
+        profile_files.profile_from_text(damaged, "perf report -t ,")
 
 
 def test_a_column_that_would_change_the_counts_is_still_refused():
     text = gzip.decompress((VARIANTS / "flat_sym_ipc.txt.gz").read_bytes()).decode()
     with pytest.raises(ParseError, match=r"columns \['Weight'\] are not read"):
-        profiles.profile_from_text(text.replace("IPC   [IPC Coverage]", "Weight              "), "perf report")
+        profile_files.profile_from_text(text.replace("IPC   [IPC Coverage]", "Weight              "), "perf report")
 
 
 def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recording_has(tmp_path, monkeypatch):
@@ -334,7 +334,7 @@ def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recordin
     fifo = tmp_path / "profile.fifo"
     os.mkfifo(fifo)
     answer = []
-    reader = threading.Thread(target=lambda: answer.append(_error_of(profiles.read_profile, fifo)), daemon=True)
+    reader = threading.Thread(target=lambda: answer.append(_error_of(profile_files.read_profile, fifo)), daemon=True)
     reader.start()
     reader.join(10)
     if reader.is_alive():  # unblock it: the test's verdict is already that read_profile blocked
@@ -342,20 +342,21 @@ def test_breakdown_refuses_what_is_not_a_file_a_gzip_bomb_and_counts_no_recordin
             pass
         pytest.fail("read_profile blocked on a FIFO")
     assert "not a regular file (a directory, FIFO or device)" in answer[0]
-    assert "not a regular file" in _error_of(profiles.read_profile, "/dev/zero")
-    assert "not a regular file" in _error_of(profiles.read_profile, tmp_path)
-    monkeypatch.setattr(profiles, "MAX_TEXT_BYTES", 1 << 20)
+    assert "not a regular file" in _error_of(profile_files.read_profile, "/dev/zero")
+    assert "not a regular file" in _error_of(profile_files.read_profile, tmp_path)
+    monkeypatch.setattr(profile_files, "MAX_TEXT_BYTES", 1 << 20)
     bomb = tmp_path / "perf.script.gz"
     bomb.write_bytes(gzip.compress(b"swapper 0 [000] 1.0: 1 cpu-clock:  ffffffff81000000 x ([kernel.kallsyms])\n"
                                    * 40000))  # 2.9 MB of text, each line a sample without a call chain
     assert bomb.stat().st_size < 20_000
-    assert "more than 1 MiB of text decompressed" in _error_of(profiles.read_profile, bomb)
+    assert "more than 1 MiB of text decompressed" in _error_of(profile_files.read_profile, bomb)
     huge = tmp_path / "huge.folded"
     huge.write_text(f"iperf3;tcp_sendmsg {2 ** 70}\niperf3;tcp_recvmsg 1\n")  # one line alone: its gcd is 1 sample
-    assert "a count of 1.18e+21 folded counts (or their total) is above 2**53" in _error_of(profiles.read_profile, huge)
+    assert ("a count of 1.18e+21 folded counts (or their total) is above 2**53"
+            in _error_of(profile_files.read_profile, huge))
     many = tmp_path / "many.folded"
     many.write_text(f"iperf3;a {2 ** 52}\niperf3;b {2 ** 52}\niperf3;c 5\n")  # each fine, the total not
-    assert "above 2**53" in _error_of(profiles.read_profile, many)
+    assert "above 2**53" in _error_of(profile_files.read_profile, many)
 
 
 def _error_of(call, *args) -> str:

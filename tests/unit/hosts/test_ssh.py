@@ -12,6 +12,7 @@ import pytest
 
 from hostnet.hosts import HostError
 from hostnet.hosts.ssh import SshHost, SshOptions
+from hostnet.hosts.ssh_proxy import proxy_socket, proxy_tokens
 
 
 def collect(chunks):
@@ -274,8 +275,7 @@ def test_a_proxy_command_that_ended_reads_as_a_closed_socket_at_once():
     """paramiko's own ProxyCommand spun a CPU for good once the command exited (select says readable,
     read says b"" for ever) and never told the transport: `hostnet run` hung at 98 % CPU when the
     receiver's sshd was killed (issue 45). Ours returns what it has, then b"" (a socket's EOF)."""
-    from hostnet.hosts.ssh import _proxy_socket
-    proxy = _proxy_socket("printf abc")
+    proxy = proxy_socket("printf abc")
     proxy.settimeout(5)
     try:
         started = time.monotonic()
@@ -289,8 +289,7 @@ def test_a_proxy_command_that_ended_reads_as_a_closed_socket_at_once():
 
 def test_a_quiet_proxy_command_times_out_like_a_socket_and_close_ends_it():
     import socket
-    from hostnet.hosts.ssh import _proxy_socket
-    proxy = _proxy_socket("sleep 30")
+    proxy = proxy_socket("sleep 30")
     proxy.settimeout(0.1)
     try:
         with pytest.raises(socket.timeout):  # the transport's idle tick, not a failure
@@ -303,7 +302,6 @@ def test_a_quiet_proxy_command_times_out_like_a_socket_and_close_ends_it():
 def test_proxy_command_tokens_are_filled_in_with_the_hosts_own_port():
     """fabric reads a gateway string as a config without our Port (its %p is always 22): an sshd on
     another port behind `nc %h %p` was never reached (found by the live non-root sudo test, port 2222)."""
-    from hostnet.hosts.ssh import proxy_tokens
     h = SshHost("198.18.0.2", user="lab", port=2222, proxy_command="ip netns exec hostnet-x nc %h %p")
     assert proxy_tokens(h.proxy_command, h) == "ip netns exec hostnet-x nc 198.18.0.2 2222"
     assert proxy_tokens("ssh -W %h:%p %r@bastion 100%%", h) == "ssh -W 198.18.0.2:2222 lab@bastion 100%"

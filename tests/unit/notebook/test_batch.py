@@ -1,6 +1,6 @@
-"""hostnet.notebook.batch: profiles, the conventions checker, notebook sweeps planned (not run), stored
-outputs stripped of timings, batch mode (with papermill's execute replaced). The notebooks
-themselves are checked and executed in tests/notebooks/; live notebook sweeps are in tests/live/."""
+"""hostnet.notebook.batch: profiles, the conventions checker, batch mode (with papermill's execute
+replaced). The notebooks themselves are checked and executed in tests/notebooks/; notebook sweeps are
+test_sweeps.py's (live ones in tests/live/)."""
 import os
 import contextlib
 import json
@@ -47,102 +47,6 @@ def test_conventions_refuse_computed_parameter_defaults(tmp_path):
     assert len(problems) == 2  # the annotated literal is fine
     assert "non-literal value: sizes = [100 * 2 ** i for i in range(3)]" in problems[0]
     assert "is not `name = literal`: import os" in problems[1]
-
-
-def test_sweep_plan_one_campaign_per_point(tmp_path):
-    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200], "config": ["tsogro", "all-opts"]},
-                                {"repetitions": 1}, "quick", tmp_path)
-    assert len(plan) == 4 and len({e["campaign"] for e in plan}) == 4
-    first = plan[0]
-    assert first["point"] == {"sizes_kb": [200], "config": "tsogro"}  # a scalar fits the list parameter
-    p = first["parameters"]
-    assert p["mode"] == "run" and p["campaign"] == first["campaign"] and p["repetitions"] == 1
-    assert p["duration"] == batch.QUICK["duration"] and p["warmup"] == 1
-    assert p["runs_dir"] == str(tmp_path.resolve())
-    assert p["figures_dir"] == str(tmp_path.resolve() / first["campaign"] / "figures")
-    assert first["dir"] == tmp_path.resolve() / first["campaign"]
-    assert "02-rx-buffer-sizes_kb-200-config-tsogro-embedded" in first["campaign"]
-
-
-RX_CAMPAIGN = "20261128-053016-rx-buffer-embedded"  # the committed campaign notebook 02 replays
-
-
-def test_a_replay_sweep_selects_recorded_points_into_its_own_directory(tmp_path):
-    """#31: a replay sweep ran live (mode forced to "run"), and a papermill loop in replay showed all
-    8 sizes for sizes_kb [200] and [3200] alike."""
-    runs = REPO / "data" / "runs"
-    plan = batch.sweep_plan(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None, runs,
-                            mode="replay", output_dir=tmp_path / "out")
-    assert [e["point"] for e in plan] == [{"sizes_kb": [200]}, {"sizes_kb": [3200]}]
-    first = plan[0]
-    assert first["campaign"] == RX_CAMPAIGN and first["dir"] == tmp_path / "out" / "sizes_kb-200"
-    assert first["parameters"] == {"include_contaminated": True, "sizes_kb": [200], "mode": "replay",
-                                   "runs_dir": str(runs.resolve()),
-                                   "figures_dir": str(tmp_path / "out" / "sizes_kb-200" / "figures")}
-
-
-def test_a_replay_sweep_refuses_what_a_replay_cannot_mean_before_any_kernel(tmp_path):
-    from hostnet.sections.replay import ReplayParameterError
-    runs = REPO / "data" / "runs"
-    with pytest.raises(ReplayParameterError, match=r"^sizes_kb 300 is not recorded in the replayed campaign "
-                                                   r"\(its rx_buffer_kb values: 100, 200, 400, 800, 1600, 3200, "
-                                                   r"6400, 12800\)"):
-        batch.sweep_plan(RX, {"sizes_kb": [200, 300]}, {}, None, runs, mode="replay")
-    with pytest.raises(ReplayParameterError, match="^duration, latency_sample_every only shape a live run"):
-        batch.sweep_plan(RX, {"latency_sample_every": [1, 4]}, {"duration": 3}, None, runs, mode="replay")
-    with pytest.raises(ReplayParameterError, match="^profile quick shapes live runs"):
-        batch.sweep_plan(RX, {"sizes_kb": [200]}, {}, "quick", runs, mode="replay")
-    with pytest.raises(ValueError, match="mode is not a parameter of a sweep"):
-        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"mode": "replay"}, None, runs, mode="replay")
-    with pytest.raises(FileNotFoundError, match="no campaign nope in"):
-        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"campaign": "nope"}, None, runs, mode="replay")
-    assert not any(tmp_path.iterdir())
-
-
-def test_sweep_refuses_undeclared_and_clashing_parameters(tmp_path):
-    with pytest.raises(batch.NotebookParameterError, match="does not declare rpc_size"):
-        batch.sweep_plan(RX, {"rpc_size": [4096, 65536]}, {}, "quick", tmp_path)
-    with pytest.raises(batch.NotebookParameterError, match="does not declare flows"):
-        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"flows": 2}, "quick", tmp_path)
-    with pytest.raises(ValueError, match="both swept and fixed"):
-        batch.sweep_plan(RX, {"sizes_kb": [200]}, {"sizes_kb": [400]}, "quick", tmp_path)
-    with pytest.raises(ValueError, match="non-empty list"):
-        batch.grid_points({"sizes_kb": 200})
-
-
-def test_sweep_file_and_cli_dry_run(tmp_path, capsys):
-    spec = tmp_path / "params.yaml"
-    spec.write_text("profile: paper\nparameters: {config: tsogro}\ngrid: {sizes_kb: [200, 3200]}\n")
-    assert batch.load_sweep_file(spec)["profile"] == "paper"
-    assert cli.main(["sweep", str(RX), "-f", str(spec), "--runs-dir", str(tmp_path), "--mode", "run",
-                     "--dry-run"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and '"duration": 20' in lines[0] and '"sizes_kb": [3200]' in lines[1]
-    (tmp_path / "bad.yaml").write_text("grid: {sizes_kb: [200]}\nrepeats: 3\n")
-    with pytest.raises(ValueError, match="unknown keys repeats"):
-        batch.load_sweep_file(tmp_path / "bad.yaml")
-    (tmp_path / "mode.yaml").write_text("grid: {sizes_kb: [200]}\nparameters: {mode: replay}\n")
-    with pytest.raises(ValueError, match="mode in parameters would be overridden by the sweep: say --mode"):
-        batch.load_sweep_file(tmp_path / "mode.yaml")
-    with pytest.raises(SystemExit):
-        cli.main(["sweep", str(RX)])  # a notebook sweep without -f
-    with pytest.raises(SystemExit):
-        cli.main(["sweep", str(RX), "-f", str(spec)])  # nor without --mode
-    assert "needs --mode replay (select recorded points) or --mode run" in capsys.readouterr().err
-
-
-def test_strip_volatile_keeps_outputs_drops_timings():
-    nb = {"metadata": {"papermill": {"duration": 3.2}, "language_info": {"name": "python", "version": "3.11.2"}},
-          "cells": [{"cell_type": "code", "metadata": {"papermill": {}, "execution": {"iopub.status.idle": "x"},
-                                                       "tags": ["parameters"]},
-                     "outputs": [{"output_type": "display_data", "metadata": {},
-                                  "data": {"text/plain": "1.5", "application/vnd.jupyter.widget-view+json": {}}}],
-                     "source": "", "execution_count": 3}]}
-    out = batch.strip_volatile(nb)
-    assert out["metadata"] == {"language_info": {"name": "python"}}
-    assert out["cells"][0]["metadata"] == {"tags": ["parameters"]}
-    assert out["cells"][0]["outputs"][0]["data"] == {"text/plain": "1.5"}
-    assert nb["metadata"]["papermill"]  # the input is not modified
 
 
 def test_batch_run_mode_passes_the_profile_to_every_section_notebook(tmp_path, monkeypatch):
@@ -243,13 +147,6 @@ def test_undeclared_parameter_is_an_error(tmp_path):
     assert "mode" in batch.declared_parameters(nb)
 
 
-def test_a_params_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
-    path = tmp_path / "params.yaml"
-    path.write_text("grid: {sizes_kb: [200, 3200}\n")
-    with pytest.raises(ValueError, match=f'(?s)not valid YAML.*in "{path}", line 1'):
-        batch.load_sweep_file(path)
-
-
 def test_notebooks_come_from_the_project_root_and_none_there_is_an_error(tmp_path, monkeypatch):
     from hostnet import project
     monkeypatch.setenv(project.ENV, str(tmp_path))
@@ -342,29 +239,6 @@ def test_a_figures_dir_that_cannot_be_written_is_found_first(tmp_path):
     declared = {nb: batch.declared_parameters(nb) for nb in batch.section_notebooks()[:1]}
     problems = batch.preflight(declared, {"mode": "run"}, blocked / "figs")
     assert problems == [f"figures directory {blocked / 'figs'}: Not a directory"]
-
-
-def test_a_replay_sweep_leaves_one_table_of_every_points_summary(tmp_path):
-    """`hostnet sweep NOTEBOOK`: beside the executed notebooks, sweep.csv holds the summary table each
-    point's notebook printed, with the point's swept parameter, status and directory in front."""
-    import pandas as pd
-    done = batch.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None,
-                                REPO / "data" / "runs", mode="replay", output_dir=tmp_path / "out")
-    table = tmp_path / "out" / "sweep.csv"
-    assert [e["table"] for e in done] == [table, table]
-    df = pd.read_csv(table)
-    assert list(df.columns[:3]) == ["sizes_kb", "status", "dir"] and set(df.status) == {"ok"}
-    assert df.groupby("sizes_kb").rx_buffer_kb.unique().map(list).to_dict() == {"[200]": [200], "[3200]": [3200]}
-    assert "tpc_gbps" in df.columns and df.tpc_gbps.notna().all()
-
-
-def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):
-    plan = [{"dir": tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-200-embedded"},
-            {"dir": tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-3200-embedded"}]
-    assert batch.sweep_table_path(plan, "run") == tmp_path / "20261128-101010-02-rx-buffer-sizes_kb-sweep.csv"
-    assert batch.sweep_table_path(plan, "replay") == tmp_path / "sweep.csv"
-    plan = [{"dir": tmp_path / "s-02-sizes_kb-200-embedded"}, {"dir": tmp_path / "s-02-sizes_kb-2000-embedded"}]
-    assert batch.sweep_table_path(plan, "run") == tmp_path / "s-02-sizes_kb-sweep.csv"  # not "...-200-sweep"
 
 
 def test_a_batch_worker_or_kernel_ends_when_the_process_that_started_it_is_killed(tmp_path):

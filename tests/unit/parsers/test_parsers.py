@@ -21,7 +21,8 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import FIXTURES, RX_PROF_CONSOLE, fixture_text, rx_prof_phase
 from hostnet.parsers import ParseError, bpftrace, counters, iperf2, iperf3, native, perf_report, perf_script
-from hostnet.parsers import perf_default, perfbench, procpids, procstat, rpc, rx_prof
+from hostnet.parsers import perf_default, perf_report_stdio, perfbench, procpids, procstat, rpc, rx_prof
+from hostnet.parsers.stackcollapse import parse_stackcollapse
 
 REFUSED = "refused"  # what a parser's ParseError becomes here
 
@@ -266,7 +267,7 @@ def stackcollapse_excerpt(lines: int = 30) -> str:
 def stackcollapse(text: str) -> dict:
     """Counts as stackcollapse printed them (a part of the file may have another common factor);
     whether frames are marked is the file's (--kernel), not read from a part of it."""
-    folded = perf_default.parse_stackcollapse(text, kernel_marked=True, pid_suffix=True)
+    folded = parse_stackcollapse(text, kernel_marked=True, pid_suffix=True)
     return {s: n * folded.divisor for s, n in folded.samples.items()}
 
 
@@ -296,7 +297,7 @@ CASES = [
           lambda p, f: set(p) <= set(f), folded_invariants),
     _case("default perf script (30 samples)", default_script_excerpt(), default_script, script_prefix,
           samples_invariants),
-    _case("default perf report", default_report_text(), perf_default.parse_report_stdio, equal,
+    _case("default perf report", default_report_text(), perf_report_stdio.parse_report_stdio, equal,
           default_report_invariants),
     _case("stackcollapse folded (30 lines)", stackcollapse_excerpt(), stackcollapse, sub_dict,
           lambda d: (d and all(n > 0 for n in d.values())) or pytest.fail("an empty or non-positive count")),

@@ -1,7 +1,7 @@
-"""perf's default output formats (hostnet.parsers.perf_default), checked against the standard
-tool: tests/fixtures/perf-default/ holds one profile as perf's default `perf script` and `perf
-report --stdio` text, with the folded stacks Brendan Gregg's stackcollapse-perf.pl makes from it
-(its README gives every command). hostnet's reading gives the same stacks with the same counts;
+"""perf's default output formats (hostnet.parsers.perf_default, perf_report_stdio, stackcollapse), checked
+against the standard tool: tests/fixtures/perf-default/ holds one profile as perf's default `perf
+script` and `perf report --stdio` text, with the folded stacks Brendan Gregg's stackcollapse-perf.pl
+makes from it (its README gives every command). hostnet's reading gives the same stacks with the same counts;
 where the two name a frame differently, the difference is mapped here, rule by rule."""
 import gzip
 import re
@@ -11,8 +11,9 @@ import pytest
 
 from conftest import FIXTURES, fixture_text
 from hostnet.parsers import ParseError
-from hostnet.parsers.perf_default import (NO_CPU, parse_report_stdio, parse_script_default, parse_stackcollapse,
-                                          script_samples, split_dso)
+from hostnet.parsers.perf_default import NO_CPU, parse_script_default, script_samples, split_dso
+from hostnet.parsers.perf_report_stdio import parse_report_stdio
+from hostnet.parsers.stackcollapse import parse_stackcollapse
 from hostnet.parsers.perf_script import USER, Sample
 
 REF = FIXTURES / "perf-default"

@@ -1,4 +1,4 @@
-"""The NIC rehearsal testbed (hostnet.testbed.guests) without booting a guest: the QEMU wiring it
+"""The NIC rehearsal testbed (hostnet.testbed.guests, guest_boot) without booting a guest: the QEMU wiring it
 asks virtme-ng for, the testbed.yaml it writes, what it refuses, and what a dead session leaves.
 The guests themselves boot in tests/live/test_live_nic_rehearsal.py."""
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hostnet.testbed import guests, leftovers, servers
+from hostnet.testbed import guest_boot, guests, leftovers, servers
 from hostnet.testbed.base import TestbedError
 
 KVM_PVM_CPUINFO = "processor\t: 0\nflags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sse2 ht syscall nx lm\n"
@@ -22,7 +22,7 @@ def state(tmp_path, monkeypatch):
 
 
 def layout(nic="e1000e", iommu=False):
-    return guests.GuestLayout("nr1", nic, iommu, ssh_ports={"sender": 40001, "receiver": 40002}, data_port=40003)
+    return guest_boot.GuestLayout("nr1", nic, iommu, ssh_ports={"sender": 40001, "receiver": 40002}, data_port=40003)
 
 
 def qemu_opts(argv):
@@ -30,21 +30,21 @@ def qemu_opts(argv):
 
 
 def test_kvm_is_used_only_with_hardware_virtualisation():
-    assert guests.choose_accel(VMX_CPUINFO, True)[0] == "kvm"
-    accel, why = guests.choose_accel(KVM_PVM_CPUINFO, True)  # this machine: /dev/kvm is kvm-pvm
+    assert guest_boot.choose_accel(VMX_CPUINFO, True)[0] == "kvm"
+    accel, why = guest_boot.choose_accel(KVM_PVM_CPUINFO, True)  # this machine: /dev/kvm is kvm-pvm
     assert accel == "tcg" and "kvm-pvm" in why and "not used" in why
-    assert guests.choose_accel(VMX_CPUINFO, False) == ("tcg", "QEMU TCG: no usable /dev/kvm")
+    assert guest_boot.choose_accel(VMX_CPUINFO, False) == ("tcg", "QEMU TCG: no usable /dev/kvm")
 
 
 def test_the_sender_listens_for_the_data_link_and_the_receiver_connects_on_loopback():
-    snd = qemu_opts(guests.virtme_argv(layout(), "sender", "virtme-run", Path("/k/vmlinuz"), Path("/f")))
-    rcv = qemu_opts(guests.virtme_argv(layout(), "receiver", "virtme-run", Path("/k/vmlinuz"), Path("/f")))
+    snd = qemu_opts(guest_boot.virtme_argv(layout(), "sender", "virtme-run", Path("/k/vmlinuz"), Path("/f")))
+    rcv = qemu_opts(guest_boot.virtme_argv(layout(), "receiver", "virtme-run", Path("/k/vmlinuz"), Path("/f")))
     assert "socket,id=data,listen=127.0.0.1:40003" in snd and "socket,id=data,connect=127.0.0.1:40003" in rcv
     assert "e1000e,netdev=data,mac=52:54:00:02:00:01" in snd and "e1000e,netdev=data,mac=52:54:00:02:00:02" in rcv
 
 
 def test_the_management_link_is_restricted_user_networking_with_one_loopback_port():
-    opts = qemu_opts(guests.virtme_argv(layout(), "receiver", "virtme-run", Path("/k"), Path("/f")))
+    opts = qemu_opts(guest_boot.virtme_argv(layout(), "receiver", "virtme-run", Path("/k"), Path("/f")))
     assert "user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:40002-:22" in opts
     assert "virtio-net-pci,netdev=mgmt,mac=52:54:00:01:00:02" in opts
 
@@ -52,34 +52,35 @@ def test_the_management_link_is_restricted_user_networking_with_one_loopback_por
 def test_no_address_but_loopback_and_the_guests_own_ranges_appears_in_the_command():
     """The network rule: a guest's traffic goes to loopback (QEMU's sockets, the forwarded port) or
     stays inside the guests (198.18.2.0/24 data, QEMU's user network 10.0.2.0/24 behind restrict=on)."""
-    for nic in guests.NICS:
-        for role in guests.ROLES:
-            text = " ".join(guests.virtme_argv(layout(nic, True), role, "virtme-run", Path("/k"), Path("/f")))
+    for nic in guest_boot.NICS:
+        for role in guest_boot.ROLES:
+            text = " ".join(guest_boot.virtme_argv(layout(nic, True), role, "virtme-run", Path("/k"), Path("/f")))
             for ip in re.findall(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", text):
                 assert ip.startswith(("127.0.0.1", "198.18.2.", "10.0.2.")), ip
 
 
 def test_tcg_is_asked_for_unless_kvm_was_chosen():
-    argv = guests.virtme_argv(layout(), "sender", "virtme-run", Path("/k"), Path("/f"))
+    argv = guest_boot.virtme_argv(layout(), "sender", "virtme-run", Path("/k"), Path("/f"))
     assert "--disable-kvm" in argv
     kvm = layout()
     kvm.accel = "kvm"
-    assert "--disable-kvm" not in guests.virtme_argv(kvm, "sender", "virtme-run", Path("/k"), Path("/f"))
+    assert "--disable-kvm" not in guest_boot.virtme_argv(kvm, "sender", "virtme-run", Path("/k"), Path("/f"))
 
 
 def test_the_iommu_puts_a_modern_virtio_nic_behind_an_emulated_intel_iommu():
-    argv = guests.virtme_argv(layout("virtio", True), "sender", "virtme-run", Path("/k"), Path("/f"))
+    argv = guest_boot.virtme_argv(layout("virtio", True), "sender", "virtme-run", Path("/k"), Path("/f"))
     opts = qemu_opts(argv)
     assert "intel-iommu" in opts
     # no ATS: with ats=on and device-iotlb=on nothing crossed the link (QEMU 7.2, TCG)
     assert any(o.startswith("virtio-net-pci-non-transitional,iommu_platform=on,netdev=data") for o in opts)
     assert "intel_iommu=on" in argv and "iommu.passthrough=0" in argv
-    plain = guests.virtme_argv(layout("virtio"), "sender", "virtme-run", Path("/k"), Path("/f"))
+    plain = guest_boot.virtme_argv(layout("virtio"), "sender", "virtme-run", Path("/k"), Path("/f"))
     assert "intel_iommu=on" not in plain and not any("intel-iommu" in o for o in qemu_opts(plain))
 
 
 def test_the_guest_script_gets_its_files_role_address_and_macs():
-    argv = guests.virtme_argv(layout(), "receiver", "virtme-run", Path("/k/boot/vmlinuz-6.1.0-56-amd64"), Path("/f"))
+    kernel = Path("/k/boot/vmlinuz-6.1.0-56-amd64")
+    argv = guest_boot.virtme_argv(layout(), "receiver", "virtme-run", kernel, Path("/f"))
     script = argv[argv.index("--script-sh") + 1]
     assert script == "sh /f/guest.sh /f receiver 198.18.2.2 52:54:00:02:00:02 52:54:00:01:00:02"
     rodirs = [argv[i + 1] for i, a in enumerate(argv) if a == "--rodir"]
@@ -88,22 +89,22 @@ def test_the_guest_script_gets_its_files_role_address_and_macs():
 
 def test_layout_refuses_bad_names_and_nics():
     with pytest.raises(TestbedError, match="1-8 lowercase"):
-        guests.GuestLayout("Bad_Name")
+        guest_boot.GuestLayout("Bad_Name")
     with pytest.raises(TestbedError, match="one of e1000e, virtio"):
-        guests.GuestLayout("nr1", "mlx5")
+        guest_boot.GuestLayout("nr1", "mlx5")
 
 
 def test_a_missing_guest_kernel_is_named_with_the_command_that_installs_it(tmp_path):
-    with pytest.raises(guests.GuestsUnsupported, match="make guest-kernel"):
-        guests.find_kernel(tmp_path)
+    with pytest.raises(guest_boot.GuestsUnsupported, match="make guest-kernel"):
+        guest_boot.find_kernel(tmp_path)
     (tmp_path / "boot").mkdir()
     (tmp_path / "boot/vmlinuz-6.1.0-47-amd64").write_bytes(b"")
-    with pytest.raises(guests.GuestsUnsupported, match="no modules.dep"):
-        guests.find_kernel(tmp_path)
+    with pytest.raises(guest_boot.GuestsUnsupported, match="no modules.dep"):
+        guest_boot.find_kernel(tmp_path)
     mods = tmp_path / "lib/modules/6.1.0-47-amd64"
     mods.mkdir(parents=True)
     (mods / "modules.dep").write_text("")
-    assert guests.find_kernel(tmp_path) == (tmp_path / "boot/vmlinuz-6.1.0-47-amd64", "6.1.0-47-amd64")
+    assert guest_boot.find_kernel(tmp_path) == (tmp_path / "boot/vmlinuz-6.1.0-47-amd64", "6.1.0-47-amd64")
 
 
 def test_the_testbed_yaml_is_a_valid_servers_file_reaching_each_guest_on_its_port(tmp_path, state):
@@ -165,7 +166,7 @@ def test_testbed_up_nic_without_a_guest_kernel_says_so_in_one_line(tmp_path, sta
     from hostnet import cli
     monkeypatch.setenv("HOSTNET_GUEST_KERNEL", str(tmp_path / "none"))
     monkeypatch.setattr(guests, "preflight", lambda local: (_ for _ in ()).throw(
-        guests.GuestsUnsupported(f"no guest kernel in {tmp_path / 'none'}: run `make guest-kernel`")))
+        guest_boot.GuestsUnsupported(f"no guest kernel in {tmp_path / 'none'}: run `make guest-kernel`")))
     with pytest.raises(SystemExit) as exc:
         cli.main(["testbed", "up", "--nic", "e1000e", "--name", "nr1"])
     assert exc.value.code == 2
