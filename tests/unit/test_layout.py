@@ -1,5 +1,6 @@
-"""The shape of the code: the section registry matches notebooks/ one to one, DESIGN.md's layout
-names every module under hostnet/ (and nothing that is not there), every import resolves (import
+"""The shape of the code: the section registry matches notebooks/ one to one, docs/layout.md
+names every module under hostnet/ (and nothing that is not there), DESIGN.md's floors picture is
+the floors contract and the page stays short, every import resolves (import
 circles and the floors are import-linter's: test_contracts.py), and the rule that keeps live tests
 in tests/live/ (tests/conftest.py) finds what breaks it; tests/unit/ mirrors hostnet/'s packages."""
 import ast
@@ -47,10 +48,9 @@ def test_a_notebook_is_found_by_file_name_or_stem_and_an_unknown_one_is_refused(
 
 
 def design_tree() -> set[str]:
-    """Paths named in DESIGN.md's layout block, rebuilt from the indentation (2 spaces a level)."""
-    text = (REPO / "DESIGN.md").read_text()
-    block = text[text.index("## Layout"):]
-    block = block[block.index("```") + 3:]
+    """Paths named in docs/layout.md's tree, rebuilt from the indentation (2 spaces a level)."""
+    text = (REPO / "docs" / "layout.md").read_text()
+    block = text[text.index("```") + 3:]
     block = block[:block.index("```")]
     paths, stack = set(), []
     for line in block.splitlines():
@@ -63,15 +63,15 @@ def design_tree() -> set[str]:
     return paths
 
 
-def test_design_md_names_every_module_under_hostnet_and_only_those():
+def test_the_layout_names_every_module_under_hostnet_and_only_those():
     named = {p for p in design_tree() if p.startswith("hostnet/")}
     on_disk = {str(p.relative_to(REPO)) for p in HOSTNET.rglob("*.py") if "__pycache__" not in p.parts}
     packages = {str(p.parent.relative_to(REPO)) + "/" for p in HOSTNET.rglob("__init__.py")}
     missing = sorted(on_disk - named - {f"{pkg}__init__.py" for pkg in packages if pkg in named})
-    assert not missing, f"modules DESIGN.md's layout does not name: {missing}"
+    assert not missing, f"modules docs/layout.md does not name: {missing}"
     gone = sorted(p for p in named if p.endswith(".py") and p not in on_disk)
     gone += sorted(p for p in named if p.endswith("/") and not (REPO / p).is_dir())
-    assert not gone, f"DESIGN.md names what does not exist: {gone}"
+    assert not gone, f"docs/layout.md names what does not exist: {gone}"
 
 
 def test_the_layout_parser_reads_nesting_and_skips_continuations():
@@ -190,3 +190,21 @@ def test_every_stored_run_is_packed_so_the_tree_stays_small():
     unarchived = [str(r.relative_to(REPO)) for r in runs if not (r / "raw.tar.xz").is_file()]
     assert unpacked == [] and unarchived == []
     assert sum(1 for p in (REPO / "data").rglob("*") if p.is_file()) <= 6000
+
+
+def test_design_md_draws_the_floors_the_contract_enforces_and_stays_short():
+    """DESIGN.md's import picture is pyproject's floors contract, floor for floor (a floor added to
+    one and not the other fails here); the page is the architecture in under 12 KB, the module
+    detail being docs/layout.md's."""
+    import tomllib
+    text = (REPO / "DESIGN.md").read_text()
+    block = text[text.index("## Imports: the floors"):]
+    block = block[block.index("```") + 3:]
+    block = block[:block.index("```")]
+    drawn = [re.sub(r"\s*\|\s*", " | ", re.match(r"^\s*([a-z_]+(?:\s*\|\s*[a-z_]+)*)", line)[1])
+             for line in block.strip("\n").splitlines()]
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    floors = next(c for c in contracts if c["id"] == "floors")["layers"]
+    assert drawn == floors, (drawn, floors)
+    assert len(text.encode()) <= 12 * 1024, len(text.encode())
+    assert "## Data flow" in text and "docs/layout.md" in text
