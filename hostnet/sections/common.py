@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..analysis import metrics, verdicts
 from ..charts import plots
+from ..charts.plots import panel  # noqa: F401  (how notebooks lay charts out: common.panel(a, b))
 from .. import project, store
 from . import section
 from .tables import table_view, verdict_view  # noqa: F401  (what notebooks show: common.table_view(df))

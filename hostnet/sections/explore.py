@@ -12,7 +12,11 @@ import pandas as pd
 from .. import store
 from ..analysis.metrics import BREAKDOWN_ORDER, breakdown_metric, summarize
 from ..charts.explore import categories_chart  # noqa: F401 (the notebook's explore.categories_chart)
-from ..analysis import flags
+from ..analysis import flags, profiles
+from ..analysis.profiles import format_table, next_to_paper  # noqa: F401 (notebook 00's brought profile)
+from ..charts.profiles import next_to_paper_chart  # noqa: F401 (notebook 00's brought profile)
+from ..hosts import LocalHost
+from ..probes.perf import PerfOnHost
 
 if TYPE_CHECKING:
     from altair import Chart
@@ -181,3 +185,11 @@ class Interactive:
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         return {**data, "text/plain": OFFLINE_TEXT}
+
+
+def analyse_profile(path, *, cpus=None, comms=None, series=None, embedded=False):
+    """A profile a researcher brings (perf.data, read through this machine's perf; perf script or
+    report text; folded stacks) broken down as the paper does: analysis.profiles.analyse's
+    (profile, results, series, where the series came from)."""
+    return profiles.analyse(path, cpus=cpus, comms=comms, series=series, embedded=embedded,
+                            perf=PerfOnHost(LocalHost()))

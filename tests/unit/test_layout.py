@@ -208,3 +208,24 @@ def test_design_md_draws_the_floors_the_contract_enforces_and_stays_short():
     assert drawn == floors, (drawn, floors)
     assert len(text.encode()) <= 12 * 1024, len(text.encode())
     assert "## Data flow" in text and "docs/layout.md" in text
+
+
+def test_notebooks_import_only_hostnet_and_its_sections():
+    """A notebook reaches hostnet through its public surface: `hostnet` (its runtime, hostnet.notebook,
+    included) and `hostnet.sections`; deep paths (hostnet.analysis.profiles, hostnet.charts.plots)
+    are the sections' to name (explore.analyse_profile, common.panel)."""
+    import json
+    allowed = re.compile(r"^(import hostnet|from hostnet import \w+|from hostnet\.sections import [\w, ]+)$")
+    found = {}
+    for nb in sorted((REPO / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            tree = ast.parse("\n".join(line for line in "".join(cell["source"]).splitlines()
+                                        if not line.lstrip().startswith(("%", "!"))))
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and "hostnet" in ast.unparse(node):
+                    found.setdefault(nb.name, set()).add(ast.unparse(node))
+    bad = {nb: sorted(i for i in imports if not allowed.match(i)) for nb, imports in found.items()}
+    assert not any(bad.values()), bad
+    assert len(found) == len(list((REPO / "notebooks").glob("*.ipynb")))  # every notebook was read
