@@ -12,7 +12,6 @@ from ..testbed.session import kind_of
 from . import common
 from ..analysis.metrics import BREAKDOWN_ORDER
 # the charts the one-grid-key sections draw, named here as before
-from ..charts.grid import breakdown_chart, tpc_bars  # noqa: F401
 from ..measure import topup
 from ..measure.sweep import SweepSpec, run_sweep
 from ..measure.options import LiveOptions

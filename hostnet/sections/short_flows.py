@@ -12,6 +12,7 @@ from ..analysis import metrics, verdicts
 from ..analysis.findings import short_flows as rules
 from ..analysis.findings.short_flows import KEY
 from . import common, grid_view
+from ..charts import grid
 from ..measure.sweep import SweepSpec, declared
 from ..derive.workloads import SOCKPERF_MAX_BYTES
 from ..measure.options import LiveOptions
@@ -77,12 +78,12 @@ def breakdown_table(bd: pd.DataFrame) -> pd.DataFrame:
 
 def charts(summary: pd.DataFrame, bd: pd.DataFrame, label: str) -> dict:
     s = summary.assign(size=summary.rpc_size_kb.astype(str) + " KB")
-    tpc = grid_view.tpc_bars(s, "size", "RPC size (request = response)",
+    tpc = grid.tpc_bars(s, "size", "RPC size (request = response)",
                              "Fig. 10(a) analogue: throughput per core vs RPC size",
                              [*label.split("\n"), f"{int(s.flows.max())} ping-pong RPC flows into one core (incast); "
                               "request + response bytes; mean and 95 % CI"], ("transactions_per_s",))
     sizes = bd.assign(**{KEY: (bd[KEY] / 1024).round().astype(int).astype(str) + " KB"})
-    bd_chart = grid_view.breakdown_chart(sizes, KEY, "Fig. 10(b) analogue: CPU breakdown vs RPC size", label,
+    bd_chart = grid.breakdown_chart(sizes, KEY, "Fig. 10(b) analogue: CPU breakdown vs RPC size", label,
                                          "RPC size")
     return {"short-flows-tpc": tpc, "short-flows-breakdown": bd_chart}
 
