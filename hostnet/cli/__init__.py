@@ -2,27 +2,37 @@
 and profiles (breakdown, flamegraph, compare, rederive, seal), pack or unpack runs' raw files (data),
 regenerate figures and notebooks (figures, notebooks), and undo what a crashed session left (restore).
 
-One module per concern registers its subcommands (register) and holds their handlers. A handler
-imports what its command needs inside itself, after the arguments that can be refused without it:
-`hostnet --help` and a refusal answer in a quarter of a second instead of loading pandas, scipy and
-fabric first (issue 44, docs/performance.md). That is the reason for every import inside a function
-in this package."""
+One module per concern registers its subcommands (register) and holds their handlers; commands.py
+says which module serves which command, and only that module is imported (`hostnet --help`: none).
+A handler imports a heavy library (pandas, papermill, fabric) inside itself, after the arguments that
+can be refused without it, so a refusal answers in a quarter of a second (issue 44,
+docs/performance.md); that is the reason for an import inside a function in this package."""
 from __future__ import annotations
 
 import argparse
 import errno
+import importlib
+import logging
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
-from . import data, live, notebooks, profiles, study, testbeds
+from .. import __version__, project
+from ..notebook import batch_kernel
+from .commands import COMMANDS, asked
 from .edge import die
 
+# jsonschema (the testbed.yaml and sweep checks) would compile rfc3987_syntax's grammars first: 2.7 s
+# of a 3 s start. This process is hostnet's own, as a batch kernel is: the same two unused formats go.
+batch_kernel.skip_unused_imports()
 
-def parser() -> argparse.ArgumentParser:
-    from .. import __version__, project
-    p = argparse.ArgumentParser(prog="hostnet", description=__doc__.split("\n\n")[0])
+
+def parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """hostnet's parser with the arguments of `commands` (None: every command; main: the one asked
+    for); any other command is listed by name and help only, its module not imported."""
+    p = argparse.ArgumentParser(prog="hostnet", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"hostnet {__version__}")
     p.add_argument("--root", help=f"the project root: where notebooks/, figures/ and data/ are (default: "
                                   f"${project.ENV}, else the nearest directory at or above the working directory "
@@ -30,17 +40,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="more diagnostics on stderr (-v: debug); progress lines are shown by default")
     p.add_argument("--log-quiet", action="store_true", help="only warnings and errors on stderr")
-    sub = p.add_subparsers(dest="command", required=True)
-    for concern in (testbeds, live, profiles, notebooks, data, study):
-        concern.register(sub)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    named = COMMANDS if commands is None else [c for c in commands if c in COMMANDS]
+    modules = list(dict.fromkeys(COMMANDS[c].module for c in named))
+    for module in modules:
+        importlib.import_module(f"{__name__}.{module}").register(sub)
+    for name, command in COMMANDS.items():
+        if command.module not in modules:
+            sub.add_parser(name, help=command.help)
     return p
 
 
 def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
     """hostnet's loggers (progress at INFO, diagnostics at DEBUG) on stderr, one plain line each;
     other libraries' loggers stay as Python leaves them (warnings and errors)."""
-    import logging
-
     class Stderr(logging.StreamHandler):  # the stderr of the moment (a test's capture, a redirect)
         stream = property(lambda self: sys.stderr, lambda self, _: None)
     handler = Stderr()
@@ -52,9 +65,9 @@ def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser([asked(argv)]).parse_args(argv)
     setup_logging(args.verbose, args.log_quiet)
-    from .. import project
     if args.root:  # the notebooks' kernels inherit it
         os.environ[project.ENV] = str(Path(args.root).resolve())
     if getattr(args, "runs_dir", "") is None and args.command != "figures":  # figures: each notebook's own

@@ -7,22 +7,20 @@ import os
 import sys
 from pathlib import Path
 
+from .commands import COMMANDS
 from .edge import runs_dir_option
 
 
 def register(sub) -> None:
     """rederive, data pack|unpack, seal."""
-    d = sub.add_parser("rederive", help="re-derive stored runs' CPU rows and breakdowns from their raw files under "
-                                        "the current CPU rule, taxonomy and attribution rule (the manifest keeps the "
-                                        "old versions)")
+    d = sub.add_parser("rederive", help=COMMANDS["rederive"].help)
     d.add_argument("campaigns", nargs="+")
     runs_dir_option(d)
     d.add_argument("--force", action="store_true", help="also runs already derived under the current rules: "
                                                         "their rows rebuilt from the raw files (says how many changed)")
     d.set_defaults(func=cmd_rederive)
 
-    d = sub.add_parser("data", help="stored runs' raw files: pack each run's raw/ into raw.tar.xz, or unpack one "
-                                    "run's archive into raw/ to read it")
+    d = sub.add_parser("data", help=COMMANDS["data"].help)
     act = d.add_subparsers(dest="action", required=True)
     p = act.add_parser("pack", help="pack runs' raw/ into raw.tar.xz (verified before raw/ is removed); runs "
                                     "packed already are skipped, a raw/ unpacked beside its archive is removed")
@@ -35,9 +33,7 @@ def register(sub) -> None:
     u.add_argument("run", metavar="RUN_DIR", help="a run directory")
     u.set_defaults(func=cmd_data_unpack)
 
-    d = sub.add_parser("seal", help="record the sha256 of each ok run's tidy.csv (and row count) and raw.tar.xz in its "
-                                    "manifest, for runs written before manifests carried them (a changed file is then "
-                                    "refused)")
+    d = sub.add_parser("seal", help=COMMANDS["seal"].help)
     d.add_argument("campaigns", nargs="+")
     runs_dir_option(d)
     d.set_defaults(func=cmd_seal)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import edge
+from .commands import COMMANDS
 from .edge import die, fresh_shape, live_options, reconnect_flag, runs_dir_option, steering_option, \
     testbed_spec
 from .notebooks import sweep_notebook
@@ -18,7 +19,7 @@ def register(sub) -> None:
     """run and sweep: the commands that measure."""
     from ..measure import config as stackconfig
     from ..notebook.batch import PROFILES
-    r = sub.add_parser("run", help="run an experiment on the embedded testbed")
+    r = sub.add_parser("run", help=COMMANDS["run"].help)
     r.add_argument("experiment", choices=experiments.RUN_EXPERIMENTS, help="the traffic pattern (the paper's Fig. 2)")
     r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")
     r.add_argument("--senders", type=int, default=1, help="sender namespaces of a fresh testbed (bridge when > 1)")
@@ -47,8 +48,7 @@ def register(sub) -> None:
     steering_option(r)
     r.set_defaults(func=cmd_run)
 
-    w = sub.add_parser("sweep", help="run (or resume) a sweep spec (on --testbed; default a fresh embedded one), "
-                                      "or sweep a notebook over a parameter grid (NOTEBOOK.ipynb -f params.yaml)")
+    w = sub.add_parser("sweep", help=COMMANDS["sweep"].help)
     w.add_argument("spec", help="a declared experiment's name (rx-buffer: hostnet/sweeps/rx-buffer.yaml), a sweep "
                                 "YAML (experiment, configs, grid, repetitions, duration, ...), or a notebook (.ipynb)")
     w.add_argument("--config", nargs="+", help="sweep specs: these configs instead of the spec's")
@@ -77,10 +77,7 @@ def register(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from .. import store, testbed
-    from ..analysis import run_summary
     from ..measure import config as stackconfig
-    from ..measure.sweep import run_configs
     try:
         for c in args.config:
             stackconfig.get_config(c, congestion_control=args.cc)
@@ -90,8 +87,10 @@ def cmd_run(args) -> int:
         die(str(exc))
     if args.experiment == "single-flow" and args.flows != 1:
         die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
+    from .. import store, testbed
+    from ..analysis import run_summary
+    from ..measure.sweep import SweepSpec, run_configs
     try:  # built once: checked here, run as it is
-        from ..measure.sweep import SweepSpec
         sweep_spec = SweepSpec.of_configs(
             args.config, flows=args.flows, rpc_size=args.rpc_size, congestion_control=args.cc, rate_mbps=args.rate_mbps,
             experiment=args.experiment, repetitions=args.repetitions, duration=args.duration, warmup=args.warmup,

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 from . import edge
+from .commands import COMMANDS
 from .edge import die, live_options, steering_option
 
 
 def register(sub) -> None:
     """testbed and restore: build, inspect or remove a testbed; undo what a dead session left."""
-    t = sub.add_parser("testbed", help="build, inspect or remove the embedded testbed")
+    t = sub.add_parser("testbed", help=COMMANDS["testbed"].help)
     t.add_argument("action", choices=("up", "status", "down", "check"))
     t.add_argument("file", nargs="?", help="check: a testbed.yaml of real servers (default: the embedded testbed)")
     t.add_argument("--name", default="default", help="1-8 lowercase letters/digits (default: default)")
@@ -32,8 +33,7 @@ def register(sub) -> None:
     steering_option(t)
     t.set_defaults(func=cmd_testbed)
 
-    s = sub.add_parser("restore", help="undo what a crashed or killed session left: processes, settings, "
-                                        "namespaces (default: every testbed whose controller is dead)")
+    s = sub.add_parser("restore", help=COMMANDS["restore"].help)
     s.add_argument("--name", help="only this testbed (also a persistent one, whose namespaces are kept)")
     s.add_argument("--file", help="a testbed.yaml of real servers: stop hostnet's processes there, restore settings")
     s.set_defaults(func=cmd_restore)

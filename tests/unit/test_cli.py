@@ -575,3 +575,37 @@ def test_breakdown_of_a_stored_runs_profile_classifies_it_as_the_run_was(tmp_pat
     assert got["taxonomy_from"] == "from the run's manifest (kernel 6.18.44-fc-v657, recorded with linux-6/7)"
     both = next(b for b in got["breakdowns"] if b["cpus"] == "0,1")
     assert both["attributed_pct"]["testbed"] > 1  # --embedded implied by the manifest
+
+
+def test_the_command_table_is_what_each_module_registers_with_the_same_help():
+    import argparse
+    import importlib
+    from hostnet.cli.commands import COMMANDS
+    registered = {}
+    for module in {c.module for c in COMMANDS.values()}:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"hostnet.cli.{module}").register(sub)
+        registered |= {name: (module, next(a.help for a in sub._choices_actions if a.dest == name))
+                       for name in sub.choices}
+    assert registered == {name: (c.module, c.help) for name, c in COMMANDS.items()}
+
+
+@pytest.mark.parametrize("argv,command", [
+    (["run", "single-flow"], "run"), (["-v", "--root", "run", "breakdown", "x"], "breakdown"),
+    (["--root=/x", "--log-quiet", "top-up", "01", "c"], "top-up"), (["--help"], None), ([], None),
+])
+def test_the_asked_command_is_the_first_word_that_is_not_hostnets_own_option(argv, command):
+    from hostnet.cli.commands import asked
+    assert asked(argv) == command
+
+
+def test_a_command_imports_its_own_module_only_and_the_help_none():
+    """In a fresh interpreter: `hostnet --help` loads no command module, `breakdown --help` only
+    profiles, and neither loads pandas or jsonschema (what made the CLI slow)."""
+    probe = ("import sys\nfrom hostnet import cli\nargv = sys.argv[1:]\ntry:\n    cli.main(argv)\nexcept SystemExit:\n"
+             "    pass\nprint(sorted(m.split('.')[-1] for m in sys.modules if m.startswith('hostnet.cli.')),"
+             " 'pandas' in sys.modules, 'jsonschema' in sys.modules, file=sys.stderr)")
+    for argv, modules in ((["--help"], ["commands", "edge"]),
+                          (["breakdown", "--help"], ["commands", "edge", "profiles"])):
+        out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert out.stderr.strip().splitlines()[-1] == f"{modules} False False", out.stderr
