@@ -69,8 +69,10 @@ test-nic: install
 test-floors:
 	bash scripts/test-floors.sh
 
-test-unit: install
-	$(PY) -m pytest -m 'not live'
+# tests/unit alone, on both cores (pytest-xdist; nbval's plugin, which only the notebooks need, not
+# loaded): the inner loop, about a minute on 2 cores. make test runs these too, with everything else.
+test-unit: $(STAMP) native
+	$(PY) -m pytest -p no:nbval -n 2 -q tests/unit
 
 # Build the embedded testbed, run every notebook live through papermill, write figures/.
 # The quick profile (3 s points, 3 repetitions, then top-ups until the verdicts decide) took 29 min

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from hostnet.hosts import Host, HostError, Result
+from hostnet.notebook import batch_kernel
 from hostnet.probes.counters import _SNAPSHOT_SH as _COUNTERS_SH
 from hostnet.probes.perf import CONTROL_SH as _PERF_CONTROL_SH
 
@@ -528,6 +529,15 @@ LIVE_ENV = "HOSTNET_LIVE"
 LIVE_OFF = f"live tests are opt-in: pytest --live or {LIVE_ENV}=1 (root; make test sets it)"
 
 
+# As in hostnet's own processes: jsonschema without rfc3987_syntax's grammars, 2.7 s sooner per test
+# process (a no-op once nbval's plugin has imported nbformat).
+batch_kernel.skip_unused_imports()
+
+# The notebooks (nbval) and what drives them whole (papermill, the browser, the wheel): marked
+# `notebooks`.
+NOTEBOOK_DIRS = ("notebooks", "tests/notebooks")
+
+
 def pytest_addoption(parser):
     parser.addoption("--live", action="store_true",
                      help=f"also run the live tests (tests/live/: root, network namespaces, host settings, "
@@ -547,6 +557,9 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("live"):
                 item.add_marker(pytest.mark.skip(reason=LIVE_OFF))
+    for item in items:  # `-m 'not notebooks'`: what make test-unit leaves to make test
+        if any(item.path.is_relative_to(REPO / d) for d in NOTEBOOK_DIRS):
+            item.add_marker(pytest.mark.notebooks)
 
 
 def live_ready() -> str | None:
