@@ -70,9 +70,12 @@ test-floors:
 	bash scripts/test-floors.sh
 
 # tests/unit alone, on both cores (pytest-xdist; nbval's plugin, which only the notebooks need, not
-# loaded): the inner loop, about a minute on 2 cores. make test runs these too, with everything else.
+# loaded): the inner loop of development, ~85 s on 2 cores (docs/performance.md). Bytecode is
+# written even where PYTHONDONTWRITEBYTECODE is set (this machine): pytest then keeps each test
+# module's rewritten code in __pycache__ instead of compiling ~100 files anew per worker (5 s).
+# make test runs these too, with everything else; tests/integration/ holds the heavy-process ones.
 test-unit: $(STAMP) native
-	$(PY) -m pytest -p no:nbval -n 2 -q tests/unit
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -p no:nbval -n 2 -q tests/unit
 
 # Build the embedded testbed, run every notebook live through papermill, write figures/.
 # The quick profile (3 s points, 3 repetitions, then top-ups until the verdicts decide) took 29 min

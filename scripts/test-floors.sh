@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dependency floors are tested: a venv (.venv-floors, no root) with every direct dependency at
 # the lowest version pyproject.toml allows (scripts/floors.py: pandas 2.2, numpy 1.26, altair 5.5, ...),
-# hostnet installed into it from this checkout, then the unit tests. .venv tests the newest versions
+# hostnet installed into it from this checkout, then the unit and integration tests. .venv tests the newest versions
 # within the bounds. Rebuilt when pyproject.toml changes; about 45 s to build, 40 s to test on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +21,4 @@ fi
 # the checkout's hostnet is tested with the floors' libraries: pytest's pythonpath puts it first, and
 # PYTHONPATH does for the kernels and processes the tests start (the venv's installed copy is as old
 # as the stamp)
-PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m 'not live' tests/unit
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m 'not live' tests/unit tests/integration

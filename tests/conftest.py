@@ -12,10 +12,14 @@ Layout (the rule below is enforced at collection):
   test_live_<what they exercise>.py with a module-level `pytestmark` that includes pytest.mark.live.
   They run only when asked for (`pytest --live` or HOSTNET_LIVE=1; `make test` does); otherwise
   each is skipped and the summary says how many.
+- integration/: no root either, but each test starts a heavy program of its own: import-linter over
+  the tree, a Jupyter kernel, pytest, a fresh Python importing the charts, hostnet's C tools compiled
+  and run. test_<what it exercises>.py; make test-unit leaves them to make test.
 - notebooks/: the notebooks themselves (papermill, nbval, conventions), the report in Chromium, and
   the wheel installed in a fresh venv, replaying a notebook of a copied checkout.
 - fixtures/: captured tool output; fixtures/README.md says how each was captured.
-Basenames are unique within each folder of tests/ and across live/ and notebooks/ (no __init__.py there).
+Basenames are unique within each folder of tests/ and across live/, integration/ and notebooks/ (no
+__init__.py there).
 """
 import contextlib
 import os

@@ -1,6 +1,7 @@
 """bench/: its pure parts (ratios, medians, order, mpstat parsing, the artifact arithmetic, the
 result tables). No timed assertions: the targets are judged by `make bench`, not by the tests.
-The short live smoke test of the quick mode is tests/live/test_live_bench.py."""
+The short live smoke test of the quick mode is tests/live/test_live_bench.py; benchmark 8's real
+processes, tests/integration/test_bench_cli_start.py."""
 import json
 import math
 from pathlib import Path
@@ -500,15 +501,6 @@ def test_cli_start_is_judged_on_the_slowest_commands_median_and_a_traceback_fail
     assert crashed["verdict"] == "below target" and crashed["tracebacks"] == ["breakdown /nonexistent/perf.data"]
     traced = cli_start.result([{**r, "traceback": r["command"] == "--help"} for r in rows(0.3)])
     assert traced["tracebacks"] == ["--help"]  # a traceback is a failure though the process exited 0
-
-
-def test_cli_start_measures_each_command_as_a_process_from_a_subdirectory(monkeypatch):
-    """One real round over two commands: the rows say what each printed last, and refusals exit 2."""
-    from bench import cli_start
-    monkeypatch.setattr(cli_start, "commands", lambda: [("--help",), ("sweep", "no-such-experiment")])
-    rows = cli_start.measure(1, lambda msg: None)
-    assert [r["command"] for r in rows] == ["--help", "sweep no-such-experiment"]
-    assert rows[0]["rc"] == 0 and rows[1]["rc"] == 2 and "no declared experiment" in rows[1]["said"]
 
 
 def test_text_speed_is_judged_on_the_slowest_size_and_the_peak_memory():

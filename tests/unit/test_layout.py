@@ -1,8 +1,9 @@
 """The shape of the code: the section registry matches notebooks/ one to one, docs/layout.md
 names every module under hostnet/ (and nothing that is not there), DESIGN.md's floors picture is
-the floors contract and the page stays short, every import resolves (import
-circles and the floors are import-linter's: test_contracts.py), and the rule that keeps live tests
-in tests/live/ (tests/conftest.py) finds what breaks it; tests/unit/ mirrors hostnet/'s packages."""
+the floors contract and the page stays short, every import resolves (import circles and the
+floors are import-linter's: tests/integration/test_import_contracts.py), and the rule that keeps
+live tests in tests/live/ (tests/conftest.py) finds what breaks it; tests/unit/ mirrors hostnet/'s
+packages."""
 import ast
 import importlib
 import re
@@ -134,39 +135,6 @@ def test_every_import_of_hostnet_resolves_including_those_inside_functions():
             stale += [f"{path.relative_to(REPO)}:{node.lineno}: {s}"
                       for s in _unresolved(module, [a.name for a in node.names])]
     assert not stale, stale
-
-
-def _pytest_on_a_copy_of_the_conftest(tmp_path, *args, env=None):
-    """A tests/ tree with this conftest, one unit test and one live test that leaves a file when it runs."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    live: root\n")
-    (tmp_path / "unit").mkdir(exist_ok=True)
-    (tmp_path / "unit" / "test_u.py").write_text("def test_u():\n    pass\n")
-    (tmp_path / "live").mkdir(exist_ok=True)
-    (tmp_path / "live" / "test_live_x.py").write_text(
-        "import pathlib\nimport pytest\npytestmark = pytest.mark.live\n\n"
-        "def test_x():\n    pathlib.Path(__file__).with_name('ran').write_text('')\n")
-    environ = {k: v for k, v in os.environ.items() if k != "HOSTNET_LIVE"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120,
-                          env={**environ, "PYTHONPATH": str(REPO), **(env or {})})
-
-
-def test_live_tests_run_only_when_asked_for_and_the_summary_says_how_many_were_skipped(tmp_path):
-    from conftest import LIVE_OFF
-    plain = _pytest_on_a_copy_of_the_conftest(tmp_path)
-    assert "1 passed, 1 skipped" in plain.stdout and not (tmp_path / "live" / "ran").exists()
-    assert f"hostnet: 1 live tests skipped ({LIVE_OFF})" in plain.stdout
-    assert "--live" in LIVE_OFF and "HOSTNET_LIVE=1" in LIVE_OFF
-    for how in (("--live",), ()):
-        (tmp_path / "live" / "ran").unlink(missing_ok=True)
-        res = _pytest_on_a_copy_of_the_conftest(tmp_path, *how, env={} if how else {"HOSTNET_LIVE": "1"})
-        assert "2 passed" in res.stdout and (tmp_path / "live" / "ran").exists(), res.stdout
-        assert "live tests skipped" not in res.stdout
 
 
 def test_unit_tests_mirror_the_packages_without_a_package_prefix():

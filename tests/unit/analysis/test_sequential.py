@@ -4,12 +4,13 @@ judging every look at 95 % (the loop before the design) decides far more."""
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from hostnet.analysis import verdicts
 from hostnet.measure import topup
 
 POINT = {"config": "b"}
+NO_TABLE = pd.DataFrame()  # the loop reads only what the verdicts want; one table, not one per look
 
 
 def _false_positive_rate(confidence: float, looks: int, *, first: int, step: int, trials: int, seed: int) -> float:
@@ -23,8 +24,7 @@ def _false_positive_rate(confidence: float, looks: int, *, first: int, step: int
 
         def judge(runs=runs):
             lo, hi = _welch(runs["a"], runs["b"], confidence)
-            table = pd.DataFrame({"verdict": ["decided" if lo > 0 or hi < 0 else "open"]})
-            return verdicts.Verdicts(table, {"F": [POINT]} if lo <= 0 <= hi else {})
+            return verdicts.Verdicts(NO_TABLE, {"F": [POINT]} if lo <= 0 <= hi else {})
 
         def run_more(points, runs=runs):
             for side in runs:
@@ -33,16 +33,17 @@ def _false_positive_rate(confidence: float, looks: int, *, first: int, step: int
 
         topup.top_up_until_decided(judge, run_more, budget_runs=10_000, budget_minutes=1e9,
                                    rounds_taken=verdicts.LOOKS - looks, step=step, clock=lambda: 0.0)
-        decided += judge().table.verdict.iloc[0] == "decided"
+        decided += not judge().wanted
     return decided / trials
 
 
 def _welch(a, b, confidence: float) -> tuple[float, float]:
-    """b − a's Welch t interval (scipy's ttest_ind(...).confidence_interval, 20x faster)."""
+    """b − a's Welch t interval (scipy's ttest_ind(...).confidence_interval, ~100x faster: the t
+    quantile from the special function itself, not through stats.t's checks)."""
     a, b = np.asarray(a), np.asarray(b)
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    half = stats.t.ppf(0.5 + confidence / 2, df) * np.sqrt(va + vb)
+    half = special.stdtrit(df, 0.5 + confidence / 2) * np.sqrt(va + vb)
     d = b.mean() - a.mean()
     return d - half, d + half
 

@@ -1,14 +1,10 @@
 """hostnet.charts.grid: the one-grid-key sections' figures, drawn from grid_view's tables; the
-breakdown's caveat follows the metric the table names, not a side channel pandas drops; and every
-section's chart module draws in the hostnet theme, whoever imported it."""
-import importlib
-import subprocess
-import sys
-
+breakdown's caveat follows the metric the table names, not a side channel pandas drops. Every
+section's chart module draws in the hostnet theme whoever imported it:
+tests/integration/test_chart_module_alone.py."""
 import pandas as pd
 
-from conftest import REPO
-from hostnet.charts import encodings, grid, plots
+from hostnet.charts import encodings, grid
 from hostnet.sections import grid_view
 
 
@@ -52,14 +48,3 @@ def test_tpc_bars_draw_the_ci_around_the_mean():
     spec = grid.tpc_bars(s, "label", "x", "title", ["sub"]).to_dict()
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["bar", "errorbar"]
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["a", "b"]
-
-
-
-def test_a_section_s_chart_module_draws_in_the_hostnet_theme_as_png_on_its_own():
-    """00-explore imports no plots: its chart is a PNG output in the hostnet theme because
-    charts.explore imports plots, as every section's chart module does."""
-    code = "import altair as alt, hostnet.charts.explore; print(alt.theme.active, alt.renderers.active)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
-    assert out.stdout.split() == ["hostnet", "hostnet-png"]
-    for module in ("grid", "rx_buffer", "congestion", "hardware", "explore"):
-        assert importlib.import_module(f"hostnet.charts.{module}").plots is plots, module

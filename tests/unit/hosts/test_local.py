@@ -78,6 +78,7 @@ def test_temporary_files_live_in_the_private_scratch_dir_and_dead_sessions_ones_
     """#33: a killed local run left ~10 /tmp/hostnet-* entries (perf.data among them) no restore
     removed. Now they are 0600/0700 under <state dir>/scratch, named with the session's PID."""
     import os
+    import signal
     import subprocess
     import sys
 
@@ -101,7 +102,9 @@ def test_temporary_files_live_in_the_private_scratch_dir_and_dead_sessions_ones_
         assert remove_dead_scratch() == (2, 1013)
         assert sorted(p.name for p in scratch.iterdir()) == mine  # this live session's stay
     finally:
-        proc.stop()
+        # SIGTERM: a sleep started from a background job (CI, nohup) ignores SIGINT, and stop() would
+        # wait out its 5 s grace before SIGKILL
+        proc.stop(signal.SIGTERM)
         proc.close()
         subprocess.run(["rm", "-rf", made], check=True)
     assert not any(p.name.startswith(f"hostnet-{os.getpid()}-out") for p in scratch_dir().iterdir())

@@ -1,6 +1,6 @@
-"""hostnet.notebook.sweeps: notebook sweeps planned (not run) in both modes, refused before any kernel
-starts, and a replay sweep executed with its table of every point's summary. Live notebook sweeps are
-in tests/live/test_live_batch.py."""
+"""hostnet.notebook.sweeps: notebook sweeps planned (not run) in both modes, and refused before any
+kernel starts. A replay sweep executed: tests/integration/test_notebook_sweep_replay.py; live
+notebook sweeps: tests/live/test_live_batch.py."""
 import pytest
 
 from conftest import REPO
@@ -97,20 +97,6 @@ def test_a_params_file_with_a_yaml_syntax_error_names_the_file(tmp_path):
     path.write_text("grid: {sizes_kb: [200, 3200}\n")
     with pytest.raises(ValueError, match=f'(?s)not valid YAML.*in "{path}", line 1'):
         sweeps.load_sweep_file(path)
-
-
-def test_a_replay_sweep_leaves_one_table_of_every_points_summary(tmp_path):
-    """`hostnet sweep NOTEBOOK`: beside the executed notebooks, sweep.csv holds the summary table each
-    point's notebook printed, with the point's swept parameter, status and directory in front."""
-    import pandas as pd
-    done = sweeps.sweep_notebook(RX, {"sizes_kb": [200, 3200]}, {"include_contaminated": True}, None,
-                                 REPO / "data" / "runs", mode="replay", output_dir=tmp_path / "out")
-    table = tmp_path / "out" / "sweep.csv"
-    assert [e["table"] for e in done] == [table, table]
-    df = pd.read_csv(table)
-    assert list(df.columns[:3]) == ["sizes_kb", "status", "dir"] and set(df.status) == {"ok"}
-    assert df.groupby("sizes_kb").rx_buffer_kb.unique().map(list).to_dict() == {"[200]": [200], "[3200]": [3200]}
-    assert "tpc_gbps" in df.columns and df.tpc_gbps.notna().all()
 
 
 def test_a_live_sweeps_table_goes_beside_its_campaigns(tmp_path):

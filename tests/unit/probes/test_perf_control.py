@@ -1,6 +1,8 @@
 """PerfProbe's window through perf record's control FIFO (hostnet.probes.perf): the argv it
 builds, and its clear errors when perf died or does not answer. These run the real LocalHost
 code with perf replaced by a stand-in; a real perf's window is tests/live/test_live_perf.py."""
+import sys
+
 import pytest
 
 from hostnet.hosts import HostError, LocalHost
@@ -42,7 +44,10 @@ def test_a_perf_that_exited_is_named_with_its_error_and_leaves_nothing_behind():
 
 def test_a_perf_that_does_not_answer_fails_after_the_timeout(monkeypatch):
     monkeypatch.setattr(perf_probe, "CONTROL_TIMEOUT_S", 0.5)
-    host = StandInHost(["sleep", "30"])  # runs, but never opens its control FIFO
+    # runs, but never opens its control FIFO; ends on SIGINT as perf does (a plain sleep started in
+    # the background ignores it, and abort then waited out its 5 s grace)
+    host = StandInHost([sys.executable, "-c", "import signal, time\n"
+                        "signal.signal(signal.SIGINT, lambda *_: exit(0))\ntime.sleep(30)"])
     probe = PerfProbe()
     probe.arm(host)
     try:
