@@ -7,6 +7,13 @@ import sys
 from pathlib import Path
 
 from . import edge
+from .. import testbed
+from ..hosts.base import remove_dead_scratch
+from ..knobs.journal_file import HOST_DIR
+from ..knobs.machine import Ledger
+from ..testbed import as_servers, capabilities, guest_boot, guests
+from ..testbed.leftovers import is_servers
+from ..testbed.servers import from_yaml, restore as restore_servers
 from .commands import COMMANDS
 from .edge import die, live_options, steering_option
 
@@ -48,10 +55,7 @@ def _unanswered(caps_by_host: dict) -> int:
 
 
 def _check(args) -> int:
-    from .. import testbed
-    from ..testbed import capabilities
     if args.file:
-        from ..testbed.servers import from_yaml
         tb = from_yaml(args.file)
         caps = {e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
         print(capabilities.table(caps))
@@ -72,10 +76,8 @@ def _check(args) -> int:
 
 
 def cmd_testbed(args) -> int:
-    from .. import testbed
     if args.action == "check":
         return _check(args)
-    from ..testbed import guests
     if args.nic or args.iommu or args.action == "down" and guests.has_state(args.name):
         return _guests(args)
     if args.action == "up":
@@ -94,7 +96,6 @@ def cmd_testbed(args) -> int:
             print(f"  {e.role:<10} {e.ip:<13} {e.ip6 or '':<11} {e.iface:<14} CPUs {e.cpus}  "
                   f"via {e.host.describe()['kind']}")
         if args.write_yaml:
-            from ..testbed import as_servers
             try:
                 path, conf = as_servers.write(args.name, args.write_yaml)
             except BaseException:
@@ -122,7 +123,6 @@ def _down(what: str, name: str, problems: list[str]) -> int:
 
 def _guests(args) -> int:
     """`testbed up --nic` and the guests' status and down (testbed/guests.py: the NIC rehearsal)."""
-    from ..testbed import guest_boot, guests
     if args.action == "up":
         if not args.nic:
             die("--iommu needs --nic e1000e, virtio or e1000")
@@ -145,10 +145,7 @@ def _guests(args) -> int:
 
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
-    from .. import testbed
     if args.file:
-        from ..knobs.journal_file import HOST_DIR
-        from ..testbed.servers import restore as restore_servers
         problems, sources = restore_servers(args.file)
         if problems:
             die("; ".join(problems))
@@ -165,7 +162,6 @@ def cmd_restore(args) -> int:
     if not names:
         print("nothing to restore: no testbed was left behind by a dead session" + crumbs + held)
         return 0
-    from ..testbed.leftovers import is_servers
     failed = []
     for name in names:
         servers = is_servers(name)
@@ -189,15 +185,12 @@ def cmd_restore(args) -> int:
 
 def _remove_crumbs() -> str:
     """Scratch files dead sessions left (tool output, perf.data), removed; what was removed."""
-    from ..hosts.base import remove_dead_scratch
     count, size = remove_dead_scratch()
     return f"; removed {count} scratch files of dead sessions ({size / 1e6:.1f} MB)" if count else ""
 
 
 def _held_elsewhere() -> str:
     """Host-wide settings live testbeds hold (knobs/machine.py), which a restore leaves in place."""
-    from .. import testbed
-    from ..knobs.machine import Ledger
     held = [f"{e['knob']}[{e['key']}] = {v!r} by {Path(j).stem}"
             for e in Ledger(fallback=testbed.state_dir()).held() for j, v in e["holders"].items()]
     return ("; host-wide settings held by live testbeds, left as they are until the last lets go: "
