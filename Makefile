@@ -60,7 +60,8 @@ test-servers: install
 
 # The NIC rehearsal: two QEMU guests with an emulated e1000e, every NIC-facing knob against their
 # driver, a killed session restored, a paced ladder point (tests/live/test_live_nic_rehearsal.py);
-# a virtio pair behind an emulated IOMMU, its profile's DMA mapping (test_live_nic_iommu.py); ~14 min.
+# a virtio pair behind an emulated IOMMU, its profile's DMA mapping (test_live_nic_iommu.py); 37 min on
+# 2026-12-02.
 # Under TCG every SSH command costs ~0.7 s, so it is a CI step of its own, not part of make test's 30 minutes.
 test-nic: install
 	$(PY) -m pytest --live -m nic --durations=15 -s tests/live/test_live_nic_rehearsal.py tests/live/test_live_nic_iommu.py
