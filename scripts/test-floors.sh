@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The dependency floors are tested: a venv (.venv-floors, no root) with every direct dependency at
 # the lowest version pyproject.toml allows (scripts/floors.py: pandas 2.2, numpy 1.26, altair 5.5, ...),
-# hostnet installed into it from this checkout, then the unit and integration tests. .venv tests the newest versions
-# within the bounds. Rebuilt when pyproject.toml changes; about 45 s to build, 40 s to test on 2 cores.
+# hostnet installed into it from this checkout, then the unit and integration tests. .venv tests the
+# newest versions within the bounds. Rebuilt when pyproject.toml changes; about 45 s to build and
+# 3.5 min to test on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh

@@ -561,7 +561,7 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("live"):
                 item.add_marker(pytest.mark.skip(reason=LIVE_OFF))
-    for item in items:  # `-m 'not notebooks'`: what make test-unit leaves to make test
+    for item in items:  # `-m 'not notebooks'`: all but the notebooks and what drives them whole
         if any(item.path.is_relative_to(REPO / d) for d in NOTEBOOK_DIRS):
             item.add_marker(pytest.mark.notebooks)
 

@@ -52,3 +52,8 @@ def asked(argv: list[str]) -> str | None:
         elif not word.startswith("-"):
             return word
     return None
+
+
+def add(sub, name: str):
+    """The subparser of command `name`, with the table's help line (what each module's register calls)."""
+    return sub.add_parser(name, help=COMMANDS[name].help)

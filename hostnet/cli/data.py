@@ -7,20 +7,20 @@ import os
 import sys
 from pathlib import Path
 
-from .commands import COMMANDS
+from . import commands
 from .edge import runs_dir_option
 
 
 def register(sub) -> None:
     """rederive, data pack|unpack, seal."""
-    d = sub.add_parser("rederive", help=COMMANDS["rederive"].help)
+    d = commands.add(sub, "rederive")
     d.add_argument("campaigns", nargs="+")
     runs_dir_option(d)
     d.add_argument("--force", action="store_true", help="also runs already derived under the current rules: "
                                                         "their rows rebuilt from the raw files (says how many changed)")
     d.set_defaults(func=cmd_rederive)
 
-    d = sub.add_parser("data", help=COMMANDS["data"].help)
+    d = commands.add(sub, "data")
     act = d.add_subparsers(dest="action", required=True)
     p = act.add_parser("pack", help="pack runs' raw/ into raw.tar.xz (verified before raw/ is removed); runs "
                                     "packed already are skipped, a raw/ unpacked beside its archive is removed")
@@ -33,7 +33,7 @@ def register(sub) -> None:
     u.add_argument("run", metavar="RUN_DIR", help="a run directory")
     u.set_defaults(func=cmd_data_unpack)
 
-    d = sub.add_parser("seal", help=COMMANDS["seal"].help)
+    d = commands.add(sub, "seal")
     d.add_argument("campaigns", nargs="+")
     runs_dir_option(d)
     d.set_defaults(func=cmd_seal)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import edge
-from .commands import COMMANDS
+from . import commands
 from .edge import die, fresh_shape, live_options, reconnect_flag, runs_dir_option, steering_option, \
     testbed_spec
 from .notebooks import sweep_notebook
@@ -19,7 +19,7 @@ def register(sub) -> None:
     """run and sweep: the commands that measure."""
     from ..measure import config as stackconfig
     from ..notebook.batch import PROFILES
-    r = sub.add_parser("run", help=COMMANDS["run"].help)
+    r = commands.add(sub, "run")
     r.add_argument("experiment", choices=experiments.RUN_EXPERIMENTS, help="the traffic pattern (the paper's Fig. 2)")
     r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")
     r.add_argument("--senders", type=int, default=1, help="sender namespaces of a fresh testbed (bridge when > 1)")
@@ -48,7 +48,7 @@ def register(sub) -> None:
     steering_option(r)
     r.set_defaults(func=cmd_run)
 
-    w = sub.add_parser("sweep", help=COMMANDS["sweep"].help)
+    w = commands.add(sub, "sweep")
     w.add_argument("spec", help="a declared experiment's name (rx-buffer: hostnet/sweeps/rx-buffer.yaml), a sweep "
                                 "YAML (experiment, configs, grid, repetitions, duration, ...), or a notebook (.ipynb)")
     w.add_argument("--config", nargs="+", help="sweep specs: these configs instead of the spec's")

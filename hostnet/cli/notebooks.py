@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 from . import edge
-from .commands import COMMANDS
+from . import commands
 from .edge import die, hand_to_kernels, steering_option, testbed_spec
 
 
 def register(sub) -> None:
     """figures and notebooks: regenerating what the notebooks show."""
     from ..notebook.batch import PROFILES
-    f = sub.add_parser("figures", help=COMMANDS["figures"].help)
+    f = commands.add(sub, "figures")
     f.add_argument("--mode", choices=("replay", "run"), default="replay",
                    help="replay: the recorded campaigns, no root (default); run: measure live (root)")
     f.add_argument("--profile", choices=tuple(PROFILES), default="quick",
@@ -37,7 +37,7 @@ def register(sub) -> None:
     steering_option(f)
     f.set_defaults(func=cmd_figures)
 
-    n = sub.add_parser("notebooks", help=COMMANDS["notebooks"].help)
+    n = commands.add(sub, "notebooks")
     n.add_argument("action", choices=("store-outputs", "strip-outputs", "check"),
                    help="store-outputs, strip-outputs or check (see above)")
     n.add_argument("notebooks", nargs="*", help="default: 00-explore and every section notebook")

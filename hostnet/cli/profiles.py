@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from .commands import COMMANDS
+from . import commands
 from .edge import cpu_set, die, runs_dir_option
 
 
 def register(sub) -> None:
     """breakdown, flamegraph, compare: reading profiles, runs and campaigns."""
-    k = sub.add_parser("breakdown", help=COMMANDS["breakdown"].help)
+    k = commands.add(sub, "breakdown")
     k.add_argument("file", help="perf.data (perf is run on it), perf script or perf report --stdio text, folded "
                                 "stacks, or a run's RUN/raw/MACHINE.perf_report.txt (its CPUs named sender/receiver; "
                                 "`hostnet data unpack RUN` first)")
@@ -37,14 +37,14 @@ def register(sub) -> None:
                                                        "`hostnet flamegraph` writes), OUT.svg or OUT.png an icicle")
     k.set_defaults(func=cmd_breakdown)
 
-    g = sub.add_parser("flamegraph", help=COMMANDS["flamegraph"].help)
+    g = commands.add(sub, "flamegraph")
     g.add_argument("run", help="a run directory")
     g.add_argument("--side", choices=("sender", "receiver"), default="receiver", help="whose CPU (default: receiver)")
     g.add_argument("-o", "--output", help=".html (interactive), .svg or .png (default: flamegraph-RUN-SIDE.html "
                                           "in the working directory)")
     g.set_defaults(func=cmd_flamegraph)
 
-    c = sub.add_parser("compare", help=COMMANDS["compare"].help)
+    c = commands.add(sub, "compare")
     c.add_argument("a", help="the baseline campaign (a directory name under --runs-dir)")
     c.add_argument("b", help="the campaign compared with it, point by point")
     runs_dir_option(c, "where both campaigns are")

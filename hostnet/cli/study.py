@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from . import edge
-from .commands import COMMANDS
+from . import commands
 from .edge import die, runs_dir_option
 
 
 def register(sub) -> None:
     """receive-path and top-up."""
     from ..testbed import steering
-    p_ = sub.add_parser("receive-path", help=COMMANDS["receive-path"].help)
+    p_ = commands.add(sub, "receive-path")
     p_.add_argument("--record", action="store_true", help="record one campaign per mode first (live)")
     p_.add_argument("--modes", nargs="+", choices=steering.EMBEDDED_MODES, default=list(steering.EMBEDDED_MODES))
     p_.add_argument("--campaign", nargs="+", metavar="MODE=CAMPAIGN", help="recorded campaigns to compare")
@@ -20,7 +20,7 @@ def register(sub) -> None:
     runs_dir_option(p_)
     p_.set_defaults(func=cmd_receive_path)
 
-    t = sub.add_parser("top-up", help=COMMANDS["top-up"].help)
+    t = commands.add(sub, "top-up")
     t.add_argument("notebook", help="the section notebook whose verdicts judge the campaign, e.g. 01-single-flow")
     t.add_argument("campaign")
     t.add_argument("--budget-runs", type=int, default=40)

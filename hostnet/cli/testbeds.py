@@ -14,13 +14,13 @@ from ..knobs.machine import Ledger
 from ..testbed import as_servers, capabilities, guest_boot, guests
 from ..testbed.leftovers import is_servers
 from ..testbed.servers import from_yaml, restore as restore_servers
-from .commands import COMMANDS
+from . import commands
 from .edge import die, live_options, steering_option
 
 
 def register(sub) -> None:
     """testbed and restore: build, inspect or remove a testbed; undo what a dead session left."""
-    t = sub.add_parser("testbed", help=COMMANDS["testbed"].help)
+    t = commands.add(sub, "testbed")
     t.add_argument("action", choices=("up", "status", "down", "check"))
     t.add_argument("file", nargs="?", help="check: a testbed.yaml of real servers (default: the embedded testbed)")
     t.add_argument("--name", default="default", help="1-8 lowercase letters/digits (default: default)")
@@ -40,7 +40,7 @@ def register(sub) -> None:
     steering_option(t)
     t.set_defaults(func=cmd_testbed)
 
-    s = sub.add_parser("restore", help=COMMANDS["restore"].help)
+    s = commands.add(sub, "restore")
     s.add_argument("--name", help="only this testbed (also a persistent one, whose namespaces are kept)")
     s.add_argument("--file", help="a testbed.yaml of real servers: stop hostnet's processes there, restore settings")
     s.set_defaults(func=cmd_restore)
