@@ -7,7 +7,7 @@ no floor above it):
     load(campaign=None, section=None, runs_dir=None)   the recorded runs as one tidy frame
     breakdown(path, cpus=None, comms=None, ...)        the paper's breakdown of any perf profile
     SECTIONS, section(notebook)                        the section registry (its module, experiment)
-    declared(name, ...), run_sweep(testbed, spec, ...) a declared experiment, and running it
+    declared(name, ...), run_sweep(testbed, spec, ...) a declared sweep, and running it
     Campaign(runs_dir, name)                           a campaign directory and what it holds
 """
 from __future__ import annotations

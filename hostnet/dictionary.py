@@ -10,7 +10,7 @@ committed campaigns in it.
 from __future__ import annotations
 
 # The paper's traffic patterns (Fig. 2): how a workload lays out its flows, and the `experiment`
-# label of a pattern's campaign (measure/experiments.py names the experiments of each).
+# label of a pattern's campaign (measure/declarations.py names the workloads of each).
 PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")
 
 SIDES = {

@@ -9,7 +9,7 @@ from . import commands
 from .edge import die, fresh_shape, live_options, reconnect_flag, runs_dir_option, steering_option, \
     testbed_spec
 from .notebooks import sweep_notebook
-from ..measure import experiments
+from ..measure import declarations
 
 
 SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
@@ -20,7 +20,7 @@ def register(sub) -> None:
     from ..measure import config as stackconfig
     from ..notebook.batch import PROFILES
     r = commands.add(sub, "run")
-    r.add_argument("experiment", choices=experiments.RUN_EXPERIMENTS, help="the traffic pattern (the paper's Fig. 2)")
+    r.add_argument("experiment", choices=declarations.RUN_WORKLOADS, help="the traffic pattern (the paper's Fig. 2)")
     r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")
     r.add_argument("--senders", type=int, default=1, help="sender namespaces of a fresh testbed (bridge when > 1)")
     r.add_argument("--receivers", type=int, default=1, help="receiver namespaces of a fresh testbed")
@@ -93,7 +93,7 @@ def cmd_run(args) -> int:
     try:  # built once: checked here, run as it is
         sweep_spec = SweepSpec.of_configs(
             args.config, flows=args.flows, rpc_size=args.rpc_size, congestion_control=args.cc, rate_mbps=args.rate_mbps,
-            experiment=args.experiment, repetitions=args.repetitions, duration=args.duration, warmup=args.warmup,
+            workload=args.experiment, repetitions=args.repetitions, duration=args.duration, warmup=args.warmup,
             perf_freq_hz=args.perf_freq, rpc_tool=args.rpc_tool)
     except ValueError as exc:
         die(str(exc))
@@ -123,8 +123,8 @@ def cmd_sweep(args) -> int:
         die("--mode and --output-dir are for notebook sweeps; a sweep spec always measures live")
     if _declared_name(args.spec):  # an undeclared name is refused before the measuring code loads
         try:
-            experiments.declaration(args.spec)
-        except experiments.UndeclaredExperiment as exc:
+            declarations.declaration(args.spec)
+        except declarations.UndeclaredSweep as exc:
             die(str(exc))
     from ..measure.sweep import SweepError, run_sweep
     try:

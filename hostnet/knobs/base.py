@@ -56,10 +56,11 @@ class Knob:
     def validate(self, key: str, value: str) -> None:
         """Raise KnobError before anything is written when value is not acceptable."""
 
-    def resolve(self, host: Host, key: str, value: str) -> str:
+    def resolve(self, host: Host, key: str, value: str, prior: str | None = None) -> str:
         """The value to write for what a point asks (the same, unless the knob reads the host to
-        know it: AllowedCongestionControl's "+NAME"), so the journal, the ledger and the manifest
-        hold the value the setting will read back as."""
+        know it: AllowedCongestionControl's "+NAME", or derives it from the value the journal
+        recorded before hostnet touched it, `prior`: DdioWays' "lowest-way"), so the journal, the
+        ledger and the manifest hold the value the setting will read back as."""
         return value
 
     def write(self, host: Host, key: str, value: str) -> None:

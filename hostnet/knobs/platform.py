@@ -11,10 +11,14 @@ from ..hosts import Host, HostError
 from .base import Knob, KnobError
 
 DDIO_MSR = "0xc8b"  # IIO LLC WAYS on Intel Xeon Scalable parts with DDIO
+OWN_MASK, LOWEST_WAY = "own-mask", "lowest-way"
+RELATIVE_MASKS = (OWN_MASK, LOWEST_WAY)
 
 
 class DdioWays(Knob):
-    """Key: "llc_ways". Value: the way mask as hex (e.g. 0x600, the usual 2-way default)."""
+    """Key: "llc_ways". Value: the way mask as hex (e.g. 0x600, the usual 2-way default), or one
+    relative to the host's own mask (the journal's prior), which a sweep point names without
+    knowing the host: OWN_MASK (write the prior back) or LOWEST_WAY (its lowest way alone)."""
 
     name = "ddio_ways"
     scope = "global"
@@ -54,8 +58,18 @@ class DdioWays(Knob):
         return hex(int(str(value), 16))
 
     def validate(self, key: str, value: str) -> None:
-        if not re.fullmatch(r"0x[0-9a-fA-F]{1,5}", str(value)):
-            raise KnobError(f"ddio_ways: {value!r} is not a hex way mask like 0x600")
+        if value not in RELATIVE_MASKS and not re.fullmatch(r"0x[0-9a-fA-F]{1,5}", str(value)):
+            raise KnobError(f"ddio_ways: {value!r} is not a hex way mask like 0x600, {OWN_MASK} or {LOWEST_WAY}")
+
+    def resolve(self, host: Host, key: str, value: str, prior: str | None = None) -> str:
+        if value not in RELATIVE_MASKS:
+            return value
+        mask = int(prior, 16) if prior and prior.strip("0x") else 0  # an all-zero mask reads as "0x"
+        if mask == 0:
+            # already minimal or off: neither "the host's own DDIO" nor "one way of it" would be true
+            raise KnobError(f"{host.name}: DDIO way mask reads {prior or '0x0'} (already minimal or off); "
+                            f"{value} needs the host's own mask")
+        return hex(mask) if value == OWN_MASK else hex(mask & -mask)
 
     def write_unverified(self, host: Host, key: str, value: str) -> None:
         host.run(["wrmsr", "-a", DDIO_MSR, str(value)])

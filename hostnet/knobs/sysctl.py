@@ -122,7 +122,7 @@ class AllowedCongestionControl(Sysctl):
         if not self._NAMES.fullmatch(one_space(value)):
             raise KnobError(f"congestion_allowed: {value!r} is not a list of algorithm names")
 
-    def resolve(self, host: Host, key: str, value: str) -> str:
+    def resolve(self, host: Host, key: str, value: str, prior: str | None = None) -> str:
         if not one_space(value).startswith("+"):
             return value
         now = self.read(host, key).split()

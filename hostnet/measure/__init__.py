@@ -2,7 +2,7 @@
 (workloads and a run's rows are derive/'s, the floor below).
 
 config     StackConfig, the paper's optimisation ladder
-experiments  the experiments by name: pattern, `hostnet run`'s, declarations
+declarations the workloads by name (pattern, `hostnet run`'s) and the declared sweeps
 udp_loss   the UDP workload's point setup (placement, settings) and what a host must allow
 runner     one point -> one run directory
 flows      a point's flows as processes: servers listening, clients started together, stopped
@@ -16,5 +16,5 @@ provenance the git commit a run's manifest records
 benches    the time budget's workload kinds (microbenchmarks, UDP batching)
 options    LiveOptions: where and how a live run runs (the environment read at the edges only)
 """
-__all__ = ["benches", "config", "experiments", "flows", "options", "preflight", "probing", "provenance", "runner",
+__all__ = ["benches", "config", "declarations", "flows", "options", "preflight", "probing", "provenance", "runner",
            "sweep", "sweep_spec", "topup", "udp_loss", "window"]

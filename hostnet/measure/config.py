@@ -12,6 +12,7 @@ from typing import NamedTuple
 from ..hosts import HostError, HostUnreachable
 from ..knobs import KNOBS, KnobError, queue_irqs
 from ..knobs.machine import is_global
+from ..knobs.platform import RELATIVE_MASKS
 from ..knobs.setting import SWITCH_PLACE, Place, Setting
 from ..testbed import Testbed, steering
 
@@ -41,13 +42,19 @@ class StackConfig:
     # descriptors per rx ring of each receiver's NIC (ethtool -G rx; F08, Fig. 3(e)'s caption); None
     # leaves the rings as they are (every other experiment). Servers only: veth has no rings.
     rx_ring: int | None = None
+    # the receivers' DDIO ways (Intel's DMA into the LLC, §3.8): "own-mask" (the host's own, DDIO
+    # on) or "lowest-way" (its lowest way alone), knobs.platform.RELATIVE_MASKS; None leaves them
+    # untouched (every other experiment, and hosts whose DDIO cannot be set). Servers only: a VM
+    # cannot reach the MSR.
+    ddio: str | None = None
 
     def describe(self) -> dict:
-        """The manifest's record; rx_ring only where a point set it, so every run recorded before it
-        existed describes its config as it always did."""
+        """The manifest's record; rx_ring and ddio only where a point set them, so every run recorded
+        before they existed describes its config as it always did."""
         d = asdict(self)
-        if self.rx_ring is None:
-            del d["rx_ring"]
+        for late in ("rx_ring", "ddio"):
+            if d[late] is None:
+                del d[late]
         return d
 
     def label(self, testbed_kind: str = "embedded", rx_steering: str = steering.RPS) -> str:
@@ -96,6 +103,8 @@ def validate(cfg: StackConfig) -> None:
         raise ConfigError(f"mtu {cfg.mtu} is out of range")
     if cfg.rx_ring is not None and cfg.rx_ring < 1:
         raise ConfigError(f"rx_ring {cfg.rx_ring}: a NIC ring holds at least one descriptor")
+    if cfg.ddio is not None and cfg.ddio not in RELATIVE_MASKS:
+        raise ConfigError(f"ddio {cfg.ddio!r}: one of {', '.join(RELATIVE_MASKS)}")
     if cfg.congestion_control not in CONGESTION_CONTROLS:
         raise ConfigError(f"congestion control {cfg.congestion_control!r}: one of {CONGESTION_CONTROLS}")
     if cfg.loss_rate is not None and not 0 <= cfg.loss_rate < 1:
@@ -146,6 +155,9 @@ def settings(tb: Testbed, cfg: StackConfig, irqs: IrqPlan | None = None) -> list
             out.append(Setting(at, KNOBS["loss"], r.iface, format(cfg.loss_rate, "g")))
         if cfg.rx_ring is not None:
             out.append(Setting(at, KNOBS["ring.rx"], r.iface, str(cfg.rx_ring)))
+    if cfg.ddio is not None:  # one mask per machine: the IIO's ways are the socket's, not an interface's
+        out += [Setting(Place.of_machine(m), KNOBS["ddio_ways"], "llc_ways", cfg.ddio)
+                for m in dict.fromkeys(r.machine for r in tb.receivers)]
     if tb.kind != "embedded":
         # aRFS on a NIC: ntuple filters, plus the RFS tables the driver fills from.
         for r in tb.receivers:
@@ -242,7 +254,7 @@ def apply_settings(tb: Testbed, planned: list[Setting]) -> dict:
     # In the planned order, one after another: settings of two hosts are not independent (on the
     # embedded testbed a receiver's XDP program takes TSO from its veth peer, the sender).
     for host, s in plan:
-        value = priors[s.label] if s.value is None else s.knob.resolve(host, s.key, s.value)
+        value = priors[s.label] if s.value is None else s.knob.resolve(host, s.key, s.value, priors[s.label])
         tb.journal.set(host, s.knob, s.key, value)
         applied[s.label] = value
     return applied

@@ -54,9 +54,9 @@ def native_binaries(tb: Testbed, tool: str) -> tuple:
 
 def _tools(spec: SweepSpec, points: list[dict], tb: Testbed) -> tuple[str, tuple[str, ...]]:
     """(the RPC tool the points' workloads name, every tool preflight checks)."""
-    if spec.experiment == "time-budget":  # every bench's, whichever points: a top-up of one keeps the fingerprint
+    if spec.workload == "time-budget":  # every bench's, whichever points: a top-up of one keeps the fingerprint
         return "udpbatch", tuple(benches.TOOLS.values())
-    mixed = spec.experiment == "mixed"
+    mixed = spec.workload == "mixed"
     tool = rpc_tool(tb, spec.rpc_tool) if mixed or any(p.get("rpc_size") for p in points) else "iperf3"
     if any("udp_rate_gbps" in p for p in points):
         tool = UdpRate.tool
@@ -193,7 +193,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
     cfgs = {p["config"]: point_config(p) for p in points}
     tool, tools = _tools(spec, points, tb)
     # a bench records a missing perf unsupported (benches.py); flows need it
-    needed = () if spec.experiment == "time-budget" else tuple(REQUIRED_TOOLS["machines"])
+    needed = () if spec.workload == "time-budget" else tuple(REQUIRED_TOOLS["machines"])
     versions = preflight(tb, tools, machine_tools=needed)
     problems = [p for c in cfgs.values() for p in point_requirements(tb, c)]
     problems += [p for pt in points

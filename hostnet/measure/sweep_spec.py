@@ -1,17 +1,19 @@
 """A sweep's declaration: the spec (YAML, a dict from Python, or papermill parameters), checked
 against its schema, and what each of its points runs (point_config, point_workload).
 
-    experiment: single-flow          # or one-to-one, incast, outcast, all-to-all
+    workload: single-flow            # or one-to-one, incast, outcast, all-to-all, mixed, udp-loss,
+                                     # time-budget: what the points' flows run, in which pattern
     configs: [tsogro]
     grid:                            # any of: rx_buffer_kb, rx_ring (a NIC's rx descriptors), flows,
                                      # rpc_size, congestion_control, rate_mbps (long flows paced),
                                      # latency_sample_every, udp_rate_gbps, socket_buffer_kb, app_cpu,
                                      # loss_rate (receive-side random drop),
-                                     # short_flows and long_flow (experiment: mixed),
+                                     # short_flows and long_flow (workload: mixed),
                                      # send_mode, recv_mode, mss (zcflow: sendfile, MSG_ZEROCOPY,
                                      # TCP_ZEROCOPY_RECEIVE, TCP_MAXSEG), mtu, big_tcp_bytes (BIG TCP's
                                      # GSO/GRO packet limit), ip_version (4 or 6: the
-                                     # endpoints' data address flows use); bench (experiment:
+                                     # endpoints' data address flows use), ddio (own-mask,
+                                     # lowest-way or host: the receivers' DDIO ways, §3.8); bench (workload:
                                      # time-budget: micro, udp-batch) with micro_scale, batch
                                      # and payload_bytes (benches.py)
       rx_buffer_kb: [100, 200, 400]
@@ -32,20 +34,24 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .. import inputfiles, schema
-from . import benches, config as stackconfig, experiments
-from .experiments import EXPERIMENT_PATTERNS
+from . import benches, config as stackconfig, declarations
+from .declarations import WORKLOAD_PATTERNS
 from ..derive.patterns import IP_VERSIONS
+from ..knobs.platform import RELATIVE_MASKS
 from ..derive.workloads import (
     MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
     UdpRate, ZeroCopyFlows)
 
 
-BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # experiment time-budget's, and only its
+BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # workload time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "rx_ring", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
-             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", *BENCH_KEYS)
+             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", "ddio", *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
 IPV6_MIN_MTU = 1280  # RFC 8200
+# grid.ddio's point where DDIO is not set: the host's own state, untouched (a host whose DDIO cannot
+# be set, so the IOMMU's two-boot comparison still has its Default point)
+DDIO_HOST = "host"
 MIXED_KEYS = ("short_flows", "long_flow")
 
 
@@ -87,6 +93,8 @@ _GRID_VALUES = {
                       "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
                                      f"{stackconfig.BIG_TCP_MAX}"},
     "ip_version": {"enum": list(IP_VERSIONS), "description": "4 or 6"},
+    "ddio": {"enum": [*RELATIVE_MASKS, DDIO_HOST],
+             "description": f"one of {', '.join(RELATIVE_MASKS)} or {DDIO_HOST} (left as the host has it)"},
     "bench": {"enum": list(benches.EXPERIMENTS), "description": f"one of {', '.join(benches.EXPERIMENTS)}"},
     "micro_scale": {"type": "number", "exclusiveMinimum": 0, "maximum": 100,
                     "description": "an iteration scale above 0, at most 100"},
@@ -96,11 +104,11 @@ _GRID_VALUES = {
 }
 # The spec's shape (types, ranges, names), checked before anything is derived from it.
 SCHEMA = {
-    "type": "object", "description": "a mapping of sweep settings (experiment, configs, grid, ...)",
+    "type": "object", "description": "a mapping of sweep settings (workload, configs, grid, ...)",
     "additionalProperties": False,
     "properties": {
-        "experiment": {"enum": list(EXPERIMENT_PATTERNS),
-                       "description": f"an experiment ({', '.join(EXPERIMENT_PATTERNS)})"},
+        "workload": {"enum": list(WORKLOAD_PATTERNS),
+                     "description": f"a workload ({', '.join(WORKLOAD_PATTERNS)})"},
         "configs": {"type": "array", "minItems": 1, "description": "a non-empty list of config names",
                     "items": {"type": "string", "description": "a config name"}},
         "grid": {"type": "object", "description": "a mapping of grid parameter to a list of values",
@@ -137,7 +145,9 @@ def check_spec(doc, where: str = "") -> None:
 
 @dataclass
 class SweepSpec:
-    experiment: str = "single-flow"
+    # what the points' flows run and in which pattern; it is also the name the runs are stored
+    # under (their manifests' "experiment") unless a label or a bench gives another (stored_for)
+    workload: str = "single-flow"
     configs: list[str] = field(default_factory=lambda: ["all-opts"])
     grid: dict[str, list] = field(default_factory=dict)
     repetitions: int = 3
@@ -152,16 +162,16 @@ class SweepSpec:
     unprofiled_repetitions: int = 0
     rpc_tool: str = "auto"
     # what the runs are stored as (their manifests' experiment) when a section runs a known
-    # experiment under a name of its own, e.g. numa-nic-local = incast with the receiver moved
+    # workload under a name of its own, e.g. numa-nic-local = incast with the receiver moved
     label: str = ""
 
     def __post_init__(self):
         check_spec({k: getattr(self, k) for k in self.__dataclass_fields__})
-        if self.experiment != "mixed" and set(self.grid) & set(MIXED_KEYS):
-            raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to experiment mixed")
-        if (self.experiment == "time-budget") != bool(set(self.grid) & set(BENCH_KEYS)) or (
-                self.experiment == "time-budget" and ("bench" not in self.grid or set(self.grid) - set(BENCH_KEYS))):
-            raise SweepError(f"experiment time-budget takes grid.bench ({', '.join(benches.EXPERIMENTS)}) and only "
+        if self.workload != "mixed" and set(self.grid) & set(MIXED_KEYS):
+            raise SweepError(f"{' and '.join(MIXED_KEYS)} belong to workload mixed")
+        if (self.workload == "time-budget") != bool(set(self.grid) & set(BENCH_KEYS)) or (
+                self.workload == "time-budget" and ("bench" not in self.grid or set(self.grid) - set(BENCH_KEYS))):
+            raise SweepError(f"workload time-budget takes grid.bench ({', '.join(benches.EXPERIMENTS)}) and only "
                              f"{', '.join(BENCH_KEYS)}; those keys belong to it alone")
         for key, values in (("configs", self.configs), *((f"grid.{k}", v) for k, v in self.grid.items())):
             # 8 and 8.0 are one point (as topup.same_value reads them)
@@ -199,7 +209,7 @@ class SweepSpec:
 
     @property
     def stored_as(self) -> str:
-        return self.label or self.experiment
+        return self.label or self.workload
 
     def stored_for(self, point: dict) -> str:
         """The experiment a point's runs are stored as: stored_as, or its bench's (time-budget)."""
@@ -212,6 +222,7 @@ class SweepSpec:
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "") -> "SweepSpec":
+        d = _renamed(d, where)
         check_spec(d, where)
         try:
             return cls(**d)
@@ -232,12 +243,27 @@ class SweepSpec:
         keys = list(self.grid)
         points = [{"config": c, **dict(zip(keys, values, strict=True))}
                   for c in self.configs for values in itertools.product(*(self.grid[k] for k in keys))]
-        if self.experiment == "time-budget":  # each bench keeps its own keys: one micro point, not one per batch
+        if self.workload == "time-budget":  # each bench keeps its own keys: one micro point, not one per batch
             points = [{k: v for k, v in p.items() if k in ("config", "bench", *benches.KEYS[p["bench"]])}
                       for p in points]
             points = [dict(t) for t in dict.fromkeys(tuple(p.items()) for p in points)]
         # mixed: long_flow x short_flows includes "no flow at all", which is no point
         return [p for p in points if int(p.get("long_flow", 1)) or int(p.get("short_flows", 0))]
+
+
+# sweep.json and sweep files written before the field was renamed (2026-12): experiment -> workload
+RENAMED = {"experiment": "workload"}
+
+
+def _renamed(d, where: str):
+    """d with its old field names read as the new ones (a dict; anything else is left to check_spec)."""
+    if not isinstance(d, dict) or not set(d) & set(RENAMED):
+        return d
+    both = [f"{old} and {new}" for old, new in RENAMED.items() if old in d and new in d]
+    if both:
+        raise SweepError(f"{where + ': ' if where else ''}{', '.join(both)} name one field (the old name and the "
+                         f"new): give {', '.join(RENAMED.values())} only")
+    return {RENAMED.get(k, k): v for k, v in d.items()}
 
 
 def paced(rate_mbps: int) -> list[int] | None:
@@ -251,7 +277,7 @@ def declared(name: str, *, config: str | None = None, grid: dict | None = None, 
     links to it), with what is given over it: config (one config for configs), grid (the keys given
     replace the declaration's), any other SweepSpec field. None leaves the declaration's value: a
     section's default campaign is its YAML, and notebook parameters and CLI flags override it."""
-    spec = SweepSpec.from_yaml(experiments.declaration(name))
+    spec = SweepSpec.from_yaml(declarations.declaration(name))
     changes = {k: v for k, v in fields.items() if v is not None}
     if config is not None:
         changes["configs"] = [config]
@@ -277,6 +303,8 @@ def point_config(point: dict) -> stackconfig.StackConfig:
         overrides["mtu"] = int(point["mtu"])
     if "big_tcp_bytes" in point:
         overrides["big_tcp_bytes"] = int(point["big_tcp_bytes"])
+    if point.get("ddio", DDIO_HOST) != DDIO_HOST:
+        overrides["ddio"] = point["ddio"]
     return stackconfig.get_config(point["config"], **overrides)
 
 
@@ -293,10 +321,10 @@ def point_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict | Non
 
 
 def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
-    pattern = EXPERIMENT_PATTERNS[spec.experiment]
+    pattern = WORKLOAD_PATTERNS[spec.workload]
     n = int(point.get("flows", 1))
     ip = {"ip_version": int(point["ip_version"])} if "ip_version" in point else {}
-    not_bulk = point.get("rpc_size") or "udp_rate_gbps" in point or spec.experiment == "mixed"
+    not_bulk = point.get("rpc_size") or "udp_rate_gbps" in point or spec.workload == "mixed"
     if "rate_mbps" in point and (not_bulk or set(point) & set(ZERO_COPY_KEYS)):
         raise SweepError("rate_mbps paces iperf3's long flows: not RPCs, UDP, mixed or zcflow's flows")
     if set(point) & set(ZERO_COPY_KEYS):
@@ -310,7 +338,7 @@ def _flow_workload(spec: SweepSpec, point: dict, tool: str, binaries: dict):
         return UdpRate(spec.duration, spec.warmup, pattern=pattern, n=n, rate_gbps=float(point["udp_rate_gbps"]),
                        socket_buffer_kb=int(point.get("socket_buffer_kb", 1024)),
                        app_cpu=point.get("app_cpu", "same"), **ip)
-    if spec.experiment == "mixed":
+    if spec.workload == "mixed":
         if ip.get("ip_version", 4) != 4:
             raise SweepError("mixed flows run over IPv4 only (their RPC tools' IPv6 flags are not wired)")
         return MixedFlows(spec.duration, spec.warmup, short_flows=int(point.get("short_flows", 0)),

@@ -34,7 +34,9 @@ class Section:
     notebook: str     # file name under notebooks/
     title: str        # the heading of its figures and of its part of the report
     paper: str        # where the finding comes from: a section of the paper or a companion study
-    experiment: str   # the experiment (workload kind) its campaigns run; "" for a notebook that runs none
+    # the experiment its campaigns hold: a label runs are stored under, or the declared sweep that
+    # stores them (numa: per placement); "" for a notebook that runs none (test_declarations)
+    experiment: str
     module: str       # the hostnet module the notebook calls
     selects: tuple[Select, ...] = ()   # parameters that pick recorded points in replay
     run_only: tuple[str, ...] = LIVE_ONLY  # parameters only a live run uses: refused in replay
@@ -79,9 +81,9 @@ SECTIONS: dict[str, Section] = {s.notebook: s for s in (
     Section("08-mixed-flows.ipynb", "§3.7 Mixed long and short flows on one core (Fig. 11)", "§3.7", "mixed",
             "hostnet.sections.mixed_flows",
             (_CONFIG, Select("short_flows", "short_flows"), Select("rpc_size", "rpc_size", "kb"))),
-    Section("09-numa.ipynb", "§3.6 NIC-local vs NIC-remote NUMA node for short flows (Fig. 10c)", "§3.6", "incast",
+    Section("09-numa.ipynb", "§3.6 NIC-local vs NIC-remote NUMA node for short flows (Fig. 10c)", "§3.6", "numa",
             "hostnet.sections.numa", (Select("rpc_size", "rpc_size"),)),
-    Section("10-dca-iommu.ipynb", "§3.8–3.9 DCA (DDIO) and the IOMMU (Fig. 12)", "§3.8–3.9", "single-flow",
+    Section("10-dca-iommu.ipynb", "§3.8–3.9 DCA (DDIO) and the IOMMU (Fig. 12)", "§3.8–3.9", "dca-iommu",
             "hostnet.sections.dca_iommu", run_only=(*LIVE_ONLY, "config", "rate_mbps")),
     Section("11-congestion-control.ipynb", "§3.10 Congestion control: throughput per core and CPU breakdown",
             "§3.10", "one-to-one", "hostnet.sections.congestion",

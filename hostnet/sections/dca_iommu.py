@@ -1,11 +1,13 @@
 """§3.8-3.9 Fig. 12: DCA (Intel DDIO) off and the IOMMU on, each against the Default (DDIO on, IOMMU off).
 
-DDIO is set through the journaled `ddio_ways` knob where the host has it (Intel Xeon, bare metal,
-msr-tools): "on" is the host's own way mask, "minimal" one LLC way (hostnet does not write the
-per-root-port bits that switch DDIO off entirely, so F15 is tested as "fewer DDIO ways"). The IOMMU is
-read-only (kernel command line + reboot): the comparison uses two campaigns recorded on boots
-with it off and on. Where neither exists (the embedded testbed: AMD VM, IOMMU off) run mode
-records the check and refuses. The notebook 10-dca-iommu.ipynb is a thin caller of these functions.
+The sweep is declared in sweeps/dca-iommu.yaml. DDIO is its grid key `ddio`, which each point's
+config writes through the journaled `ddio_ways` knob where the host has it (Intel Xeon, bare metal,
+msr-tools): "own-mask" is the host's own way mask (DDIO on), "lowest-way" one LLC way (hostnet does not
+write the per-root-port bits that switch DDIO off entirely, so F15 is tested as "fewer DDIO ways").
+The IOMMU is read-only (kernel command line + reboot): the comparison uses two campaigns recorded
+on boots with it off and on, each one's capability record saying which. Where neither exists (the
+embedded testbed: AMD VM, IOMMU off) run mode records the check and refuses. The notebook
+10-dca-iommu.ipynb is a thin caller of these functions.
 """
 from __future__ import annotations
 
@@ -21,78 +23,86 @@ from ..analysis import verdicts
 from ..analysis.findings import dca_iommu as rules
 from ..testbed.session import is_file, kind_of, using
 from ..analysis.metrics import breakdown_metric
+from ..hosts import LocalHost
+from ..knobs import DdioWays, KnobError
+from ..knobs.platform import LOWEST_WAY, OWN_MASK
+from ..measure.sweep import SweepSpec, declared, paced, run_configs
+from ..measure.sweep_spec import DDIO_HOST
 from ..testbed.capabilities import MissingCapability
-from ..knobs import DdioWays, Iommu
 
-EXPERIMENT = "dca-iommu"
-DDIO_CONFIGS = ("ddio-on", "ddio-minimal")
+EXPERIMENT = "dca-iommu"  # the declaration's label: what the runs are stored under
+# grid.ddio's points (sweeps/dca-iommu.yaml) as the tables, charts and verdicts name them
+DDIO_SHOWN = {OWN_MASK: "ddio-on", LOWEST_WAY: "ddio-minimal", DDIO_HOST: "ddio-host"}
+DDIO_CONFIGS = (DDIO_SHOWN[OWN_MASK], DDIO_SHOWN[LOWEST_WAY])
+# the point of a host whose DDIO hostnet cannot set (AMD, a VM, the NIC rehearsal's guests): the
+# host's own state, untouched, so the IOMMU's two-boot comparison still has its Default runs
+DDIO_UNSET = DDIO_SHOWN[DDIO_HOST]
 
 
 def reference(reference_dir) -> pd.DataFrame:
     return pd.read_csv(Path(reference_dir) / "dca_iommu_fig12.csv", comment="#")
 
 
+def spec(*, config: str | None = None, ddio=None, rate_mbps: int = 0, **fields) -> SweepSpec:
+    """sweeps/dca-iommu.yaml, with what is given over it (ddio: grid.ddio's points; rate_mbps: the
+    flow paced, as the NIC rehearsal's guests need; fields: any other SweepSpec field)."""
+    return declared(EXPERIMENT, config=config, grid={"ddio": ddio, "rate_mbps": paced(rate_mbps)}, **fields)
+
+
 def ddio_plan(host) -> dict[str, str]:
-    """Way masks per point: the host's own and its lowest way alone. Raises where DDIO is not settable."""
+    """The masks the declaration's points write: the host's own and its lowest way alone. Raises
+    where DDIO is not settable, or reads 0x0 (already minimal or off: no Default point)."""
     ok, why = DdioWays().available(host)
     if not ok:
         raise MissingCapability(f"no DDIO: {why}")
     raw = DdioWays().read(host)
-    mask = int(raw, 16) if raw.strip("0x") else 0  # the knob reads an all-zero mask as "0x"
-    if mask == 0:
-        raise MissingCapability(f"{host.name}: DDIO way mask reads 0x0 (already minimal or off)")
-    return {"ddio-on": hex(mask), "ddio-minimal": hex(mask & -mask)}
+    try:
+        return {DDIO_SHOWN[m]: DdioWays().resolve(host, "llc_ways", m, raw) for m in (OWN_MASK, LOWEST_WAY)}
+    except KnobError as exc:
+        raise MissingCapability(str(exc)) from None
+
+
+def campaign_iommu(record: dict) -> str:
+    """The IOMMU state a campaign's capability record holds for its hosts ("on", "off", ...; states
+    joined by "/" where hosts differ, "unknown" where none was read)."""
+    states = {caps["iommu"]["value"] for caps in record["capabilities"].values() if "iommu" in caps}
+    return "/".join(sorted(states)) or "unknown"
 
 
 def iommu_pair(records: dict[str, dict]) -> tuple[str, str]:
     """(campaign with the IOMMU off, campaign with it on) among recorded campaigns; raises when one is missing."""
-    states = {c: {caps["iommu"]["value"] for caps in r["capabilities"].values() if "iommu" in caps}
-              for c, r in records.items()}
-    off = [c for c, s in states.items() if s == {"off"}]
-    on = [c for c, s in states.items() if s == {"on"}]
+    states = {c: campaign_iommu(r) for c, r in records.items()}
+    off = [c for c, s in states.items() if s == "off"]
+    on = [c for c, s in states.items() if s == "on"]
     if not (off and on):
-        seen = ", ".join(f"{c}: IOMMU {'/'.join(sorted(s)) or 'unknown'}" for c, s in states.items())
+        seen = ", ".join(f"{c}: IOMMU {s}" for c, s in states.items())
         raise MissingCapability(
             f"the IOMMU is read-only (kernel command line, e.g. intel_iommu=on, and a reboot) and the campaigns "
             f"given cover one state only ({seen}); record one campaign per boot and pass both")
     return off[0], on[0]
 
 
-# the point of a host whose DDIO hostnet cannot set (AMD, a VM, the NIC rehearsal's guests): the
-# host's own state, untouched, so the IOMMU's two-boot comparison still has its Default runs
-DDIO_UNSET = "ddio-host"
-
-
-def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmup: int, repetitions: int,
-             config: str = "all-opts", rate_mbps: int = 0) -> tuple[dict[str, str], str]:
-    """(the DDIO plan run, why DDIO was not varied or ""). On a testbed.yaml: DDIO on vs minimal on
-    the receiver where it is settable, else one point at the host's own DDIO (DDIO_UNSET); each
-    labelled with this boot's IOMMU state for a later two-boot comparison. The embedded testbed
-    raises MissingCapability: it has no NIC."""
+def run_live(testbed_file: str, *, runs_dir, campaign: str, **spec_args) -> tuple[dict[str, str], str]:
+    """(the DDIO masks the points write, why DDIO was not varied or ""). On a testbed.yaml: the
+    declaration's points (the receiver's own mask and its lowest way) where DDIO is settable, else
+    one point at the host's own DDIO (grid.ddio [host]); the campaign's capability record says which
+    boot (IOMMU off or on) it is, for a later two-boot comparison. The embedded testbed raises
+    MissingCapability: it has no NIC. spec_args: spec()'s."""
     if not testbed_file:
-        from ..hosts import LocalHost
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
         raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
-    from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
         settable, why = DdioWays().available(host)
         # a host that cannot set DDIO runs at its own state; one that can but reads a 0x0 mask is refused
         plan, unset = (ddio_plan(host), "") if settable else ({DDIO_UNSET: ""}, f"no DDIO: {why}")
-        iommu = Iommu().read(host)
-        for label, mask in plan.items():
-            if mask:
-                tb.journal.set(host, DdioWays(), "llc_ways", mask)
-            spec = SweepSpec.of_configs([config], rate_mbps=rate_mbps, duration=duration, warmup=warmup,
-                                        repetitions=repetitions, experiment="single-flow",
-                                        label=f"{EXPERIMENT}-{label}-iommu-{iommu}")
-            run_configs(tb, spec, runs_dir=runs_dir, campaign=campaign)
+        sweep = spec(**spec_args) if settable else spec(**{**spec_args, "ddio": [DDIO_HOST]})
+        run_configs(tb, sweep, runs_dir=runs_dir, campaign=campaign)
     return plan, unset
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", duration: int = 5,
-            warmup: int = 2, repetitions: int = 3, config: str = "all-opts", rate_mbps: int = 0) -> tuple[str, str]:
-    """(campaign, what was refused or left out), as numa.collect."""
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", **spec_args) -> tuple[str, str]:
+    """(campaign, what was refused or left out), as numa.collect; spec_args: spec()'s."""
     if common.is_replay(mode, campaign):
         return campaign, ""
     # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
@@ -100,31 +110,23 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
     campaign = campaign or store.new_campaign_id(EXPERIMENT, kind_of(testbed))
     store.Campaign(runs_dir, campaign).write_capabilities(capability_record.detect(testbed_file))
     try:
-        _, unset = run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
-                            repetitions=repetitions, config=config, rate_mbps=rate_mbps)
+        _, unset = run_live(testbed_file, runs_dir=runs_dir, campaign=campaign, **spec_args)
     except MissingCapability as exc:
         return campaign, f"refused: {exc}"
     return campaign, (f"DDIO not varied ({unset}): one point at the host's own DDIO, for the IOMMU's two-boot "
                       f"comparison" if unset else "")
 
 
-def point_of_experiment(experiment: str) -> tuple[str, str]:
-    """'dca-iommu-ddio-on-iommu-off' -> ('ddio-on', 'off')."""
-    ddio, iommu = experiment.removeprefix(EXPERIMENT + "-").rsplit("-iommu-", 1)
-    return ddio, iommu
-
-
 def load(runs_dir, campaigns: list[str]) -> tuple[pd.DataFrame, list[dict], dict[str, dict]]:
-    """Tidy runs of the campaigns (columns ddio = ddio-on/ddio-minimal, iommu = off/on), manifests, records."""
+    """Tidy runs of the campaigns (columns ddio = ddio-on/ddio-minimal/ddio-host from each run's
+    point, iommu = off/on from its campaign's capability record), manifests, records."""
     frames, manifests, records = [], store.Manifests(), {}
     for campaign in campaigns:
         records[campaign] = store.Campaign(runs_dir, campaign).capabilities()
-        exps = sorted({m["experiment"] for m in store.load_manifests(runs_dir, campaign)
-                       if m.get("experiment", "").startswith(EXPERIMENT + "-")})
-        for exp in exps:
-            tidy, ms = common.load(runs_dir, campaign, exp)
-            ddio, iommu = point_of_experiment(exp)
-            frames.append(tidy.assign(ddio=ddio, iommu=iommu))
+        if store.load_manifests(runs_dir, campaign, EXPERIMENT):
+            tidy, ms = common.load(runs_dir, campaign, EXPERIMENT)
+            ddio = {m["run_id"]: DDIO_SHOWN[m["point"]["ddio"]] for m in ms}
+            frames.append(tidy.assign(ddio=tidy.run_id.map(ddio), iommu=campaign_iommu(records[campaign])))
             manifests += ms
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), manifests, records
 

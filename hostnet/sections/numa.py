@@ -20,6 +20,7 @@ from ..analysis import verdicts
 from ..analysis.findings import numa as rules
 from ..testbed.session import is_file, kind_of, using
 from ..testbed.capabilities import MissingCapability
+from ..measure.sweep import SweepSpec, declared, run_configs
 
 PLACEMENTS = ("nic-local", "nic-remote")
 EXPERIMENT = "numa"
@@ -60,26 +61,32 @@ def _with_receiver_cpus(tb, cpus: list[int]):
     return dataclasses.replace(tb, endpoints=eps)
 
 
-def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, duration: int, warmup: int,
-             repetitions: int, rpc_size: int, flows: int = 16, config: str = "all-opts") -> dict[str, list[int]]:
-    """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
+def spec(*, config: str | None = None, rpc_size: int | None = None, flows: int | None = None,
+         **fields) -> SweepSpec:
+    """sweeps/numa.yaml (Fig. 10's short flows: RPC incast into the one receiver core), with what is
+    given over it (fields: any other SweepSpec field)."""
+    return declared(EXPERIMENT, config=config, grid={"rpc_size": None if rpc_size is None else [int(rpc_size)],
+                                                      "flows": None if flows is None else [int(flows)]}, **fields)
+
+
+def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, **spec_args) -> dict[str, list[int]]:
+    """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability
+    first. Each placement runs the declared sweep on the testbed with the receiver's application
+    moved, stored under its own label (numa-nic-local, numa-nic-remote). spec_args: spec()'s."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
-    from ..measure.sweep import SweepSpec, run_configs
+    sweep = spec(**spec_args)
     with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
         for placement, cpus in plan.items():
-            # Fig. 10's short flows: RPC incast into the one receiver core, stored per placement
-            spec = SweepSpec.of_configs([config], flows=flows, rpc_size=rpc_size, experiment="incast",
-                                        duration=duration, warmup=warmup, repetitions=repetitions,
-                                        label=f"{EXPERIMENT}-{placement}")
-            run_configs(_with_receiver_cpus(tb, cpus), spec, runs_dir=runs_dir, campaign=campaign)
+            run_configs(_with_receiver_cpus(tb, cpus), dataclasses.replace(sweep, label=f"{EXPERIMENT}-{placement}"),
+                        runs_dir=runs_dir, campaign=campaign)
     return plan
 
 
-def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", duration: int = 5,
-            warmup: int = 2, repetitions: int = 3, rpc_size: int = 4096) -> tuple[str, str]:
-    """(campaign, refusal): replay a campaign, or detect the testbed, record the check and run where it can."""
+def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded", **spec_args) -> tuple[str, str]:
+    """(campaign, refusal): replay a campaign, or detect the testbed, record the check and run where it
+    can (spec_args: spec()'s)."""
     if common.is_replay(mode, campaign):
         return campaign, ""
     # "embedded" (or an embedded testbed that is up): the one machine's check, which refuses
@@ -88,8 +95,7 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
     record = capability_record.detect(testbed_file)
     store.Campaign(runs_dir, campaign).write_capabilities(record)
     try:
-        run_live(testbed_file, record, runs_dir=runs_dir, campaign=campaign, duration=duration, warmup=warmup,
-                 repetitions=repetitions, rpc_size=rpc_size)
+        run_live(testbed_file, record, runs_dir=runs_dir, campaign=campaign, **spec_args)
     except MissingCapability as exc:
         return campaign, f"refused: {exc}"
     return campaign, ""

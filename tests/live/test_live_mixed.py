@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.live, pytest.mark.skipif(live_ready() is not None, rea
 
 
 def test_mixed_sweep_tags_flows_and_loss_point_drops(state_dir, tmp_path):
-    mixed = SweepSpec(experiment="mixed", configs=["tsogro"], grid={"short_flows": [2]}, repetitions=1,
+    mixed = SweepSpec(workload="mixed", configs=["tsogro"], grid={"short_flows": [2]}, repetitions=1,
                       duration=2, warmup=1)
     lossy = SweepSpec(configs=["tsogro"], grid={"loss_rate": [0.01]}, repetitions=1, duration=2, warmup=1)
     name = f"mx{os.getpid() % 10000}"

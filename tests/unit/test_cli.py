@@ -347,7 +347,7 @@ def test_sweep_runs_a_declared_experiment_by_name_with_flags_over_it(monkeypatch
     assert ran[0].grid == declared.grid and ran[0].warmup == declared.warmup  # the rest is the file's
     with pytest.raises(SystemExit):
         cli.main(["sweep", "rx-bufer", "--testbed", str(path)])
-    assert "rx-bufer: no declared experiment of that name (declared: all-to-all, big-tcp, " in capsys.readouterr().err
+    assert "rx-bufer: no declared sweep of that name (declared: all-to-all, big-tcp, " in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["sweep", "notebooks/07-short-flows.ipynb", "-f", "p.yaml", "--repetitions", "2"])
     assert "--repetitions: for sweep specs; a notebook sweep takes its parameters from -f" in capsys.readouterr().err

@@ -43,3 +43,19 @@ def test_ddio_zero_reads_as_0x0_and_cpus_that_disagree_are_refused():
     assert DdioWays().normalize(DdioWays().read(metal("0\n0\n"))) == "0x0"
     with pytest.raises(KnobError, match="differ across CPUs .0x600, 0x7f0."):
         DdioWays().read(metal("600\n7f0\n"))
+
+
+def test_ddio_masks_relative_to_the_hosts_own_resolve_from_the_journals_prior():
+    """A sweep point names a mask without knowing the host: own-mask is the prior written back,
+    lowest-way its lowest way alone; a prior of 0x0 (already minimal or off) has neither."""
+    knob, host = DdioWays(), FakeHost("rx")
+    for value in ("own-mask", "lowest-way", "0x600"):
+        knob.validate("llc_ways", value)
+    with pytest.raises(KnobError, match="own-mask or lowest-way"):
+        knob.validate("llc_ways", "half")
+    assert knob.resolve(host, "llc_ways", "own-mask", "0x600") == "0x600"
+    assert knob.resolve(host, "llc_ways", "lowest-way", "0x600") == "0x200"
+    assert knob.resolve(host, "llc_ways", "0x7ff", "0x600") == "0x7ff"
+    for prior in ("0x0", "0x", None):
+        with pytest.raises(KnobError, match="already minimal or off"):
+            knob.resolve(host, "llc_ways", "lowest-way", prior)

@@ -1,5 +1,7 @@
 """hostnet.measure.config: the ladder of stack configs, their validation and labels, and the settings a
 point applies (every knob, every point)."""
+import dataclasses
+
 import pytest
 
 from hostnet.knobs import KNOBS
@@ -269,3 +271,32 @@ def test_a_ring_point_sets_each_receivers_rx_ring_and_other_points_leave_rings_a
     # a config without a ring describes itself as every run recorded before rings existed
     assert "rx_ring" not in sc.get_config("tsogro").describe()
     assert sc.get_config("tsogro", rx_ring=256).describe()["rx_ring"] == 256
+
+
+def test_a_ddio_point_writes_the_receivers_mask_through_the_journal_and_the_next_puts_the_own_back(tmp_path):
+    """grid.ddio (sweeps/dca-iommu.yaml) through the point's config: lowest-way then own-mask on the
+    receiver's machine, resolved against the journal's prior, and restored after; other configs
+    leave DDIO alone (hosts without it run every other experiment)."""
+    from conftest import FakeHost, servers_testbed
+    from hostnet.knobs.journal import Journal
+    msr = {"mask": "600"}
+
+    def wrmsr(argv, host):
+        msr["mask"] = argv[-1].removeprefix("0x")
+        return 0, "", ""
+    rx = FakeHost("rx", files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse\n"},
+                  handlers={"rdmsr": lambda a, h: (0, msr["mask"] + "\n", ""), "wrmsr": wrmsr})
+    tb = dataclasses.replace(servers_testbed(rx), journal=Journal(tmp_path / "journal"))
+    [ddio] = [s for s in sc.settings(tb, sc.get_config("tsogro", ddio="lowest-way")) if s.knob.name == "ddio_ways"]
+    assert (ddio.place.label, ddio.key, ddio.value) == ("machine:rx", "llc_ways", "lowest-way")
+    assert not [s for s in sc.settings(tb, sc.get_config("tsogro")) if s.knob.name == "ddio_ways"]
+    ddio_only = [ddio]
+    assert sc.apply_settings(tb, ddio_only) == {"machine:rx/ddio_ways/llc_ways": "0x200"} and msr["mask"] == "200"
+    own = ddio._replace(value="own-mask")
+    assert sc.apply_settings(tb, [own]) == {"machine:rx/ddio_ways/llc_ways": "0x600"} and msr["mask"] == "600"
+    sc.apply_settings(tb, ddio_only)
+    assert tb.journal.restore() == [] and msr["mask"] == "600"
+    assert sc.get_config("tsogro", ddio="lowest-way").describe()["ddio"] == "lowest-way"
+    assert "ddio" not in sc.get_config("tsogro").describe()
+    with pytest.raises(sc.ConfigError, match="ddio 'off': one of own-mask, lowest-way"):
+        sc.get_config("tsogro", ddio="off")

@@ -11,6 +11,7 @@ from hostnet import store
 from hostnet.measure import preflight, sweep
 from hostnet.knobs import KnobError
 from hostnet.measure.sweep import SweepSpec, point_workload
+from conftest import REPO
 from hostnet.testbed import EmbeddedLayout, from_layout
 from hostnet.derive.workloads import MixedFlows, UdpRate
 
@@ -19,15 +20,33 @@ def test_spec_points_and_validation(tmp_path):
     spec = sweep.SweepSpec(configs=["tsogro", "all-opts"], grid={"rx_buffer_kb": [100, 200, 400]}, repetitions=2)
     assert len(spec.points()) == 6 and spec.points()[0] == {"config": "tsogro", "rx_buffer_kb": 100}
     for bad, msg in (({"grid": {"rx_buf": [1]}}, r"grid\.rx_buf is not a known key"),
-                     ({"experiment": "warp"}, "experiment"), ({"configs": ["turbo"]}, "unknown config"),
+                     ({"workload": "warp"}, "workload: 'warp' is not a workload"),
+                     ({"configs": ["turbo"]}, "unknown config"),
                      ({"repetitions": 0}, "repetitions"),
                      ({"grid": {"flows": [2]}}, "single pattern"), ({"colour": 1}, "colour is not a known key")):
         with pytest.raises(ValueError, match=msg):
             sweep.SweepSpec.from_dict(bad)
     path = tmp_path / "s.yaml"
-    path.write_text("experiment: incast\nconfigs: [tsogro]\ngrid: {flows: [1, 2], rpc_size: [4096]}\nrepetitions: 1\n")
+    path.write_text("workload: incast\nconfigs: [tsogro]\ngrid: {flows: [1, 2], rpc_size: [4096]}\nrepetitions: 1\n")
     spec = sweep.SweepSpec.from_yaml(path)
     assert [p["flows"] for p in spec.points()] == [1, 2]
+
+
+def test_a_spec_written_before_the_rename_reads_its_experiment_as_the_workload(tmp_path):
+    """sweep.json and sweep files from before 2026-12 say `experiment` for what is now `workload`:
+    every campaign under data/ still reads back as the spec it ran, and its points keep their ids."""
+    plans = sorted((REPO / "data" / "runs").glob("*/sweep.json"))
+    assert plans
+    for plan in plans:
+        recorded = json.loads(plan.read_text())["spec"]
+        spec = SweepSpec.from_dict(recorded, where=str(plan))
+        assert spec.workload == recorded.get("experiment", recorded.get("workload")), plan
+    old = SweepSpec.from_dict({"experiment": "incast", "configs": ["tsogro"], "grid": {"rpc_size": [4096]}})
+    assert old == SweepSpec(workload="incast", configs=["tsogro"], grid={"rpc_size": [4096]})
+    with pytest.raises(sweep.SweepError, match="s.yaml: experiment and workload name one field"):
+        SweepSpec.from_dict({"experiment": "incast", "workload": "incast"}, where="s.yaml")
+    with pytest.raises(sweep.SweepError, match="workload: 'warp' is not a workload"):
+        SweepSpec.from_dict({"experiment": "warp"})
 
 
 def test_rx_buffer_point_sets_tcp_rmem_whole():
@@ -43,7 +62,7 @@ def test_point_ids_are_stable_and_depend_on_the_testbed():
 
 
 def test_mixed_sweep_points_and_workloads():
-    spec = sweep.SweepSpec(experiment="mixed", configs=["tsogro"],
+    spec = sweep.SweepSpec(workload="mixed", configs=["tsogro"],
                            grid={"short_flows": [0, 1, 16], "long_flow": [1, 0], "rpc_size": [4096]})
     pts = spec.points()
     # long_flow x short_flows without the empty point
@@ -51,8 +70,8 @@ def test_mixed_sweep_points_and_workloads():
     w = sweep.point_workload(spec, {"config": "tsogro", "short_flows": 16, "long_flow": 0, "rpc_size": 4096},
                              "netperf")
     assert isinstance(w, MixedFlows) and w.n == 16 and not w.long_flow
-    with pytest.raises(sweep.SweepError, match="belong to experiment mixed"):
-        sweep.SweepSpec(experiment="single-flow", grid={"short_flows": [1]})
+    with pytest.raises(sweep.SweepError, match="belong to workload mixed"):
+        sweep.SweepSpec(workload="single-flow", grid={"short_flows": [1]})
 
 
 def test_loss_rate_grid_key_sets_the_loss_knob_on_every_receiver(state_dir):
@@ -72,7 +91,7 @@ def test_loss_rate_grid_key_sets_the_loss_knob_on_every_receiver(state_dir):
 
 
 def test_sweep_builds_udp_points():
-    spec = SweepSpec(experiment="udp-loss", configs=["no-opts"],
+    spec = SweepSpec(workload="udp-loss", configs=["no-opts"],
                      grid={"udp_rate_gbps": [1, 8], "socket_buffer_kb": [1024], "app_cpu": ["same", "different"]},
                      repetitions=1, duration=2, warmup=1)
     works = [point_workload(spec, p, "iperf") for p in spec.points()]
@@ -83,10 +102,10 @@ def test_sweep_builds_udp_points():
 
 def test_sweep_label_is_checked():
     from hostnet.measure.sweep import SweepError, SweepSpec
-    assert SweepSpec(experiment="incast", label="numa-nic-local").stored_as == "numa-nic-local"
-    assert SweepSpec(experiment="incast").stored_as == "incast"
+    assert SweepSpec(workload="incast", label="numa-nic-local").stored_as == "numa-nic-local"
+    assert SweepSpec(workload="incast").stored_as == "incast"
     with pytest.raises(SweepError, match="label: 'NUMA local' is not a label"):
-        SweepSpec(experiment="incast", label="NUMA local")
+        SweepSpec(workload="incast", label="NUMA local")
 
 
 # -- resuming, the campaign lock and a lost host (fake SSH link, conftest.FakeRemote) --------------
@@ -334,8 +353,8 @@ def test_sweep_spec_from_python_is_checked_too():
     with pytest.raises(sweep.SweepError, match="repetitions: '3'"):
         SweepSpec(repetitions="3")
     with pytest.raises(sweep.SweepError, match=r"grid\.flows\.1: .*2.* is not a whole"):  # would break json.dumps later
-        SweepSpec(experiment="incast", grid={"flows": [1, np.int64(2)]})
-    spec = SweepSpec(experiment="incast", configs=("tsogro",), grid={"flows": (1, 2)}, repetitions=2)
+        SweepSpec(workload="incast", grid={"flows": [1, np.int64(2)]})
+    spec = SweepSpec(workload="incast", configs=("tsogro",), grid={"flows": (1, 2)}, repetitions=2)
     assert [p["flows"] for p in spec.points()] == [1, 2]
     from conftest import REPO  # every committed sweep file passes the schema
     for path in sorted((REPO / "sweeps").glob("*.yaml")):
@@ -503,12 +522,12 @@ def test_a_time_budget_sweep_makes_one_microbenchmark_point_and_a_batching_point
     micro, b1, _ = (point_workload(spec, p, "udpbatch", bins) for p in points)
     assert micro == Microbenchmarks(scale=0.1, binaries=(("receiver", "/b/m"),))
     assert b1 == UdpBatch(1, 2, 1, binaries=bins["udpbatch"])
-    with pytest.raises(sweep.SweepError, match="experiment time-budget takes grid.bench"):
-        SweepSpec(experiment="time-budget", configs=["no-opts"], grid={"batch": [1]})
+    with pytest.raises(sweep.SweepError, match="workload time-budget takes grid.bench"):
+        SweepSpec(workload="time-budget", configs=["no-opts"], grid={"batch": [1]})
     with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
         SweepSpec(configs=["no-opts"], grid={"batch": [1]})
     with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
-        SweepSpec(experiment="time-budget", configs=["no-opts"], grid={"bench": ["micro"], "flows": [2]})
+        SweepSpec(workload="time-budget", configs=["no-opts"], grid={"bench": ["micro"], "flows": [2]})
 
 
 def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_not_wired():
@@ -526,13 +545,13 @@ def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_no
     with pytest.raises(sweep.SweepError, match="RpcFlows runs over IPv4, not IPv6"):
         SweepSpec(configs=["tsogro"], grid={"rpc_size": [4096], "ip_version": [6]})
     with pytest.raises(sweep.SweepError, match="UdpRate runs over IPv4, not IPv6"):
-        SweepSpec(experiment="udp-loss", configs=["tsogro"], grid={"udp_rate_gbps": [1], "ip_version": [6]})
+        SweepSpec(workload="udp-loss", configs=["tsogro"], grid={"udp_rate_gbps": [1], "ip_version": [6]})
     with pytest.raises(sweep.SweepError, match="mixed flows run over IPv4 only"):
-        SweepSpec(experiment="mixed", configs=["tsogro"], grid={"short_flows": [1], "ip_version": [6]})
+        SweepSpec(workload="mixed", configs=["tsogro"], grid={"short_flows": [1], "ip_version": [6]})
     with pytest.raises(sweep.SweepError, match=r"grid.ip_version.0: 5 is not 4 or 6"):
         SweepSpec(configs=["tsogro"], grid={"ip_version": [5]})
     with pytest.raises(sweep.SweepError, match="those keys belong to it alone"):
-        SweepSpec(experiment="time-budget", configs=["tsogro"], grid={"bench": ["micro"], "ip_version": [6]})
+        SweepSpec(workload="time-budget", configs=["tsogro"], grid={"bench": ["micro"], "ip_version": [6]})
 
     with pytest.raises(sweep.SweepError, match="IPv6 points need an MTU of at least 1280"):
         SweepSpec(configs=["tsogro"], grid={"ip_version": [4, 6], "mtu": [1000, 1500]})
@@ -540,12 +559,12 @@ def test_ip_version_picks_each_bulk_flows_address_family_and_is_refused_where_no
 
 
 def test_rate_mbps_paces_the_long_flows_of_a_point_and_is_refused_where_iperf3_does_not_move_them():
-    spec = SweepSpec.of_configs(["tsogro"], rate_mbps=20, experiment="single-flow", repetitions=1, duration=60,
+    spec = SweepSpec.of_configs(["tsogro"], rate_mbps=20, workload="single-flow", repetitions=1, duration=60,
                                 warmup=5)
     [point] = spec.points()
     assert point["rate_mbps"] == 20 and point_workload(spec, point, "iperf3").rate_mbps == 20
-    assert "rate_mbps" not in SweepSpec.of_configs(["tsogro"], experiment="single-flow").grid
+    assert "rate_mbps" not in SweepSpec.of_configs(["tsogro"], workload="single-flow").grid
     with pytest.raises(sweep.SweepError, match="rate_mbps paces iperf3's long flows"):  # refused as the spec is built
-        SweepSpec.of_configs(["tsogro"], rate_mbps=20, rpc_size=4096, experiment="single-flow")
+        SweepSpec.of_configs(["tsogro"], rate_mbps=20, rpc_size=4096, workload="single-flow")
     with pytest.raises(sweep.SweepError, match="rate_mbps"):
         SweepSpec.from_dict({"experiment": "single-flow", "configs": ["tsogro"], "grid": {"rate_mbps": [0]}})

@@ -16,7 +16,7 @@ from hostnet import store
 from hostnet.store import SCHEMA_VERSION, TIDY_COLUMNS
 from hostnet.measure.sweep import SweepSpec
 
-SPEC = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2, 4]}, repetitions=2)
+SPEC = SweepSpec(workload="one-to-one", configs=["all-opts"], grid={"flows": [1, 2, 4]}, repetitions=2)
 
 
 def campaign(tmp_path, spec=SPEC):
@@ -79,7 +79,7 @@ def test_matching_selects_the_spec_points_a_partial_point_names():
 
 def test_a_verdict_naming_a_grid_value_as_a_float_still_finds_its_point():
     """Verdicts read grid values back from tidy tables (8 Gbit/s as 8.0): the sweep stored 8."""
-    spec = SweepSpec(experiment="udp-loss", configs=["no-opts"], grid={"udp_rate_gbps": [0.5, 8], "app_cpu": ["same"]})
+    spec = SweepSpec(workload="udp-loss", configs=["no-opts"], grid={"udp_rate_gbps": [0.5, 8], "app_cpu": ["same"]})
     assert topup.matching(spec, [{"udp_rate_gbps": 8.0, "app_cpu": "same"}]) == [
         {"config": "no-opts", "udp_rate_gbps": 8, "app_cpu": "same"}]
     assert topup.matching(spec, [{"udp_rate_gbps": "0.5"}]) == [
@@ -102,7 +102,7 @@ def test_run_more_adds_one_repetition_per_point_and_keeps_the_campaigns_plan(tmp
 def test_a_top_up_adds_unprofiled_runs_in_the_campaigns_proportion(tmp_path, fake_sweeps):
     """3 profiled and 1 unprofiled run planned per point: every third profiled run a top-up adds
     brings an unprofiled one with it, so perf's cost compares runs of the same stretch of time."""
-    spec = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 2]}, repetitions=3,
+    spec = SweepSpec(workload="one-to-one", configs=["all-opts"], grid={"flows": [1, 2]}, repetitions=3,
                      unprofiled_repetitions=1)
     cdir = campaign(tmp_path, spec)
     added = []
@@ -297,7 +297,7 @@ def test_points_whose_every_run_was_flagged_are_topped_up_though_every_verdict_i
 def test_a_point_left_with_fewer_clean_runs_than_planned_is_topped_up(tmp_path, fake_sweeps, busy):
     """3 runs planned; a busy spell flagged two of n=4's: it is judged on one clean run, so it is
     run again until it has 3, though every verdict is decided. An unprofiled run does not count."""
-    spec = SweepSpec(experiment="one-to-one", configs=["all-opts"], grid={"flows": [1, 4]}, repetitions=3,
+    spec = SweepSpec(workload="one-to-one", configs=["all-opts"], grid={"flows": [1, 4]}, repetitions=3,
                      unprofiled_repetitions=1)
     cdir = campaign(tmp_path, spec)
     for rep in (0, 1):
@@ -379,7 +379,7 @@ def test_fill_repeats_only_the_points_without_enough_clean_runs_and_stops_after_
 def test_a_time_budget_campaign_is_topped_up_by_bench_and_batch_size(tmp_path, fake_sweeps):
     """Its two experiments (microbenchmarks, batching) live in one campaign and one sweep.json: a
     verdict naming a batch size reaches exactly that point, and the flagged microbenchmarks too."""
-    spec = SweepSpec(experiment="time-budget", configs=["no-opts"],
+    spec = SweepSpec(workload="time-budget", configs=["no-opts"],
                      grid={"bench": ["micro", "udp-batch"], "batch": [1, 32]}, repetitions=1)
     assert spec.stored_names == {"time-budget-micro", "udp-batch"}
     cdir = tmp_path / "c"

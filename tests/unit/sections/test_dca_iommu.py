@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, FakeHost, capture_sweeps, servers_testbed
+from hostnet.measure import sweep
 from hostnet.sections import dca_iommu
 from hostnet.testbed import record as capability_record
 from hostnet.testbed.capabilities import Capability, MissingCapability
@@ -95,22 +96,28 @@ def test_dca_iommu_verdicts_from_measured_runs_use_the_ci_of_the_difference():
     assert v.loc["F15", "verdict"] == "not testable here"
 
 
-def test_experiment_names_round_trip():
-    assert dca_iommu.point_of_experiment("dca-iommu-ddio-minimal-iommu-on") == ("ddio-minimal", "on")
+def test_the_campaigns_iommu_state_is_its_capability_records():
+    assert dca_iommu.campaign_iommu(_record("on")) == "on"
+    two = capability_record.make_record("servers", {"tx": {"iommu": Capability(None, "off")},
+                                                    "rx": {"iommu": Capability(None, "on")}}, {})
+    assert dca_iommu.campaign_iommu(two) == "off/on"
+    assert dca_iommu.campaign_iommu(capability_record.make_record("servers", {"rx": {}}, {})) == "unknown"
 
 
-def test_dca_live_builds_a_single_flow_per_ddio_setting(tmp_path, monkeypatch):
+def test_dca_live_runs_the_declared_sweep_whose_points_set_ddio_through_their_config(tmp_path, monkeypatch):
+    """sweeps/dca-iommu.yaml as declared: one single-flow campaign, grid.ddio own-mask and lowest-way,
+    each point's config writing the receiver's mask through the journaled knob (test_config has the
+    settings and the knob's masks)."""
     host = _intel_metal("600")
-    host.files["/sys/class/iommu"] = ""
     tb = servers_testbed(host)
     specs = capture_sweeps(monkeypatch, tmp_path, tb)
-    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "off")
     plan, unset = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2,
                                      repetitions=3)
     assert plan == {"ddio-on": "0x600", "ddio-minimal": "0x200"} and unset == ""
-    assert [s.stored_as for _, s in specs] == ["dca-iommu-ddio-on-iommu-off", "dca-iommu-ddio-minimal-iommu-off"]
-    assert all(s.experiment == "single-flow" and s.grid == {} for _, s in specs)
-    assert tb.journal.last == ("ddio_ways", "llc_ways", "0x200") and tb.journal.restored == 1
+    (_, spec), = specs
+    assert spec == dca_iommu.spec() and spec.stored_as == "dca-iommu" and spec.workload == "single-flow"
+    assert [sweep.point_config(p).ddio for p in spec.points()] == ["own-mask", "lowest-way"]
+    assert not hasattr(tb.journal, "last")  # nothing written outside a point's config
 
 
 def test_without_ddio_one_default_point_at_the_hosts_own_state_is_run_for_the_iommu_comparison(tmp_path, monkeypatch):
@@ -120,15 +127,14 @@ def test_without_ddio_one_default_point_at_the_hosts_own_state_is_run_for_the_io
     vm = FakeHost("rx", files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu hypervisor\n"})
     tb = servers_testbed(vm)
     specs = capture_sweeps(monkeypatch, tmp_path, tb)
-    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "on")
     plan, unset = dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=90, warmup=2,
                                      repetitions=1, config="no-opts", rate_mbps=10)
     assert plan == {dca_iommu.DDIO_UNSET: ""} and "virtual machine" in unset
     (_, spec), = specs
-    assert spec.stored_as == "dca-iommu-ddio-host-iommu-on" and spec.configs == ["no-opts"]
-    assert spec.grid == {"rate_mbps": [10]} and spec.duration == 90
-    assert not hasattr(tb.journal, "last")  # nothing written: no DDIO setting
-    assert dca_iommu.point_of_experiment(spec.stored_as) == (dca_iommu.DDIO_UNSET, "on")
+    assert spec.stored_as == "dca-iommu" and spec.configs == ["no-opts"]
+    assert spec.grid == {"ddio": ["host"], "rate_mbps": [10]} and spec.duration == 90
+    assert sweep.point_config(spec.points()[0]).ddio is None  # no DDIO setting: the host's own state
+    assert not hasattr(tb.journal, "last") and not [c for c in vm.commands if c[0] == "wrmsr"]
 
 
 def test_f16_is_judged_on_the_hosts_own_ddio_where_it_cannot_be_set():
@@ -144,7 +150,6 @@ def test_an_intel_host_whose_ddio_mask_reads_zero_is_refused_not_run_as_the_defa
     baseline would compare the IOMMU against the wrong point, so it is refused as before."""
     tb = servers_testbed(_intel_metal("0"))
     specs = capture_sweeps(monkeypatch, tmp_path, tb)
-    monkeypatch.setattr(dca_iommu.Iommu, "read", lambda self, h: "off")
     with pytest.raises(MissingCapability, match="reads 0x0"):
         dca_iommu.run_live("testbed.yaml", runs_dir=tmp_path, campaign="c", duration=5, warmup=2, repetitions=3)
     assert not specs

@@ -1,6 +1,8 @@
 """Notebook 09 (NUMA, F13): refused where the hardware is missing, the placement plan built where it
 exists (fake hosts), the live path's sweeps on a capable fake server, and verdicts from the recorded
 check and measured tables."""
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -78,6 +80,8 @@ def test_numa_live_builds_an_rpc_incast_per_placement(tmp_path, monkeypatch):
                          repetitions=3, rpc_size=4096)
     assert plan == {"nic-local": [12], "nic-remote": [0]}
     assert [s.stored_as for _, s in specs] == ["numa-nic-local", "numa-nic-remote"]
-    assert all(s.experiment == "incast" and s.grid == {"flows": [16], "rpc_size": [4096]} for _, s in specs)
+    # the declared sweep (sweeps/numa.yaml), labelled per placement
+    assert all(dataclasses.replace(s, label="") == numa.spec() for _, s in specs)
+    assert numa.spec().workload == "incast" and numa.spec().grid == {"rpc_size": [4096], "flows": [16]}
     assert [t.endpoints["receiver"].cpus for t, _ in specs] == [[12], [0]]
     assert tb.journal.restored == 1
