@@ -78,7 +78,7 @@ def sweep_plan(notebook: Path, grid: dict[str, list], parameters: dict | None = 
     for point in grid_points(grid):
         point = _fit_declared(point, declared)
         campaign = f"{stamp}-{notebook.stem}-{_slug(point)}-{testbed_kind}"
-        cdir = runs_dir / campaign
+        cdir = store.Campaign(runs_dir, campaign).path
         plan.append({"point": point, "campaign": campaign, "dir": cdir,
                      "parameters": {**fixed, **point, "mode": "run", "campaign": campaign,
                                     "runs_dir": str(runs_dir), "figures_dir": str(cdir / "figures")}})
