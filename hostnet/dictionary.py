@@ -13,6 +13,9 @@ from __future__ import annotations
 # label of a pattern's campaign (measure/declarations.py names the workloads of each).
 PATTERNS = ("single", "one-to-one", "incast", "outcast", "all-to-all")
 
+# the two sides a run's CPU and breakdowns are split into (the first two of SIDES)
+ENDPOINT_SIDES = ("sender", "receiver")
+
 SIDES = {
     "sender": "the sending side's CPUs (an endpoint's, or on servers the sending host's)",
     "receiver": "the receiving side's CPUs",

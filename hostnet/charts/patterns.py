@@ -7,8 +7,8 @@ import pandas as pd
 
 from ..analysis.metrics import BREAKDOWN_ORDER
 from .encodings import caveat, category_color, ci_bars, share_axis
+from ..dictionary import ENDPOINT_SIDES as SIDES
 
-SIDES = ("sender", "receiver")
 FLAGGED_COLOR = "#c0392b"
 
 

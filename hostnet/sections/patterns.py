@@ -18,8 +18,7 @@ from ..measure.sweep import SweepSpec, declared, run_sweep
 from ..measure.options import LiveOptions
 from ..analysis import flags
 from ..analysis.findings import patterns as rules
-
-SIDES = ("sender", "receiver")
+from ..dictionary import ENDPOINT_SIDES as SIDES
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,7 @@ import pandas as pd
 
 from .. import metrics, verdicts
 from ...taxonomy import CATEGORIES
-
-SIDES = ("sender", "receiver")
+from ...dictionary import ENDPOINT_SIDES as SIDES
 
 
 class PerRun:
