@@ -2,6 +2,7 @@
 `hostnet data pack|unpack` (raw files as one archive, and back to read) and `hostnet seal`."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -39,16 +40,23 @@ def register(sub) -> None:
     d.set_defaults(func=cmd_seal)
 
 
+def _content(run) -> tuple:
+    """What rederive --force compares: the tidy rows as a set of lines and the manifest as data, so a
+    row or key written in another order is no change."""
+    tidy, manifest = run / "tidy.csv", run / "manifest.json"
+    return (sorted(tidy.read_text().splitlines()) if tidy.exists() else None,
+            json.loads(manifest.read_text()) if manifest.exists() else None)
+
+
 def cmd_rederive(args) -> int:
     from .. import store
     from ..derive.tidy import rederive
     from ..parsers import ParseError
     changed = total = differ = refused = 0
-    stored = ("tidy.csv", "manifest.json")
     for campaign in args.campaigns:
         for run in store.list_runs(args.runs_dir, campaign):
             total += 1
-            before = [(run / f).read_bytes() if (run / f).exists() else None for f in stored] if args.force else []
+            before = _content(run) if args.force else None
             try:
                 went = rederive(run, force=args.force)
             # one run's damaged or hand-made files stop that run, named, not the campaign's others
@@ -59,7 +67,7 @@ def cmd_rederive(args) -> int:
                 continue
             if went:
                 changed += 1
-                differ += args.force and before != [(run / f).read_bytes() for f in stored]
+                differ += args.force and before != _content(run)
     print(f"{changed} of {total} runs re-derived under the current CPU rule, taxonomy and attribution rule"
           + (f"; {differ} of them changed (tidy.csv or manifest.json)" if args.force else "")
           + (f"; {refused} could not be (above)" if refused else ""))

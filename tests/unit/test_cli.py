@@ -503,6 +503,11 @@ def test_rederive_force_rebuilds_current_runs_from_their_archive_and_says_none_c
     assert capsys.readouterr().out == ("1 of 1 runs re-derived under the current CPU rule, taxonomy and "
                                        "attribution rule; 0 of them changed (tidy.csv or manifest.json)\n")
     pd.testing.assert_frame_equal(store.read_tidy(run), store.read_tidy(src), check_exact=False, rtol=1e-12)
+    # the manifest's keys in another order are the same manifest: no change either
+    manifest = run / "manifest.json"
+    manifest.write_text(json.dumps(dict(reversed(json.loads(manifest.read_text()).items())), indent=2))
+    assert cli.main(["rederive", "c", "--force", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out.endswith("; 0 of them changed (tidy.csv or manifest.json)\n")
 
 
 def test_breakdown_of_a_packed_runs_raw_file_says_to_unpack_it(tmp_path, capsys):
