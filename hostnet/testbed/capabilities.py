@@ -181,6 +181,10 @@ def point_requirements(tb, cfg, ip_version: int | None = None) -> list[str]:
         problems += big_tcp_problems(tb, cfg.big_tcp_bytes, ip_version)
     if cfg.rx_ring is not None:
         problems += ring_problems(tb, cfg.rx_ring)
+    if cfg.ddio is not None:  # grid.ddio: each receiving machine's IIO way mask (grid.ddio "host" sets none)
+        problems += [f"ddio {cfg.ddio}: {why} (grid.ddio: host runs at the host's own DDIO)"
+                     for ok, why in (KNOBS["ddio_ways"].available(h)
+                                     for h in {ep.machine: ep.host for ep in tb.receivers}.values()) if not ok]
     if cfg.arfs and tb.kind != "embedded":  # the embedded testbed stands in RFS for aRFS
         for ep in tb.receivers:
             feats = parse_features(ep.host.run(["ethtool", "-k", ep.iface], check=False).stdout)

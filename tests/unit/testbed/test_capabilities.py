@@ -189,3 +189,18 @@ def test_a_ring_sweep_is_refused_on_veth_and_above_a_drivers_maximum_before_any_
     rx.handlers["ethtool"] = lambda argv, h: (95, "", "netlink error: Operation not supported")
     assert capabilities.ring_problems(tb, 512) == [
         "rx: enp37s0f1 does not support ethtool -g (netlink error: Operation not supported)"]
+
+
+def test_a_ddio_point_on_a_receiver_without_settable_ddio_is_refused_before_anything_is_written():
+    """grid.ddio own-mask/lowest-way needs each receiving machine's IIO MSR (bare-metal Intel,
+    msr-tools); a VM is named with its reason and pointed at grid.ddio: host. A config without ddio
+    asks nothing of the host."""
+    from conftest import FakeHost, servers_testbed
+    from hostnet.measure.config import get_config
+    vm = FakeHost("rx", files={"/proc/cpuinfo": "vendor_id\t: GenuineIntel\nflags\t\t: fpu hypervisor\n"})
+    tb = servers_testbed(vm)
+    tb.endpoints["sender"].host.files["/proc/sys/net/ipv4/tcp_available_congestion_control"] = "reno cubic"
+    assert capabilities.point_requirements(tb, get_config("no-opts", ddio="lowest-way")) == [
+        "ddio lowest-way: rx: a virtual machine cannot reach the IIO MSR (grid.ddio: host runs at the host's own DDIO)"]
+    assert capabilities.point_requirements(tb, get_config("no-opts")) == []
+    assert not vm.commands
