@@ -18,7 +18,7 @@ SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
 def register(sub) -> None:
     """run and sweep: the commands that measure."""
     from ..measure import config as stackconfig
-    from ..notebook.batch import PROFILES
+    from ..measure.options import PROFILES
     r = commands.add(sub, "run")
     r.add_argument("experiment", choices=experiments.RUN_EXPERIMENTS, help="the traffic pattern (the paper's Fig. 2)")
     r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")

@@ -12,7 +12,7 @@ from .edge import die, hand_to_kernels, steering_option, testbed_spec
 
 def register(sub) -> None:
     """figures and notebooks: regenerating what the notebooks show."""
-    from ..notebook.batch import PROFILES
+    from ..measure.options import PROFILES
     f = commands.add(sub, "figures")
     f.add_argument("--mode", choices=("replay", "run"), default="replay",
                    help="replay: the recorded campaigns, no root (default); run: measure live (root)")
