@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from . import edge
+from . import commands, live_edge
+from .edge import die
+from .live_edge import live_options, steering_option
 from .. import testbed  # its modules (servers, guests, as_servers, ...) load as a handler names them
 from ..hosts.base import remove_dead_scratch
 from ..knobs.journal_file import HOST_DIR
 from ..knobs.machine import Ledger
-from . import commands
-from .edge import die, live_options, steering_option
 
 
 def register(sub) -> None:
@@ -57,7 +57,7 @@ def _check(args) -> int:
         caps = {e.host.name: testbed.capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
         print(testbed.capabilities.table(caps))
         return _unanswered(caps)
-    edge.require_live(("ip",))
+    live_edge.require_live(("ip",))
 
     def show(tb):
         caps = {e.role: testbed.capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
@@ -84,7 +84,7 @@ def cmd_testbed(args) -> int:
             die("--write-yaml needs --bastion: without a management network the SSH sessions reach each "
                  "namespace over its data interface, which hostnet never changes (knobs/guard.py), so no run "
                  "could use the testbed.yaml")
-        edge.require_live(("ip",))
+        live_edge.require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
                         n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion,
                         steering=live_options(args).steering)
