@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-if TYPE_CHECKING:  # imported where used: a notebook kernel starts with this module, and stays light
+if TYPE_CHECKING:  # the rest is imported where used: every command and a notebook kernel import this module
     from .topup import TopUpLog
     from ..testbed import Testbed
 
@@ -53,6 +53,7 @@ class LiveOptions:
 
     def __post_init__(self):
         if self.steering:
+            # lazy: testbed.steering loads the knobs and hosts (0.1 s), for a named steering only
             from ..testbed import steering
             steering.check(self.steering)
         if self.top_up_runs < 0 or self.top_up_minutes < 0:
@@ -80,11 +81,13 @@ class LiveOptions:
     def testbed_for(self, prefix: str = "nb", **shape) -> AbstractContextManager[Testbed]:
         """The testbed for a with-block (testbed.session.using); shape and the steering shape a fresh
         embedded one only."""
+        # lazy: the session loads the embedded testbed, the servers' schema checks and SSH (0.6 s)
         from ..testbed.session import using
         return using(self.testbed, prefix=prefix, steering=self.steering or None, **shape)
 
     def top_up(self, tb: Testbed, judge, *, runs_dir, campaign: str, reference_dir) -> TopUpLog:
         """topup.decide within this budget."""
+        # lazy: the top-up loop is the measuring floor (runner, probes: 1 s); a notebook's replay never gets here
         from . import topup
         return topup.decide(tb, judge, runs_dir=runs_dir, campaign=campaign, reference_dir=reference_dir,
                             budget_runs=self.top_up_runs, budget_minutes=self.top_up_minutes)

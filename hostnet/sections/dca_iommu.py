@@ -22,7 +22,9 @@ from ..analysis.findings import dca_iommu as rules
 from ..testbed.session import is_file, kind_of, using
 from ..analysis.metrics import breakdown_metric
 from ..testbed.capabilities import MissingCapability
+from ..hosts import LocalHost
 from ..knobs import DdioWays, Iommu
+from ..measure.sweep import SweepSpec, run_configs
 
 EXPERIMENT = "dca-iommu"
 DDIO_CONFIGS = ("ddio-on", "ddio-minimal")
@@ -70,10 +72,8 @@ def run_live(testbed_file: str, *, runs_dir, campaign: str, duration: int, warmu
     labelled with this boot's IOMMU state for a later two-boot comparison. The embedded testbed
     raises MissingCapability: it has no NIC."""
     if not testbed_file:
-        from ..hosts import LocalHost
         ddio_plan(LocalHost("embedded machine"))  # raises on a VM or an AMD host
         raise MissingCapability("the embedded testbed has no NIC: DMA into the LLC (DDIO) does not happen on veth")
-    from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         host = tb.endpoints["receiver"].host
         settable, why = DdioWays().available(host)

@@ -19,6 +19,7 @@ from .. import store
 from ..analysis import verdicts
 from ..analysis.findings import numa as rules
 from ..testbed.session import is_file, kind_of, using
+from ..measure.sweep import SweepSpec, run_configs
 from ..testbed.capabilities import MissingCapability
 
 PLACEMENTS = ("nic-local", "nic-remote")
@@ -65,7 +66,6 @@ def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, durati
     """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability first."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
-    from ..measure.sweep import SweepSpec, run_configs
     with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
         for placement, cpus in plan.items():
