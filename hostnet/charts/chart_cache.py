@@ -21,6 +21,11 @@ import os
 from pathlib import Path
 from typing import Callable
 
+import altair
+import PIL
+import platformdirs
+import vl_convert
+
 ENV = "HOSTNET_CHART_CACHE"
 MAX_ENTRIES = 4000
 
@@ -31,14 +36,10 @@ def directory() -> Path | None:
         return None
     if where:
         return Path(where)
-    import platformdirs
     return Path(platformdirs.user_cache_dir("hostnet")) / "charts"
 
 
 def _renderers() -> dict[str, str]:
-    import altair
-    import PIL
-    import vl_convert
     return {"altair": altair.__version__, "vl-convert": vl_convert.__version__, "pillow": PIL.__version__}
 
 

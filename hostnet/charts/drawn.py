@@ -11,6 +11,10 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
+import vl_convert as vlc
+
+from .plots import _vl_version
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 _MARK_CLASS = re.compile(r"\bmark-(\w+) role-mark (\S+)")
 # a mark's name: its view's, then "child" (a facet's cell), layers and "marks"
@@ -130,18 +134,12 @@ def spec_problems(spec: dict) -> list[str]:
 def problems(spec: dict) -> list[str]:
     """Everything wrong with a Vega-Lite spec as drawn: shared scales it should not share, and what
     its SVG does not show."""
-    import vl_convert as vlc
-
-    from .plots import _vl_version
     return spec_problems(spec) + svg_problems(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
 
 
 def plot_areas(spec: dict) -> list[tuple[float, float, float, float]]:
     """(x, y, width, height) in CSS px of each plot area of a chart as vl-convert lays it out (a
     view's, or each cell of a facet): where its marks are, to look for them in a picture of it."""
-    import vl_convert as vlc
-
-    from .plots import _vl_version
     drawn = vlc.vegalite_to_scenegraph(spec, vl_version=_vl_version())
     areas = []
 

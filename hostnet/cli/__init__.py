@@ -4,9 +4,12 @@ regenerate figures and notebooks (figures, notebooks), and undo what a crashed s
 
 One module per concern registers its subcommands (register) and holds their handlers; commands.py
 says which module serves which command, and only that module is imported (`hostnet --help`: none).
-A handler imports a heavy library (pandas, papermill, fabric) inside itself, after the arguments that
-can be refused without it, so a refusal answers in a quarter of a second (issue 44,
-docs/performance.md); that is the reason for an import inside a function in this package."""
+A command module imports at its top what its parser and handlers use, light packages included (the
+store and the testbed load their modules on first use); a handler imports the heavy floors (pandas,
+papermill, altair, the measuring floor) inside itself, after the arguments that can be refused
+without them, so --help and a refusal answer in a quarter of a second (issue 44,
+docs/performance.md). That is the reason for an import inside a function here, and each says so
+(`# lazy:`, tests/unit/test_lazy_imports.py)."""
 from __future__ import annotations
 
 import argparse

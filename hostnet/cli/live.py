@@ -2,14 +2,16 @@
 experiment or a sweep spec; a notebook over a grid is notebooks.sweep_notebook's)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from . import edge
-from . import commands
-from .edge import die, fresh_shape, live_options, reconnect_flag, runs_dir_option, steering_option, \
-    testbed_spec
+from . import commands, live_edge
+from .edge import die, runs_dir_option
+from .live_edge import fresh_shape, live_options, reconnect_flag, steering_option, testbed_spec
 from .notebooks import sweep_notebook
-from ..measure import declarations
+from .. import store, testbed
+from ..measure import config as stackconfig, declarations
+from ..measure.options import PROFILES
 
 
 SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
@@ -17,8 +19,6 @@ SPEC_FLAGS = ("repetitions", "duration", "warmup", "seed")
 
 def register(sub) -> None:
     """run and sweep: the commands that measure."""
-    from ..measure import config as stackconfig
-    from ..notebook.batch import PROFILES
     r = commands.add(sub, "run")
     r.add_argument("experiment", choices=declarations.RUN_WORKLOADS, help="the traffic pattern (the paper's Fig. 2)")
     r.add_argument("--flows", type=int, default=1, help="n: flows (one-to-one, incast, outcast) or n x n (all-to-all)")
@@ -49,7 +49,7 @@ def register(sub) -> None:
     r.set_defaults(func=cmd_run)
 
     w = commands.add(sub, "sweep")
-    w.add_argument("spec", help="a declared experiment's name (rx-buffer: hostnet/sweeps/rx-buffer.yaml), a sweep "
+    w.add_argument("spec", help="a declared sweep's name (rx-buffer: hostnet/sweeps/rx-buffer.yaml), a sweep "
                                 "YAML (experiment, configs, grid, repetitions, duration, ...), or a notebook (.ipynb)")
     w.add_argument("--config", nargs="+", help="sweep specs: these configs instead of the spec's")
     for flag in SPEC_FLAGS:
@@ -77,7 +77,6 @@ def register(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from ..measure import config as stackconfig
     try:
         for c in args.config:
             stackconfig.get_config(c, congestion_control=args.cc)
@@ -87,8 +86,9 @@ def cmd_run(args) -> int:
         die(str(exc))
     if args.experiment == "single-flow" and args.flows != 1:
         die("single-flow has one flow; use one-to-one, incast, outcast or all-to-all for more")
-    from .. import store, testbed
+    # lazy: the run summary reads tidy tables with pandas (0.7 s); run --help and the refusals above do without
     from ..analysis import run_summary
+    # lazy: the measuring floor (runner, probes, SSH) costs 1 s more, which the same answers do without
     from ..measure.sweep import SweepSpec, run_configs
     try:  # built once: checked here, run as it is
         sweep_spec = SweepSpec.of_configs(
@@ -103,7 +103,7 @@ def cmd_run(args) -> int:
         tools = ()  # chosen by capability once the testbed is up
     spec = testbed_spec(args)
     if not testbed.session.is_file(spec):  # servers need nothing here: their tools are checked on them
-        edge.require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
+        live_edge.require_live(("ip", "perf", "ethtool") + tools + (("sshd", "nc") if args.ssh else ()))
     shape = fresh_shape(args, spec)
     # a testbed that is up stays up and gets its settings back; a failed restore exits 2 (main)
     with testbed.using(spec, prefix="r", steering=live_options(args).steering, **shape) as tb:
@@ -126,17 +126,24 @@ def cmd_sweep(args) -> int:
             declarations.declaration(args.spec)
         except declarations.UndeclaredSweep as exc:
             die(str(exc))
-    from ..measure.sweep import SweepError, run_sweep
-    try:
-        spec = _sweep_spec(args)
+    # lazy: the measuring floor (runner, probes, pandas: 1 s); sweep --help and an undeclared name do without
+    from ..measure.sweep import SweepError, SweepSpec, declared, run_sweep
+    try:  # a declared sweep (sweep.declared) or a spec file, with --config and SPEC_FLAGS over it
+        changes = {k: getattr(args, k) for k in SPEC_FLAGS if getattr(args, k, None) is not None}
+        if args.config:
+            changes["configs"] = list(args.config)
+        if _declared_name(args.spec):
+            spec = declared(args.spec, **changes)
+        else:
+            spec = SweepSpec.from_yaml(Path(args.spec))
+            spec = replace(spec, **changes) if changes else spec
         if not args.reconnect_wait >= 0:
             raise ValueError("--reconnect-wait must be >= 0 s")
     except (SweepError, ValueError) as exc:
         die(str(exc))
-    from .. import store, testbed
     where = testbed_spec(args)
     if not testbed.session.is_file(where):
-        edge.require_live()
+        live_edge.require_live()
     with testbed.using(where, prefix="s", steering=live_options(args).steering, **fresh_shape(args, where)) as tb:
         # named after the declaration asked for (short-flows, zero-copy), else what the spec stores as
         stem = args.spec if _declared_name(args.spec) else spec.stored_as
@@ -151,19 +158,5 @@ def cmd_sweep(args) -> int:
 
 
 def _declared_name(spec: str) -> bool:
-    """`hostnet sweep SPEC` names a declared experiment (hostnet/sweeps/SPEC.yaml), not a file."""
+    """`hostnet sweep SPEC` names a declared sweep (hostnet/sweeps/SPEC.yaml), not a file."""
     return not Path(spec).suffix and "/" not in spec
-
-
-def _sweep_spec(args):
-    """The sweep `hostnet sweep SPEC` runs: a declared experiment (sweep.declared) or a spec file,
-    with --config/--repetitions/--duration/--warmup/--seed over it."""
-    from dataclasses import replace
-    from ..measure.sweep import SweepSpec, declared
-    changes = {k: getattr(args, k) for k in SPEC_FLAGS if getattr(args, k, None) is not None}
-    if getattr(args, "config", None):
-        changes["configs"] = list(args.config)
-    if _declared_name(args.spec):
-        return declared(args.spec, **changes)
-    spec = SweepSpec.from_yaml(Path(args.spec))
-    return replace(spec, **changes) if changes else spec

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import edge
-from . import commands
-from .edge import die, hand_to_kernels, steering_option, testbed_spec
+from . import commands, live_edge
+from .edge import die
+from .live_edge import hand_to_kernels, steering_option, testbed_spec
+from ..measure.options import PROFILES
 
 
 def register(sub) -> None:
     """figures and notebooks: regenerating what the notebooks show."""
-    from ..notebook.batch import PROFILES
     f = commands.add(sub, "figures")
     f.add_argument("--mode", choices=("replay", "run"), default="replay",
                    help="replay: the recorded campaigns, no root (default); run: measure live (root)")
@@ -45,28 +45,30 @@ def register(sub) -> None:
 
 
 def cmd_figures(args) -> int:
-    from ..notebook.batch import NotebookExecutionError, Places, run_notebooks
     if args.testbed and args.mode != "run":
         die("--testbed names what run mode measures on; replay reads recorded campaigns")
     if args.jobs is not None and (args.jobs < 1 or (args.mode == "run" and args.jobs != 1)):
         die(f"--jobs {args.jobs}: replay takes 1 or more; run mode executes one notebook at a time "
              f"(side by side they would load each other's measurements)")
+    # lazy: the batch loads papermill, nbformat and jupyter_client (0.5 s); --help and the refusals do without
+    from ..notebook import batch
     if args.mode == "run":
-        edge.require_live()
+        live_edge.require_live()
         hand_to_kernels(args)
     try:
-        places = Places(runs_dir=Path(args.runs_dir) if args.runs_dir else None,
-                        figures_dir=Path(args.figures_dir) if args.figures_dir else None)
-        out = run_notebooks(mode=args.mode, places=places, profile_name="quick" if args.quick else args.profile,
-                            duration=args.duration, repetitions=args.repetitions,
-                            testbed=testbed_spec(args) if args.testbed else None, jobs=args.jobs)
-    except NotebookExecutionError as exc:
+        places = batch.Places(runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+                              figures_dir=Path(args.figures_dir) if args.figures_dir else None)
+        out = batch.run_notebooks(mode=args.mode, places=places, profile_name="quick" if args.quick else args.profile,
+                                  duration=args.duration, repetitions=args.repetitions,
+                                  testbed=testbed_spec(args) if args.testbed else None, jobs=args.jobs)
+    except batch.NotebookExecutionError as exc:
         die(str(exc))
     print(f"figures written; report: {out}")
     return 0
 
 
 def cmd_notebooks(args) -> int:
+    # lazy: papermill and nbformat (0.5 s), which notebooks --help does without
     from ..notebook import batch, stored_outputs
     paths = [Path(p) for p in args.notebooks] or None
     if args.action == "store-outputs":
@@ -86,29 +88,29 @@ def cmd_notebooks(args) -> int:
 def sweep_notebook(args) -> int:
     """hostnet sweep NOTEBOOK.ipynb -f params.yaml --mode replay|run: the notebook once per grid
     point, serially; replay selects recorded points, run measures each live (sweeps.sweep_plan)."""
-    from ..notebook.batch import NotebookExecutionError
-    from ..notebook.sweeps import load_sweep_file, sweep_notebook, sweep_plan
     if not args.file:
         die("a notebook sweep needs -f params.yaml (grid: {name: [values]}, parameters: {...}, profile: quick)")
     if not args.mode:
         die("a notebook sweep needs --mode replay (select recorded points) or --mode run (measure each live)")
-    spec = load_sweep_file(args.file)
+    # lazy: a notebook sweep loads papermill and pandas (1.5 s); sweep --help and the refusals do without
+    from ..notebook import batch, sweeps
+    spec = sweeps.load_sweep_file(args.file)
     name = args.profile or spec["profile"]
     if args.testbed:  # every point on it, as the notebook's own `testbed` parameter would say
         spec["parameters"] = {**spec["parameters"], "testbed": testbed_spec(args)}
     where = dict(runs_dir=Path(args.runs_dir), mode=args.mode,
                  output_dir=Path(args.output_dir) if args.output_dir else None)
-    plan = sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
+    plan = sweeps.sweep_plan(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
     if args.dry_run:
         for entry in plan:
             print(f"{entry['dir']}: {json.dumps(entry['parameters'])}")
         return 0
     if args.mode == "run":
-        edge.require_live()
+        live_edge.require_live()
         hand_to_kernels(args)
     try:
-        done = sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
-    except NotebookExecutionError as exc:
+        done = sweeps.sweep_notebook(Path(args.spec), spec["grid"], spec["parameters"], name, **where)
+    except batch.NotebookExecutionError as exc:
         die(str(exc))
     for entry in done:
         print(f"{entry['point']}: {entry['executed']} ({entry['seconds']} s)")

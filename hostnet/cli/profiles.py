@@ -8,6 +8,10 @@ from pathlib import Path
 
 from . import commands
 from .edge import cpu_set, die, runs_dir_option
+from .. import store
+from ..hosts import HostError, LocalHost
+from ..parsers import ParseError
+from ..probes.perf import PerfOnHost
 
 
 def register(sub) -> None:
@@ -59,22 +63,20 @@ def cmd_breakdown(args) -> int:
     """The paper's breakdown of any perf profile: perf.data, perf script, perf report or folded stacks."""
     where = Path(args.file).parent
     if not Path(args.file).exists():  # said before the analysis code loads
-        if where.name == "raw":  # store.RAW_DIR; store (and pandas) imported only then
-            from .. import store
+        if where.name == store.RAW_DIR:
             if store.is_packed(where.parent):
                 die(f"{args.file}: the run's raw files are packed; `hostnet data unpack {where.parent}` writes its "
                      f"raw/ first")
         die(f"{args.file}: no such file")
-    from ..hosts import HostError, LocalHost
+    # lazy: the breakdown reads tables with pandas (0.8 s); breakdown --help and a missing file do without
     from ..analysis import profiles
-    from ..parsers import ParseError
-    from ..probes.perf import PerfOnHost
     try:
         profile, results, series, series_from = profiles.analyse(
             args.file, cpus=args.cpus, comms=args.comm, kthreads=args.kthreads, series=args.series,
             embedded=args.embedded, event=args.event, perf=PerfOnHost(LocalHost()))
         if args.flamegraph:
             cpus = sorted({c for r in results for c in r["cpus"]})
+            # lazy: altair and vl-convert draw it (0.8 s more), for --flamegraph only
             from ..charts.profiles import flamegraph
             written = Path(flamegraph(profile, cpus, args.flamegraph))
             shown = (written if written.suffix == ".html"
@@ -96,6 +98,7 @@ def cmd_flamegraph(args) -> int:
     run = Path(args.run)
     if not (run / "manifest.json").is_file():  # said before the charting code loads
         die(f"{run}: not a run directory (no manifest.json)")
+    # lazy: the explore section loads pandas and altair (1.8 s); flamegraph --help and a missing run do without
     from ..sections.explore import flamegraph, flamegraph_page
     # into the working directory: a run directory is recorded data, not a place for derived files
     out = Path(args.output or f"flamegraph-{run.resolve().name}-{args.side}.html")
@@ -103,6 +106,7 @@ def cmd_flamegraph(args) -> int:
         out.write_text(flamegraph_page(run, args.side))
         print(f"flame graph written to {out}")
     else:  # a static icicle chart: .svg or .png
+        # lazy: charts.plots is altair (1.7 s), for flamegraph's .svg and .png only
         from ..charts.plots import save
         save(flamegraph(run, args.side), out.with_suffix(""))
         print(f"icicle chart written to {out.with_suffix('.svg')} and {out.with_suffix('.png')}")
@@ -110,6 +114,7 @@ def cmd_flamegraph(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    # lazy: the comparison reads tidy tables with pandas (0.9 s), which compare --help does without
     from ..analysis.compare import compare, format_comparison
     m = compare(args.runs_dir, args.a, args.b)
     if args.csv:

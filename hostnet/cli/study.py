@@ -2,14 +2,15 @@
 `hostnet top-up` (more runs of the points a campaign's undecided verdicts name)."""
 from __future__ import annotations
 
-from . import edge
-from . import commands
+from . import commands, live_edge
 from .edge import die, runs_dir_option
+from .. import project, store, testbed
+from ..sections import SECTIONS, section
+from ..testbed import steering
 
 
 def register(sub) -> None:
     """receive-path and top-up."""
-    from ..testbed import steering
     p_ = commands.add(sub, "receive-path")
     p_.add_argument("--record", action="store_true", help="record one campaign per mode first (live)")
     p_.add_argument("--modes", nargs="+", choices=steering.EMBEDDED_MODES, default=list(steering.EMBEDDED_MODES))
@@ -33,10 +34,11 @@ def register(sub) -> None:
 
 
 def cmd_receive_path(args) -> int:
+    # lazy: the comparison and its recording load pandas and the measuring floor (0.8 s); --help does without
     from ..sections import receive_path
     campaigns = dict(c.split("=", 1) for c in args.campaign or [])
     if args.record:
-        edge.require_live()
+        live_edge.require_live()
         campaigns.update(receive_path.record(args.modes, runs_dir=args.runs_dir, duration=args.duration,
                                              warmup=args.warmup, repetitions=args.repetitions))
     if not campaigns:
@@ -48,13 +50,12 @@ def cmd_receive_path(args) -> int:
 
 
 def cmd_top_up(args) -> int:
-    from ..sections import SECTIONS, section
     if args.notebook not in SECTIONS and f"{args.notebook}.ipynb" not in SECTIONS:
         known = ", ".join(n.removesuffix(".ipynb") for n in SECTIONS)
         die(f"{args.notebook}: not a notebook hostnet knows (one of {known})")
-    from .. import project, store, testbed
     if not store.Campaign(args.runs_dir, args.campaign).is_sweep():  # e.g. 13's before 2026-11-27
         die(f"{args.campaign} is not a sweep (no {store.PLAN_FILE}): its notebook tops it up when it runs live")
+    # lazy: the top-up loop is the measuring floor (runner, probes, verdicts: 0.8 s), after the refusals above
     from ..measure import topup
     module = section(args.notebook).load_module()
     manifest = store.load_manifests(args.runs_dir, args.campaign)[0]
@@ -62,7 +63,7 @@ def cmd_top_up(args) -> int:
     judge = getattr(module, "JUDGES", {}).get(manifest.get("experiment"), getattr(module, "judge", None))
     if judge is None:
         die(f"{args.notebook}: its verdicts do not name the points they need (no judge); nothing to top up")
-    edge.require_live()
+    live_edge.require_live()
     shape = {} if args.testbed else topup.embedded_shape(manifest)
     with testbed.using(args.testbed, prefix="tu", **shape) as tb:
         log = topup.decide(tb, judge, runs_dir=args.runs_dir, campaign=args.campaign,

@@ -6,16 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from . import edge
-from .. import testbed
+from . import commands, live_edge
+from .edge import die
+from .live_edge import live_options, steering_option
+from .. import testbed  # its modules (servers, guests, as_servers, ...) load as a handler names them
 from ..hosts.base import remove_dead_scratch
 from ..knobs.journal_file import HOST_DIR
 from ..knobs.machine import Ledger
-from ..testbed import as_servers, capabilities, guest_boot, guests
-from ..testbed.leftovers import is_servers
-from ..testbed.servers import from_yaml, restore as restore_servers
-from . import commands
-from .edge import die, live_options, steering_option
 
 
 def register(sub) -> None:
@@ -56,17 +53,17 @@ def _unanswered(caps_by_host: dict) -> int:
 
 def _check(args) -> int:
     if args.file:
-        tb = from_yaml(args.file)
-        caps = {e.host.name: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
-        print(capabilities.table(caps))
+        tb = testbed.servers.from_yaml(args.file)
+        caps = {e.host.name: testbed.capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
+        print(testbed.capabilities.table(caps))
         return _unanswered(caps)
-    edge.require_live(("ip",))
+    live_edge.require_live(("ip",))
 
     def show(tb):
-        caps = {e.role: capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
-        caps["root namespace"] = capabilities.detect(tb.machines["local"])
+        caps = {e.role: testbed.capabilities.detect(e.host, e.iface) for e in tb.endpoints.values()}
+        caps["root namespace"] = testbed.capabilities.detect(tb.machines["local"])
         print(f"testbed {tb.name}: {'; '.join(tb.notes)}")
-        print(capabilities.table(caps))
+        print(testbed.capabilities.table(caps))
     if args.name in {r["name"] for r in testbed.status()}:
         show(testbed.attach(args.name))
     else:  # nothing up under that name: check a temporary one
@@ -78,7 +75,7 @@ def _check(args) -> int:
 def cmd_testbed(args) -> int:
     if args.action == "check":
         return _check(args)
-    if args.nic or args.iommu or args.action == "down" and guests.has_state(args.name):
+    if args.nic or args.iommu or args.action == "down" and testbed.guests.has_state(args.name):
         return _guests(args)
     if args.action == "up":
         if (args.write_yaml or args.bastion) and not args.ssh:
@@ -87,7 +84,7 @@ def cmd_testbed(args) -> int:
             die("--write-yaml needs --bastion: without a management network the SSH sessions reach each "
                  "namespace over its data interface, which hostnet never changes (knobs/guard.py), so no run "
                  "could use the testbed.yaml")
-        edge.require_live(("ip",))
+        live_edge.require_live(("ip",))
         tb = testbed.up(args.name, args.sender_cpus, args.receiver_cpus, persistent=True,
                         n_senders=args.senders, n_receivers=args.receivers, ssh=args.ssh, bastion=args.bastion,
                         steering=live_options(args).steering)
@@ -97,13 +94,13 @@ def cmd_testbed(args) -> int:
                   f"via {e.host.describe()['kind']}")
         if args.write_yaml:
             try:
-                path, conf = as_servers.write(args.name, args.write_yaml)
+                path, conf = testbed.as_servers.write(args.name, args.write_yaml)
             except BaseException:
                 testbed.down(args.name)  # a testbed the user cannot use as asked is not left up
                 raise
             print(f"as servers: {path} (ssh_config {conf}); e.g. hostnet run single-flow --testbed {path}")
     elif args.action == "status":
-        rows = testbed.status() + guests.status()
+        rows = testbed.status() + testbed.guests.status()
         if not rows:
             print("no embedded testbed and no NIC rehearsal is up")
         for r in rows:
@@ -129,24 +126,24 @@ def _guests(args) -> int:
         if args.ssh or args.bastion or args.senders != 1 or args.receivers != 1:
             die("--nic boots two guests reached over SSH: --ssh, --bastion, --senders and --receivers do not apply")
         try:
-            path = guests.up(args.name, args.nic, args.iommu, yaml_path=args.write_yaml)
-        except guest_boot.GuestsUnsupported as exc:
+            path = testbed.guests.up(args.name, args.nic, args.iommu, yaml_path=args.write_yaml)
+        except testbed.guest_boot.GuestsUnsupported as exc:
             die(f"unsupported: {exc}")
-        st = guests.state_of(args.name)
+        st = testbed.guests.state_of(args.name)
         print(f"NIC rehearsal {args.name} is up in {st['boot_s']} s: two guests with {args.nic}"
               f"{' behind an IOMMU' if args.iommu else ''} (Linux {st['kernel']}; {st['accel']})")
-        print(f"  {guests.LABEL}")
+        print(f"  {testbed.guests.LABEL}")
         print(f"as servers: {path}; e.g. hostnet run single-flow --testbed {path}")
         return 0
     if args.action != "down":
         die(f"testbed {args.action} does not take --nic or --iommu")
-    return _down("NIC rehearsal", args.name, guests.down(args.name))
+    return _down("NIC rehearsal", args.name, testbed.guests.down(args.name))
 
 
 def cmd_restore(args) -> int:
     """Undo what crashed or killed sessions left behind (processes, settings, namespaces)."""
     if args.file:
-        problems, sources = restore_servers(args.file)
+        problems, sources = testbed.servers.restore(args.file)
         if problems:
             die("; ".join(problems))
         if not sources:
@@ -164,7 +161,7 @@ def cmd_restore(args) -> int:
         return 0
     failed = []
     for name in names:
-        servers = is_servers(name)
+        servers = testbed.leftovers.is_servers(name)
         problems = testbed.restore(name)
         if problems:
             failed.append(f"{name}: " + "; ".join(problems))

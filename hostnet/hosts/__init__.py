@@ -2,19 +2,35 @@
 check_argv), local.py this machine and its namespaces, ssh.py servers over SSH (a password's sudo
 exchange in ssh_sudo.py, a ProxyCommand's socket in ssh_proxy.py), sshd.py an sshd per namespace
 for testing the SSH path on one machine. host_from_description rebuilds a host from
-Host.describe() (a journal restored after a crash)."""
+Host.describe() (a journal restored after a crash).
+
+SshHost and SshOptions load on first use (PEP 562): ssh.py imports paramiko, fabric and invoke at
+its top (0.3 s), which importing hostnet.hosts (every command's parser, a notebook) does not pay."""
 from __future__ import annotations
 
+import importlib
 import re
+from typing import TYPE_CHECKING
 
 from .base import (RECONNECT_WAIT_S, STREAM_CHUNK, STREAM_PIPE, Host, HostError, HostUnreachable, Proc, ProcessTag,
                    Result, check_argv, process_start_ticks)
 from .local import LocalHost, NetnsHost, netns_exists
-from .ssh import SshHost, SshOptions
+
+if TYPE_CHECKING:  # what import-linter and a type checker read; at run time __getattr__ loads it
+    from .ssh import SshHost, SshOptions
 
 __all__ = ["RECONNECT_WAIT_S", "STREAM_CHUNK", "STREAM_PIPE", "Host", "HostError", "HostUnreachable", "LocalHost",
            "NetnsHost", "Proc", "ProcessTag", "Result", "SshHost", "SshOptions", "check_argv", "gone_namespace",
            "host_from_description", "netns_exists", "process_start_ticks"]
+_SSH = ("SshHost", "SshOptions")
+
+
+def __getattr__(name: str):
+    if name in _SSH:
+        value = getattr(importlib.import_module(f"{__name__}.ssh"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def host_from_description(desc: dict) -> Host:
@@ -25,6 +41,8 @@ def host_from_description(desc: dict) -> Host:
     if kind == "NetnsHost":
         return NetnsHost(desc["netns"], desc.get("name"))
     if kind == "SshHost":
+        # lazy: ssh.py loads paramiko and fabric (0.3 s); only a journal that names an SSH host needs them
+        from .ssh import SshHost, SshOptions
         options = SshOptions(key_filename=desc.get("key_filename"), known_hosts=desc.get("known_hosts"),
                              sudo=desc.get("sudo"),
                              insecure_accept_unknown_keys=desc.get("insecure_accept_unknown_keys", False) is True)
@@ -50,6 +68,7 @@ def _proxy_command(recorded) -> str | None:
     if not m or not netns_exists(m.group(1)):
         raise HostError(f"the journal names an SSH proxy command ({str(recorded)[:80]!r}); hostnet does not run "
                         f"commands taken from a journal (only its own namespace proxy, for a namespace that exists)")
+    # lazy: sshd.py builds SSH hosts (ssh.py: paramiko and fabric); only a recorded proxy gets here
     from .sshd import proxy_command
     return proxy_command(m.group(1), m.group(2), m.group(3))
 

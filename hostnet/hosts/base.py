@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
+import platformdirs
+
 T = TypeVar("T")
 # Bytes handed to a stream's sink at a time, and the pipe that buffers the command's output
 # meanwhile: the sink digests a chunk while the writer fills the pipe, so the two overlap
@@ -82,7 +84,6 @@ def scratch_dir() -> Path:
     directory in their cache directory (~/.cache/hostnet/scratch): /run/hostnet is root's, and the
     journals and testbed state stay there, where root's `hostnet testbed status` and `restore` look."""
     if "HOSTNET_STATE_DIR" not in os.environ and os.geteuid() != 0:
-        import platformdirs
         path = Path(platformdirs.user_cache_dir("hostnet")) / "scratch"
         private_dir(path.parent)
         private_dir(path)

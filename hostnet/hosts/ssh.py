@@ -24,10 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import fabric  # fabric.Connection as an attribute: the tests stand a fake in for it
+import paramiko
+from invoke.exceptions import CommandTimedOut, ThreadException
+
 from .base import (STREAM_CHUNK, SUDO_PASSWORD_VAR, Host, HostError, HostUnreachable, ProcessTag, Result, check_argv,
                    remote_temp_prefix)
 from .ssh_proxy import proxy_socket, proxy_tokens
-from .ssh_sudo import CommandStdin, SudoExchange, answer_sudo, sudo_watcher
+from .ssh_sudo import CommandStdin, SudoExchange, SudoWatcher, answer_sudo
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_COMMAND_TIMEOUT_S = 120
@@ -150,7 +154,6 @@ class SshHost(Host):
     def _through_jump(self):
         """A direct-tcpip channel from the jump host to this host's SSH port: the socket paramiko
         connects over (fabric's own gateway would open it without a timeout)."""
-        import paramiko
         jump = self.proxy_jump
         try:
             transport = jump.connection().transport
@@ -165,9 +168,6 @@ class SshHost(Host):
                                   f"({exc or type(exc).__name__})") from exc
 
     def _open(self):
-        import paramiko
-        from fabric import Config, Connection
-
         _quiet_paramiko()
 
         kwargs = {"look_for_keys": self.key_filename is None, "allow_agent": self.key_filename is None,
@@ -179,8 +179,8 @@ class SshHost(Host):
         elif self.proxy_command:
             # the proxy command runs here as a child of ours: without the sudo password in its environment
             kwargs["sock"] = proxy_socket(f"env -u {SUDO_PASSWORD_VAR} {proxy_tokens(self.proxy_command, self)}")
-        conn = Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
-                          connect_kwargs=kwargs, config=Config(overrides={"load_ssh_configs": False}))
+        conn = fabric.Connection(self.address, user=self.user, port=self.port, connect_timeout=self.connect_timeout,
+                                 connect_kwargs=kwargs, config=fabric.Config(overrides={"load_ssh_configs": False}))
         # fabric installs AutoAddPolicy; a measurement tool must not trust a host it has never seen.
         if self.insecure:
             conn.client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
@@ -249,15 +249,12 @@ class SshHost(Host):
         return self._run(argv, check=check, timeout=timeout, input=input)
 
     def _run(self, argv, *, check=True, timeout=None, input=None, privileged=True) -> Result:
-        import paramiko
-        from invoke.exceptions import CommandTimedOut, ThreadException
-
         command, sudo = self._wrap(argv, privileged)
         timeout = timeout or self.command_timeout
         conn = self.connection()
         try:
             res = conn.run(command, hide=True, warn=True, timeout=timeout, pty=False,
-                           in_stream=CommandStdin(input, sudo), watchers=[sudo_watcher(sudo)] if sudo else [])
+                           in_stream=CommandStdin(input, sudo), watchers=[SudoWatcher(sudo)] if sudo else [])
         except CommandTimedOut as exc:
             raise HostError(f"{self.name}: {' '.join(check_argv(argv))} timed out after {timeout} s") from exc
         except (paramiko.SSHException, EOFError, OSError, ThreadException) as exc:
@@ -277,7 +274,6 @@ class SshHost(Host):
     def stream(self, argv, sink, *, check=True, timeout=None):
         """The command's stdout arrives in chunks over the SSH channel while it runs (nothing
         held whole on either side); stderr is kept for the Result."""
-        import paramiko
         command, sudo = self._wrap(argv)
         timeout = timeout or self.command_timeout
         client = self.connection().client
@@ -347,7 +343,6 @@ class SshHost(Host):
     def read_text(self, path: str) -> str:
         if not self._sftp_ok(path):
             return self.run(["cat", path]).stdout
-        import paramiko
         try:
             with self.connection().sftp().open(path, "r") as fh:
                 return fh.read().decode()
@@ -360,7 +355,6 @@ class SshHost(Host):
             # stdin streamed over SSH would arrive in pieces.
             self.run(["sh", "-c", 'printf %s "$1" > "$2"', "sh", text, path])
             return
-        import paramiko
         try:
             with self.connection().sftp().open(path, "w") as fh:
                 fh.write(text.encode())
@@ -411,7 +405,6 @@ def _quiet_paramiko() -> None:
 def _silent(exc: Exception) -> bool:
     """Whether a failed connection met no SSH server at all (a proxy command that ended, a port
     that closed before the banner): unreachable, like a refused TCP connection."""
-    import paramiko
     return isinstance(exc, paramiko.ProxyCommandFailure) or str(exc).startswith("Error reading SSH protocol banner")
 
 

@@ -19,8 +19,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import paramiko
+
 from .. import inputfiles
 from .base import SUDO_PASSWORD_VAR, HostError
+from .ssh import SshHost, SshOptions
 
 DEFAULT_PATH = "~/.ssh/config"
 _INCLUDE = re.compile(r"^\s*include\s*(?:=\s*)?(?P<paths>.+?)\s*$", re.IGNORECASE)
@@ -74,7 +77,6 @@ def _inline(path: Path, depth: int = 0) -> str:
 def _runs_a_command(path: Path, i: int, line: str) -> bool:
     """A Match line with an exec criterion (negated or not, any case), read as paramiko reads it:
     its SETTINGS_REGEX splits keyword from value, shlex splits the criteria."""
-    import paramiko
     m = re.match(paramiko.SSHConfig.SETTINGS_REGEX, line.strip())
     if not m or m.group(1).lower() != "match":
         return False
@@ -100,7 +102,6 @@ def without_sudo_password():
 
 def load(path: str | os.PathLike | None = DEFAULT_PATH):
     """The parsed config, or None when there is no such file (nothing to honour)."""
-    import paramiko
     if path is None:
         return None
     path = Path(os.path.expanduser(str(path)))
@@ -173,7 +174,6 @@ def build(name: str, address: str, config, *, user: str | None = None, port: int
     otherwise; known_hosts (None: the file's, else ~/.ssh/known_hosts) and the host-key policy
     apply to every hop. jumps: jump hosts already built, shared by the hosts behind them (one
     connection each)."""
-    from .ssh import SshHost, SshOptions
     options = options or SshOptions()
     if _depth > _MAX_JUMPS:
         raise SshConfigError(f"{name}: more than {_MAX_JUMPS} jump hosts (a ProxyJump loop in the ssh_config?)")
@@ -197,7 +197,6 @@ def build(name: str, address: str, config, *, user: str | None = None, port: int
 def _jump(hop: Hop, config, via, options, jumps: dict, depth: int):
     """One jump host, built once per (hop, the way to it) and shared: the host-key policy and time
     limits of the hosts behind it, nothing else of theirs (its own key is the config's)."""
-    from .ssh import SshOptions
     basics = SshOptions(known_hosts=options.known_hosts,
                         insecure_accept_unknown_keys=options.insecure_accept_unknown_keys,
                         connect_timeout=options.connect_timeout, command_timeout=options.command_timeout)

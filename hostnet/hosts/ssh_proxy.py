@@ -11,53 +11,55 @@ import socket
 import subprocess
 import time
 
+import paramiko
 
-def proxy_socket(command: str):
+
+class ProxySocket(paramiko.ProxyCommand):
     """paramiko's ProxyCommand as the socket, fixed where it hangs: once the command exits, its
     recv() selects a readable EOF forever and spins a CPU without ever telling the transport the link
     is gone (paramiko #1277, PR #1180 unmerged), so every call waits out its channel timeout; close()
-    reaps the command and its pipes (#1713, #1715). Returns the socket (a paramiko.ProxyCommand);
-    paramiko is imported here, on first use, as ssh.py does, so importing hostnet.hosts stays quick."""
-    import paramiko
+    reaps the command and its pipes (#1713, #1715)."""
 
-    class ProxySocket(paramiko.ProxyCommand):
-        def recv(self, size):
-            buffer, start = b"", time.monotonic()
-            try:
-                while len(buffer) < size:
-                    wait = None
-                    if self.timeout is not None:
-                        wait = self.timeout - (time.monotonic() - start)
-                        if wait <= 0:
-                            if buffer:
-                                return buffer
-                            raise socket.timeout()
-                    ready, _, _ = select.select([self.process.stdout], [], [], wait)
-                    if ready:
-                        data = os.read(self.process.stdout.fileno(), size - len(buffer))
-                        if not data:  # EOF: the command ended; b"" is how a socket says so
+    def recv(self, size):
+        buffer, start = b"", time.monotonic()
+        try:
+            while len(buffer) < size:
+                wait = None
+                if self.timeout is not None:
+                    wait = self.timeout - (time.monotonic() - start)
+                    if wait <= 0:
+                        if buffer:
                             return buffer
-                        buffer += data
-                return buffer
-            except socket.timeout:  # an OSError too, but the transport's idle tick, not a failure
-                raise
-            except (OSError, ValueError) as exc:  # closed under the transport's reader
-                raise paramiko.ProxyCommandFailure(" ".join(self.cmd), getattr(exc, "strerror", str(exc))) from exc
+                        raise socket.timeout()
+                ready, _, _ = select.select([self.process.stdout], [], [], wait)
+                if ready:
+                    data = os.read(self.process.stdout.fileno(), size - len(buffer))
+                    if not data:  # EOF: the command ended; b"" is how a socket says so
+                        return buffer
+                    buffer += data
+            return buffer
+        except socket.timeout:  # an OSError too, but the transport's idle tick, not a failure
+            raise
+        except (OSError, ValueError) as exc:  # closed under the transport's reader
+            raise paramiko.ProxyCommandFailure(" ".join(self.cmd), getattr(exc, "strerror", str(exc))) from exc
 
-        def close(self):
-            if self.process.poll() is None:
-                self.process.terminate()
-                try:
-                    self.process.wait(2)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-            for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
+    def close(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(2)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
+
+def proxy_socket(command: str) -> ProxySocket:
+    """The socket paramiko connects over: `command` run here (ProxySocket)."""
     return ProxySocket(command)
 
 

@@ -7,6 +7,8 @@ import shlex
 import threading
 import uuid
 
+from invoke.watchers import StreamWatcher
+
 # Under sudo with a password: says on stderr (the marker is $0) that sudo let the command start.
 _STARTED = 'printf %s "$0" >&2; exec "$@"'
 
@@ -47,16 +49,17 @@ class SudoExchange:
         return text.split(self.marker, 1)[1] if self.marker in text else text.replace(self.prompt, "")
 
 
-def sudo_watcher(sudo: SudoExchange):
+class SudoWatcher(StreamWatcher):
     """An invoke StreamWatcher answering sudo's prompt. invoke calls submit() from its reader threads
-    (a StreamWatcher is thread-local, so the state lives in the shared SudoExchange). Defined here, on
-    first use, so that importing hostnet.hosts does not import invoke (0.2 s a CLI refusal would pay)."""
-    from invoke.watchers import StreamWatcher
+    (a StreamWatcher is thread-local: each thread runs __init__ with the same SudoExchange, which
+    holds the state they share)."""
 
-    class SudoWatcher(StreamWatcher):
-        def submit(self, stream: str) -> list[str]:
-            return sudo.answers(stream)
-    return SudoWatcher()
+    def __init__(self, sudo: SudoExchange):
+        super().__init__()
+        self.sudo = sudo
+
+    def submit(self, stream: str) -> list[str]:
+        return self.sudo.answers(stream)
 
 
 def answer_sudo(channel, stdin, sudo: SudoExchange) -> str:

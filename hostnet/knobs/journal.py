@@ -129,7 +129,7 @@ def restore_copies(path: str | os.PathLike, hosts: Iterable[Host] = (), *, host_
     with it. The journal (and the hosts' copies) go only when everything was restored; so does the
     lock, unless keep_lock (this process goes on controlling the testbed).
     Raises JournalBusy when a live controller holds the journal."""
-    from . import KNOBS  # the registry imports this module
+    from . import KNOBS  # lazy: the registry (knobs/__init__.py) imports this module: a circle at the top
 
     path = Path(path)
     held_before = generation(path) is not None

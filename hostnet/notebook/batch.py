@@ -10,20 +10,27 @@ from __future__ import annotations
 import ast
 import json
 import logging
+import multiprocessing
 import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import batch_kernel
+import papermill as pm
+from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+
+from . import batch_kernel, kept_kernel
+from .kernel_manager import BatchKernelManager
 from .. import project
+from ..measure.options import PROFILES, QUICK, SMOKE  # noqa: F401 (batch.QUICK, batch.SMOKE: the tests' profiles)
 from ..testbed.session import is_file
 
 log = logging.getLogger(__name__)  # one line per notebook (INFO); the CLI shows them
-# The process that runs a batch imports papermill (nbformat -> jsonschema) before any kernel starts:
-# without rfc3987_syntax, as its kernels and workers do (batch_kernel), 1.5 s sooner on 2 cores.
-batch_kernel.skip_unused_imports()
+# rfc3987_syntax (batch_kernel.skip_unused_imports) is kept out by the process that runs a batch before
+# anything imports jsonschema (cli/__init__.py; a replay worker's start_worker): the imports above do
+# (papermill's nbformat, the testbed's schema checks), so a skip here would come too late.
 
 
 def default_notebooks_dir() -> Path:
@@ -34,18 +41,6 @@ def default_notebooks_dir() -> Path:
 def default_runs_dir() -> Path:
     return project.root() / "data" / "runs"
 
-# Measurement profiles for mode="run". quick: what `make reproduce` runs on 2 cores in about an
-# hour with top-ups. It starts at 3 repetitions, not 2: a t-interval at n = 2 is ±12.7 standard
-# errors, so every compared point would need a top-up anyway (the committed campaigns used 5 s
-# points and 5 repetitions). paper: the paper's 20 s points, 5 repetitions. smoke: the shortest run
-# that exercises a notebook end to end (the live tests); its verdicts are not expected to decide.
-PROFILES = {
-    "quick": {"duration": 3, "warmup": 1, "repetitions": 3},
-    "paper": {"duration": 20, "warmup": 5, "repetitions": 5},
-    "smoke": {"duration": 2, "warmup": 1, "repetitions": 2},
-}
-QUICK = PROFILES["quick"]
-SMOKE = PROFILES["smoke"]
 # PAPERMILL_OUTPUT_PATH: declared so that `papermill --inject-output-path` (figures beside the output
 # notebook) is a known parameter, not papermill's "Passed unknown parameter" warning on every run
 CONVENTION_PARAMETERS = ("mode", "campaign", "duration", "warmup", "repetitions", "runs_dir", "reference_dir",
@@ -83,7 +78,6 @@ def profile(name: str) -> dict:
 
 
 def declared_parameters(notebook: Path) -> dict:
-    import papermill as pm
     return pm.inspect_notebook(str(notebook))
 
 
@@ -164,7 +158,6 @@ def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_na
     """Run one notebook; a parameter it does not declare is an error, not silently ignored.
     keep_kernel: in this process's kept kernel (kept_kernel.py), given a fresh session, rather than
     a kernel of its own."""
-    import papermill as pm
     if parameters:
         check_declared(notebook, parameters)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -172,9 +165,8 @@ def execute(notebook: Path, parameters: dict | None, output_dir: Path, output_na
     if not keep_kernel:
         pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
                             progress_bar=False, kernel_name="python3",
-                            kernel_manager_class=batch_kernel.batch_kernel_manager())
+                            kernel_manager_class=BatchKernelManager)
         return out
-    from . import kept_kernel
     km = kept_kernel.kernel(Path(notebook).parent.resolve())
     try:
         pm.execute_notebook(str(notebook), str(out), parameters=parameters or None, cwd=str(Path(notebook).parent),
@@ -194,8 +186,6 @@ def _final_save_engine() -> str:
     (also on an error: notebook_complete runs in a finally, and papermill writes a failed notebook
     with the error on top). Live runs keep the writes as cells end: a person can watch a long
     measurement fill the notebook in."""
-    from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
-
     class FinalSave(NotebookExecutionManager):
         def save(self, **kwargs):
             if self.end_time is not None:  # set by notebook_complete, before its final save
@@ -325,7 +315,8 @@ def run_notebooks(mode: str = "replay", *, places: Places = Places(), profile_na
         log.info("[%d/%d] %s: %s in %.0f s", i, len(notebooks), nb.name, status, seconds)
         if status != "ok":
             failures.append(f"{nb.name}: {status}")
-    from . import report  # here, not at the top: replay's worker processes need none of its statistics
+    # lazy: the report's pandas and verdicts (0.8 s), which replay's workers (importing this module) never need
+    from . import report
     figures = figures_dir  # where the kernels wrote
     out = report.build(figures)
     doc = report.write_results(figures, places.results_doc or figures.parent / "docs" / "results.md")
@@ -350,11 +341,8 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
                 yield (nb, *execute_with_status(nb, params, output_dir, keep))
         finally:
             if keep:
-                from . import kept_kernel
                 kept_kernel.shutdown()
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
     log.info("%d notebooks (%s), %d side by side", len(notebooks), what, jobs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=batch_kernel.start_worker, initargs=(os.getpid(),)) as pool:
@@ -366,7 +354,6 @@ def _execute_all(notebooks: list[Path], params: dict, output_dir: Path, jobs: in
 def execute_with_status(notebook: Path, parameters: dict, output_dir: Path, keep_kernel: bool = False
                         ) -> tuple[str, float]:
     """execute(), with a cell's error turned into a status ("failed: Name: message") and the time taken."""
-    import papermill as pm
     t0 = time.time()
     try:
         execute(Path(notebook), parameters, output_dir, **({"keep_kernel": True} if keep_kernel else {}))

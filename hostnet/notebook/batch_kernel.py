@@ -1,5 +1,6 @@
-"""The Jupyter kernel hostnet's batch runs start (papermill's notebooks): ipykernel, minus one import;
-and the kernel manager that starts it (batch_kernel_manager).
+"""The Jupyter kernel hostnet's batch runs start (papermill's notebooks): ipykernel, minus one import
+(the kernel manager that starts it is kernel_manager.py's: this module stays light, every `hostnet`
+command imports it for skip_unused_imports).
 
 jsonschema imports rfc3987_syntax wherever it is installed (jupyter-events asks for
 jsonschema[format-nongpl]), and rfc3987_syntax compiles ~40 Earley grammars as it is imported:
@@ -15,7 +16,6 @@ import os
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 SKIPPED = ("rfc3987_syntax",)
@@ -56,38 +56,6 @@ def kernel_argv(argv: list[str]) -> list[str]:
         if argv[i] == "-m" and argv[i + 1] == "ipykernel_launcher":
             return [*argv[:i + 1], "hostnet.notebook.batch_kernel", *argv[i + 2:]]
     return list(argv)
-
-
-def batch_kernel_manager() -> type:
-    """The kernel manager papermill starts each notebook's kernel with: IPC sockets in the user's
-    Jupyter runtime directory (over TCP, ipykernel warns once per notebook that it runs without
-    encryption), and no interrupt before the shutdown request (jupyter_client sends SIGINT first,
-    for a cell still running; after papermill's last cell it landed in the kernel's reply handler,
-    which logged "ERROR | KeyboardInterrupt caught in kernel" after every successful notebook)."""
-
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.paths import jupyter_runtime_dir
-
-    class BatchKernelManager(AsyncKernelManager):
-        def __init__(self, **kwargs):
-            runtime = Path(jupyter_runtime_dir())
-            runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
-            super().__init__(transport="ipc", ip=str(runtime / f"hostnet-{uuid.uuid4().hex[:12]}-ipc"), **kwargs)
-
-        def client(self, **kwargs):
-            """A client, remembered so that the kept kernel's can be stopped (kept_kernel.release_clients)."""
-            made = super().client(**kwargs)
-            self.hostnet_clients = [*getattr(self, "hostnet_clients", []), made]
-            return made
-
-        def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
-            return kernel_argv(super().format_kernel_cmd(extra_arguments))
-
-        async def _async_interrupt_kernel(self) -> None:
-            if not self.shutting_down:  # an interrupt asked for stays one
-                await super()._async_interrupt_kernel()
-
-    return BatchKernelManager
 
 
 if __name__ == "__main__":

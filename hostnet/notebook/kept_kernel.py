@@ -18,6 +18,10 @@ import atexit
 import logging
 from pathlib import Path
 
+from jupyter_core.utils import run_sync
+
+from .kernel_manager import BatchKernelManager
+
 log = logging.getLogger(__name__)
 
 # Run silently in the kept kernel: once after it starts (what a fresh session looks like) and
@@ -63,7 +67,6 @@ _kept: dict = {}
 
 def _run(km, code: str) -> None:
     """Run code in the kernel without output or history; its error is raised here."""
-    from jupyter_core.utils import run_sync
     kc = km.client()
     kc.start_channels()
     try:
@@ -79,9 +82,6 @@ def _run(km, code: str) -> None:
 def kernel(cwd: Path):
     """The worker's kernel, started in `cwd` (the notebooks' directory) or given a fresh session;
     a kernel that died, or one started elsewhere, is replaced."""
-    from jupyter_core.utils import run_sync
-
-    from .batch_kernel import batch_kernel_manager
     km = _kept.get("km")
     if km is not None and (_kept["cwd"] != cwd or not run_sync(km.is_alive)()):
         shutdown()
@@ -93,7 +93,7 @@ def kernel(cwd: Path):
         except Exception as exc:  # a kernel that cannot start afresh is replaced, not trusted
             log.warning("the kept kernel could not start a fresh session (%s); starting another", exc)
             shutdown()
-    km = batch_kernel_manager()(kernel_name="python3")
+    km = BatchKernelManager(kernel_name="python3")
     run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=KERNEL_ARGUMENTS)
     _kept.update(km=km, cwd=cwd)
     _run(km, SNAPSHOT)
@@ -117,7 +117,6 @@ def release_clients(km) -> None:
 
 def shutdown() -> None:
     """Stop the kept kernel (at the worker's exit, or before replacing it)."""
-    from jupyter_core.utils import run_sync
     km = _kept.pop("km", None)
     if km is not None:
         release_clients(km)

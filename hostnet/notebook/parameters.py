@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .. import project
 from ..measure.options import ENV as LIVE_ENV, LiveOptions
+from ..sections import section
 
 # papermill's injected cell starts with this comment (papermill.translators.PythonTranslator.codify)
 INJECTED_HEADER = "# Parameters\n"
@@ -128,6 +129,7 @@ def undeclared(history: list[str]) -> list[str]:
 def _shell(shell=None):
     """The kernel's shell (None in a plain script): the one given, else IPython's running one."""
     if shell is None:
+        # lazy: IPython (0.3 s) is loaded in a kernel already; every `hostnet` command imports this module
         from IPython import get_ipython
         shell = get_ipython()
     return shell
@@ -174,7 +176,6 @@ class Started:
         return LiveOptions.from_environment(self.environ, testbed=testbed)
 
     def _section(self):
-        from ..sections import section
         return section(self.notebook)
 
     def paths(self, runs_dir, reference_dir, figures_dir) -> tuple[Path, Path, Path]:
@@ -197,6 +198,7 @@ class Started:
         *frames, manifests = frames_then_manifests
         if self.mode != "replay":
             return (*frames, manifests)
+        # lazy: replay is pandas (0.8 s); every `hostnet` command imports this module, and a live notebook skips it
         from ..sections import replay
         chosen = replay.selection(self._section(), {**self.values, **self.given}, lambda _: manifests, campaign,
                                   strict=set(self.given))
@@ -211,6 +213,7 @@ def start(notebook: str, mode: str = "replay", shell=None) -> Started:
     namespace = _namespace(shell)
     started.values = {s.param: namespace[s.param] for s in started._section().selects if s.param in namespace}
     if mode == "replay":
+        # lazy: replay is pandas (0.8 s), as in Started.select; a live notebook skips it
         from ..sections import replay
         replay.refuse_run_only(started._section(), given)
     return started

@@ -10,11 +10,13 @@ import json
 import re
 from pathlib import Path
 
+import jinja2
 import pandas as pd
 
 from .. import __version__, project
 from ..analysis.verdicts import (ACCOUNTING_COLUMNS, NOT_TESTABLE, REHEARSAL, STEADINESS_COLUMNS, VOCABULARY, evidence,
                                  is_extension)
+from ..sections.tables import SHORT
 
 
 
@@ -30,13 +32,11 @@ def _anchor(notebook: str) -> str:
 
 @functools.cache
 def _templates():
-    import jinja2
     env = jinja2.Environment(loader=jinja2.PackageLoader("hostnet", "templates"),
                              autoescape=jinja2.select_autoescape(["html.j2"], default_for_string=False),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     env.filters.update(verdict_class=verdict_class, md=md_cell, seconds=_seconds, evidence=evidence)
-    from ..sections.tables import SHORT
     env.globals.update(md_table=md_table, short=SHORT)
     return env
 

@@ -12,10 +12,12 @@ import pandas as pd
 from .. import store
 from ..analysis.metrics import BREAKDOWN_ORDER, breakdown_metric, summarize
 from ..charts.explore import categories_chart  # noqa: F401 (the notebook's explore.categories_chart)
+from ..charts.flamegraph import flamegraph_html, icicle_chart, icicle_rects, stack_tree
 from ..analysis import flags, profiles
 from ..analysis.profiles import format_table, next_to_paper  # noqa: F401 (notebook 00's brought profile)
 from ..charts.profiles import next_to_paper_chart  # noqa: F401 (notebook 00's brought profile)
 from ..hosts import LocalHost
+from ..parsers.perf_script import parse_folded
 from ..probes.perf import PerfOnHost
 
 if TYPE_CHECKING:
@@ -118,7 +120,6 @@ def categories(tidy: pd.DataFrame, side: str) -> pd.DataFrame:
 
 def side_stacks(run: Path, side: str = "receiver") -> tuple[list, list[int], dict]:
     """One side's folded perf samples in a run directory, its CPUs and the run's manifest."""
-    from ..parsers.perf_script import parse_folded
     run = Path(run)
     m = store.load_manifest(run)
     machines = m["side_cpus"][side]  # {machine: [cpus]}: CPU numbers only mean something per machine
@@ -138,7 +139,6 @@ def has_stacks(run: Path) -> bool:
 
 def flamegraph(run: Path, side: str = "receiver") -> Chart:
     """An icicle chart of one side's folded perf stacks in a run directory (a PNG in notebooks)."""
-    from ..charts.flamegraph import icicle_chart, icicle_rects
     samples, cpus, m = side_stacks(run, side)
     return icicle_chart(icicle_rects(samples, set(cpus)), f"{point_label(m)}: {side} CPUs {cpus}",
                         "perf cpu-clock samples; width = share of the side's samples")
@@ -146,7 +146,6 @@ def flamegraph(run: Path, side: str = "receiver") -> Chart:
 
 def flamegraph_page(run: Path, side: str = "receiver") -> str:
     """The same stacks as an interactive flame graph page (search, zoom) that opens offline."""
-    from ..charts.flamegraph import flamegraph_html, stack_tree
     samples, cpus, m = side_stacks(run, side)
     perf = (m.get("probes") or {}).get("perf") or {}
     sampled = f"perf {perf['event']} samples at {perf['freq_hz']} Hz" if perf else "perf samples"

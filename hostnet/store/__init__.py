@@ -25,15 +25,35 @@ with a warning naming it, and load_manifests gives that run the status DAMAGED, 
 quality line counts as failed. Unreadable manifests in a campaign are warned about by path.
 """
 
-from .archive import (RAW_ARCHIVE, RAW_DIR, PackError, archive_bytes, finish_removal, has_raw, is_packed, linked,
-                      pack_raw, raw_limit, raw_names, raw_text, raw_texts, unpack_raw)
-from .campaign import NOTEBOOK_POINT_FILE, PLAN_FILE, Campaign, CampaignLocked, new_campaign_id
-from .checks import DAMAGED, checks_of, damage, seal
-from .files import DamagedRun, write_atomic
-from .reading import (INCOMPLETE, MANIFEST_TYPES, Manifests, latest_campaign, list_runs, load_manifest,
-                      load_manifests, load_tidy, manifest_problem, read_tidy, run_status, tidy_problem,
-                      unreadable_runs, upgrade_manifest)
-from .rundir import SCHEMA_VERSION, TIDY_COLUMNS, Rows, RunDir, rewrite_run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what import-linter and a type checker read; at run time __getattr__ loads each
+    from .archive import (RAW_ARCHIVE, RAW_DIR, PackError, archive_bytes, finish_removal, has_raw, is_packed, linked,
+                          pack_raw, raw_limit, raw_names, raw_text, raw_texts, unpack_raw)
+    from .campaign import NOTEBOOK_POINT_FILE, PLAN_FILE, Campaign, CampaignLocked, new_campaign_id
+    from .checks import DAMAGED, checks_of, damage, seal
+    from .files import DamagedRun, write_atomic
+    from .reading import (INCOMPLETE, MANIFEST_TYPES, Manifests, latest_campaign, list_runs, load_manifest,
+                          load_manifests, load_tidy, manifest_problem, read_tidy, run_status, tidy_problem,
+                          unreadable_runs, upgrade_manifest)
+    from .rundir import SCHEMA_VERSION, TIDY_COLUMNS, Rows, RunDir, rewrite_run
+
+# each module of the store, and the public names it defines: loaded on first use (PEP 562), so a
+# command that packs archives or names a campaign directory does not load pandas (reading.py,
+# rundir.py) before it reads a table
+_NAMES = {"archive": ("RAW_ARCHIVE", "RAW_DIR", "PackError", "archive_bytes", "finish_removal", "has_raw", "is_packed",
+                      "linked", "pack_raw", "raw_limit", "raw_names", "raw_text", "raw_texts", "unpack_raw"),
+          "campaign": ("NOTEBOOK_POINT_FILE", "PLAN_FILE", "Campaign", "CampaignLocked", "new_campaign_id"),
+          "checks": ("DAMAGED", "checks_of", "damage", "seal"),
+          "files": ("DamagedRun", "write_atomic"),
+          "reading": ("INCOMPLETE", "MANIFEST_TYPES", "Manifests", "latest_campaign", "list_runs", "load_manifest",
+                      "load_manifests", "load_tidy", "manifest_problem", "read_tidy", "run_status", "tidy_problem",
+                      "unreadable_runs", "upgrade_manifest"),
+          "rundir": ("SCHEMA_VERSION", "TIDY_COLUMNS", "Rows", "RunDir", "rewrite_run")}
+_PUBLIC = {name: module for module, names in _NAMES.items() for name in names}
 
 __all__ = ["RAW_ARCHIVE", "RAW_DIR", "PackError", "archive_bytes", "finish_removal", "has_raw", "is_packed", "linked",
            "pack_raw", "raw_limit", "raw_names", "raw_text", "raw_texts", "unpack_raw",
@@ -44,3 +64,14 @@ __all__ = ["RAW_ARCHIVE", "RAW_DIR", "PackError", "archive_bytes", "finish_remov
            "load_manifests", "load_tidy", "manifest_problem", "read_tidy", "run_status", "tidy_problem",
            "unreadable_runs", "upgrade_manifest",
            "SCHEMA_VERSION", "TIDY_COLUMNS", "Rows", "RunDir", "rewrite_run"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    elif name in _NAMES:  # a module of the store (store.reading): importing it sets it on the package
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

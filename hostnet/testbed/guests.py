@@ -40,6 +40,7 @@ from ..knobs.journal_lock import private_dir
 from .base import TestbedError, state_dir
 from .guest_boot import (DATA_IFACE, DATA_IPS, GUEST_MGMT_IP, GUEST_SCRIPT, MEMORY_MB, ROLES, SSHD_CONFIG, GuestLayout,
                          GuestsUnsupported, choose_accel, find_kernel, free_port, kernel_dir, virtme_argv)
+from . import servers
 
 BOOT_TIMEOUT_S = 240.0
 LABEL = "emulated NIC under TCG: functional rehearsal, not a measurement"
@@ -137,8 +138,7 @@ def check_link(path: Path, attempts: int = 20) -> None:
     """One TCP connection across the data link (nc, through the testbed.yaml as any run reaches the
     guests): guests whose NICs carry no frame are refused at `up`, not found out by a run (it found
     the dead links _wait_listening now prevents)."""
-    from .servers import from_yaml
-    tb = from_yaml(path)
+    tb = servers.from_yaml(path)
     rcv, snd = tb.endpoints["receiver"].host, tb.endpoints["sender"].host
     # -k: it keeps listening, so an attempt the listener accepted but the sender gave up on (a lost
     # reply) does not leave every later attempt refused

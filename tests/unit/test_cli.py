@@ -95,7 +95,7 @@ def test_figures_top_up_budget_reaches_the_notebook_kernels_through_the_environm
     from hostnet.measure.options import ENV, LiveOptions
     for var in ENV.values():
         monkeypatch.setenv(var, "")  # restored after the test, whatever main() sets
-    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda tools=(): None)
     seen = {}
     monkeypatch.setattr("hostnet.notebook.batch.run_notebooks",
                         lambda **kw: seen.update(LiveOptions.from_environment(cli.os.environ).__dict__) or "x")
@@ -108,7 +108,8 @@ def test_figures_testbed_is_for_run_mode_and_a_missing_yaml_is_named(capsys, mon
     with pytest.raises(SystemExit) as exc:
         cli.main(["figures", "--testbed", "lab.yaml"])
     assert exc.value.code == 2 and "--testbed names what run mode measures on" in capsys.readouterr().err
-    monkeypatch.setattr(cli.edge, "require_live", lambda: None)  # as root: the file is checked before any notebook
+    # as root: the file is checked before any notebook
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda: None)
     with pytest.raises(SystemExit) as exc:
         cli.main(["figures", "--mode", "run", "--testbed", str(tmp_path / "lab.yaml")])
     assert exc.value.code == 2 and "lab.yaml: no such testbed.yaml" in capsys.readouterr().err
@@ -138,7 +139,7 @@ def test_top_up_judges_each_of_a_notebooks_campaigns_with_its_own_judge(monkeypa
         chosen.append(judge)
         return TopUpLog()
     monkeypatch.setattr(topup, "decide", decide)
-    monkeypatch.setattr(cli.edge, "require_live", lambda *a: None)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda *a: None)
     monkeypatch.setattr(testbed, "using", lambda *a, **k: contextlib.nullcontext(None))
     runs = str(REPO / "data" / "runs")
     for campaign in ("20261127-133917-big-tcp-embedded", "20261126-225452-zero-copy-embedded"):
@@ -247,7 +248,7 @@ def test_run_on_a_testbed_yaml_needs_no_local_root_and_names_its_campaign_server
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using, seen = _Using("servers"), {}
-    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: seen.update(kw, spec=spec) or [])
     assert cli.main(["run", "single-flow", "--testbed", str(path), "--config", "tsogro", "--quiet"]) == 1
@@ -276,7 +277,7 @@ def test_a_host_lost_mid_campaign_says_why_it_stopped_and_what_stays_journaled(m
     def run_configs(tb, spec, **kw):
         seen.update(kw)
         raise HostUnreachable("sweep c stopped at run 1 of 3: receiver@ssh: no answer for 5 s")
-    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda tools=(): None)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", run_configs)
     with pytest.raises(SystemExit):
@@ -294,7 +295,7 @@ def test_a_host_lost_mid_campaign_says_why_it_stopped_and_what_stays_journaled(m
 def test_run_and_sweep_spell_the_testbed_alike(monkeypatch, tmp_path, capsys):
     from hostnet.measure import sweep
     using = _Using("embedded")
-    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda tools=(): None)
     monkeypatch.setattr(testbed, "using", using)
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     cli.main(["run", "single-flow", "--quiet"])  # default: a fresh embedded testbed, shaped by the options
@@ -320,7 +321,7 @@ def test_sweep_spec_on_a_testbed_yaml(monkeypatch, tmp_path, capsys):
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
     using = _Using("servers")
-    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     ran = {}
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.update(kw) or {
@@ -335,7 +336,7 @@ def test_sweep_runs_a_declared_experiment_by_name_with_flags_over_it(monkeypatch
     using = _Using("servers")
     path = tmp_path / "lab.yaml"
     path.write_text("name: lab\n")
-    monkeypatch.setattr(cli.edge, "require_live", _no_local_root)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", _no_local_root)
     monkeypatch.setattr(testbed, "using", using)
     ran = []
     monkeypatch.setattr(sweep, "run_sweep", lambda tb, spec, **kw: ran.append(spec) or {

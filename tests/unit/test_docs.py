@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conftest import REPO
-from hostnet.notebook import batch
+from hostnet.measure.options import PROFILES
 
 
 def _profile_table() -> dict[str, dict]:
@@ -15,7 +15,7 @@ def _profile_table() -> dict[str, dict]:
 
 
 def test_the_profile_table_in_docs_is_the_code_s():
-    assert _profile_table() == batch.PROFILES
+    assert _profile_table() == PROFILES
 
 
 def test_the_cli_offers_every_profile_and_only_those():
@@ -23,7 +23,7 @@ def test_the_cli_offers_every_profile_and_only_those():
     for command in ("figures", "sweep"):
         action = next(a for a in cli.parser()._subparsers._group_actions[0].choices[command]._actions
                       if a.dest == "profile")
-        assert tuple(action.choices) == tuple(batch.PROFILES), command
+        assert tuple(action.choices) == tuple(PROFILES), command
 
 
 # The files a new user reads first; every command in their code blocks is checked.

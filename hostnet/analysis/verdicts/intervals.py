@@ -14,7 +14,7 @@ from .vocabulary import CONFIDENCE, LEVEL, MAX_RUNS, MIN_RUNS
 def _stats():
     """scipy.stats, imported where a test runs: it takes 0.7 s, and the report reads this module's
     constants only."""
-    from scipy import stats
+    from scipy import stats  # lazy: 0.7 s, for the tests only (the report reads the constants)
     return stats
 
 

@@ -38,7 +38,7 @@ def test_restore_problems_are_raised_over_the_blocks_own_exception(monkeypatch):
 
 def test_hostnet_run_on_a_testbed_exits_non_zero_on_restore_problems(monkeypatch, capsys):
     from hostnet.measure import sweep
-    monkeypatch.setattr(cli.edge, "require_live", lambda tools=(): None)
+    monkeypatch.setattr("hostnet.cli.live_edge.require_live", lambda tools=(): None)
     monkeypatch.setattr(session, "attach", lambda name: attached(FailingJournal()))
     monkeypatch.setattr(sweep, "run_configs", lambda tb, spec, **kw: [])
     with pytest.raises(SystemExit) as exc:
