@@ -29,7 +29,8 @@ from .. import __version__, native
 from ..native.build import ensure as build_native
 from . import benches, udp_loss
 from ..derive.workloads import UdpRate
-from ..testbed.capabilities import point_requirements, zerocopy_receive_problems
+from ..testbed.capabilities import MissingCapability, point_requirements, zerocopy_receive_problems
+from ..testbed.record import numa_layout, placement_plan
 from ..hosts import RECONNECT_WAIT_S, HostUnreachable, SshHost
 from .runner import (REQUIRED_TOOLS, PreflightError, Probing, RunFailed, RunRequest, all_local, preflight, rpc_tool,
                      start_point)
@@ -63,6 +64,21 @@ def _tools(spec: SweepSpec, points: list[dict], tb: Testbed) -> tuple[str, tuple
     if any(set(p) & set(ZERO_COPY_KEYS) for p in points):
         return tool, ("zcflow",)
     return tool, ("iperf3", tool) if mixed else (tool,)
+
+
+def receiver_placements(tb: Testbed, points: list[dict]) -> tuple[dict[str, list[int]], list[str]]:
+    """({placement: the receiver CPUs it pins the application to}, problems) for a sweep whose grid
+    has `placement` (§3.6 Fig. 10c): read from the one receiver's NUMA layout and its NIC's node."""
+    if not any("placement" in p for p in points):
+        return {}, []
+    if len(tb.receivers) != 1:
+        return {}, [f"grid.placement moves one receiver's application; this testbed has {len(tb.receivers)}"]
+    [receiver] = tb.receivers
+    layout = numa_layout(receiver.host, None if tb.kind == "embedded" else receiver.iface)
+    try:
+        return placement_plan(layout), []
+    except MissingCapability as exc:
+        return {}, [f"grid.placement: {receiver.host.name}: {exc}"]
 
 
 def fingerprint(tb: Testbed, versions: dict) -> dict:
@@ -202,6 +218,8 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
         problems += udp_loss.requirements(tb)
     if any(p.get("recv_mode") == "mmap" for p in points):
         problems += zerocopy_receive_problems(tb)
+    placements, unplaced = receiver_placements(tb, points)
+    problems += unplaced
     if problems:  # refused before any host setting changes
         raise PreflightError("; ".join(dict.fromkeys(problems)))
     fp = fingerprint(tb, versions)
@@ -212,7 +230,7 @@ def run_sweep(tb: Testbed, spec: SweepSpec, *, runs_dir, campaign: str, progress
                                   f"its runs cannot be compared with this one's; record a new campaign")
     where.path.mkdir(parents=True, exist_ok=True)
     binaries = {t: native_binaries(tb, t) for t in tools if t in native.TOOLS}
-    plan = _Campaign(spec, points, cfgs, tool, versions, fp, where, binaries)
+    plan = _Campaign(spec, points, cfgs, tool, versions, fp, where, binaries, placements)
     with where.lock():
         return _run_plan(tb, plan, progress=progress, reconnect_wait_s=reconnect_wait_s, record_plan=not top_up)
 
@@ -241,11 +259,20 @@ class _Campaign:
     fingerprint: dict
     where: Campaign
     binaries: dict = field(default_factory=dict)
+    placements: dict = field(default_factory=dict)  # grid.placement -> the receiver's CPUs (receiver_placements)
 
     def rebuilt(self, tb: Testbed) -> "_Campaign":
         """The campaign with its native tools built again on every endpoint: a remote build lives in
         the host's /tmp (native.ensure), which a reboot empties."""
         return replace(self, binaries={t: native_binaries(tb, t) for t in self.binaries}) if self.binaries else self
+
+    def testbed_for(self, tb: Testbed, point: dict) -> Testbed:
+        """The testbed a point runs on: tb, or with grid.placement its receiver's application moved."""
+        if "placement" not in point:
+            return tb
+        [receiver] = tb.receivers
+        moved = replace(receiver, cpus=list(self.placements[point["placement"]]))
+        return replace(tb, endpoints={**tb.endpoints, receiver.role: moved})
 
     def request(self, point: dict, pid: str, run: Path, repetition: int, profiled: bool) -> RunRequest:
         """The runner's request for one run of one point."""
@@ -283,7 +310,8 @@ def _run_plan(tb: Testbed, c: _Campaign, *, progress: bool, reconnect_wait_s: fl
                 kept = "incomplete" if status == INCOMPLETE else "failed"
                 run.rename(run.with_name(f"{run.name}.{kept}-{int(time.time())}"))
             try:
-                pending = start_point(tb, c.request(point, pid, run, rep, profiled), before_window=finisher.settle)
+                pending = start_point(c.testbed_for(tb, point), c.request(point, pid, run, rep, profiled),
+                                      before_window=finisher.settle)
                 finisher.add(pending, point, rep)
             except RunFailed as exc:
                 finisher.settle()

@@ -13,7 +13,10 @@ against its schema, and what each of its points runs (point_config, point_worklo
                                      # TCP_ZEROCOPY_RECEIVE, TCP_MAXSEG), mtu, big_tcp_bytes (BIG TCP's
                                      # GSO/GRO packet limit), ip_version (4 or 6: the
                                      # endpoints' data address flows use), ddio (own-mask,
-                                     # lowest-way or host: the receivers' DDIO ways, §3.8); bench (workload:
+                                     # lowest-way or host: the receivers' DDIO ways, §3.8),
+                                     # placement (nic-local, nic-remote: the one receiver's
+                                     # application on a core of the NIC's NUMA node or
+                                     # another's, §3.6); bench (workload:
                                      # time-budget: micro, udp-batch) with micro_scale, batch
                                      # and payload_bytes (benches.py)
       rx_buffer_kb: [100, 200, 400]
@@ -38,6 +41,7 @@ from . import benches, config as stackconfig, declarations
 from .declarations import WORKLOAD_PATTERNS
 from ..derive.patterns import IP_VERSIONS
 from ..knobs.platform import RELATIVE_MASKS
+from ..testbed.record import NUMA_PLACEMENTS
 from ..derive.workloads import (
     MAX_RATE_MBPS, RECV_MODES, SEND_MODES, UDP_PLACEMENTS, LongFlows, MixedFlows, RpcFlows,
     UdpRate, ZeroCopyFlows)
@@ -46,7 +50,8 @@ from ..derive.workloads import (
 BENCH_KEYS = ("bench", "micro_scale", "batch", "payload_bytes")  # workload time-budget's, and only its
 GRID_KEYS = ("rx_buffer_kb", "rx_ring", "flows", "rpc_size", "congestion_control", "rate_mbps", "latency_sample_every",
              "udp_rate_gbps", "socket_buffer_kb", "app_cpu", "loss_rate", "short_flows", "long_flow",
-             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", "ddio", *BENCH_KEYS)
+             "send_mode", "recv_mode", "mss", "mtu", "big_tcp_bytes", "ip_version", "ddio", "placement",
+             *BENCH_KEYS)
 ZERO_COPY_KEYS = ("send_mode", "recv_mode", "mss")
 IPV6_MIN_MTU = 1280  # RFC 8200
 # grid.ddio's point where DDIO is not set: the host's own state, untouched (a host whose DDIO cannot
@@ -93,6 +98,7 @@ _GRID_VALUES = {
                       "description": f"a packet size limit from {stackconfig.GSO_LEGACY_MAX} to "
                                      f"{stackconfig.BIG_TCP_MAX}"},
     "ip_version": {"enum": list(IP_VERSIONS), "description": "4 or 6"},
+    "placement": {"enum": list(NUMA_PLACEMENTS), "description": f"one of {', '.join(NUMA_PLACEMENTS)}"},
     "ddio": {"enum": [*RELATIVE_MASKS, DDIO_HOST],
              "description": f"one of {', '.join(RELATIVE_MASKS)} or {DDIO_HOST} (left as the host has it)"},
     "bench": {"enum": list(benches.EXPERIMENTS), "description": f"one of {', '.join(benches.EXPERIMENTS)}"},
@@ -162,7 +168,7 @@ class SweepSpec:
     unprofiled_repetitions: int = 0
     rpc_tool: str = "auto"
     # what the runs are stored as (their manifests' experiment) when a section runs a known
-    # workload under a name of its own, e.g. numa-nic-local = incast with the receiver moved
+    # workload under a name of its own, e.g. numa = incast with the receiver placed per point
     label: str = ""
 
     def __post_init__(self):

@@ -34,8 +34,8 @@ class Section:
     notebook: str     # file name under notebooks/
     title: str        # the heading of its figures and of its part of the report
     paper: str        # where the finding comes from: a section of the paper or a companion study
-    # the experiment its campaigns hold: a label runs are stored under, or the declared sweep that
-    # stores them (numa: per placement); "" for a notebook that runs none (test_declarations)
+    # the experiment its campaigns hold: the label its runs are stored under, which its declared sweep
+    # gives or names; "" for a notebook that runs none (test_declarations)
     experiment: str
     module: str       # the hostnet module the notebook calls
     selects: tuple[Select, ...] = ()   # parameters that pick recorded points in replay

@@ -7,7 +7,6 @@ replay shows the paper's published directions and the recorded reason. The noteb
 """
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +19,10 @@ from ..analysis import verdicts
 from ..analysis.findings import numa as rules
 from ..testbed.session import is_file, kind_of, using
 from ..testbed.capabilities import MissingCapability
+from ..testbed.record import NUMA_PLACEMENTS, placement_plan
 from ..measure.sweep import SweepSpec, declared, run_configs
 
-PLACEMENTS = ("nic-local", "nic-remote")
+PLACEMENTS = NUMA_PLACEMENTS
 EXPERIMENT = "numa"
 
 
@@ -34,53 +34,24 @@ def paper_testbed(reference_dir) -> pd.DataFrame:
     return pd.read_csv(Path(reference_dir) / "paper_testbed.csv", comment="#")
 
 
-def placement_plan(layout: dict) -> dict[str, list[int]]:
-    """Receiver application CPUs per placement: one core on the NIC's node, one on another node."""
-    nodes = {int(k): v for k, v in layout["nodes"].items()}
-    problems = []
-    if len(nodes) < 2:
-        problems.append(f"one NUMA node ({len(nodes)} in /sys/devices/system/node): nothing is NIC-remote")
-    if layout.get("nic_node") is None:
-        what = layout.get("iface") or "the embedded testbed's veth"
-        problems.append(f"{what} has no NIC reporting a NUMA node (/sys/class/net/IFACE/device/numa_node)")
-    if problems:
-        raise MissingCapability("; ".join(problems))
-    local = nodes.get(layout["nic_node"])
-    remote = [n for n in sorted(nodes) if n != layout["nic_node"] and nodes[n]]
-    if not local:
-        raise MissingCapability(f"NUMA node {layout['nic_node']} (the NIC's) has no CPUs")
-    if not remote:
-        raise MissingCapability(f"no NUMA node other than the NIC's ({layout['nic_node']}) has CPUs")
-    return {"nic-local": local[:1], "nic-remote": nodes[remote[0]][:1]}
-
-
-def _with_receiver_cpus(tb, cpus: list[int]):
-    """The same testbed with the receiver application pinned elsewhere."""
-    eps = dict(tb.endpoints)
-    eps["receiver"] = dataclasses.replace(eps["receiver"], cpus=list(cpus))
-    return dataclasses.replace(tb, endpoints=eps)
-
-
 def spec(*, config: str | None = None, rpc_size: int | None = None, flows: int | None = None,
          **fields) -> SweepSpec:
-    """sweeps/numa.yaml (Fig. 10's short flows: RPC incast into the one receiver core), with what is
-    given over it (fields: any other SweepSpec field)."""
+    """sweeps/numa.yaml (Fig. 10's short flows: RPC incast into the one receiver core, at each
+    placement), with what is given over it (fields: any other SweepSpec field)."""
     return declared(EXPERIMENT, config=config, grid={"rpc_size": None if rpc_size is None else [int(rpc_size)],
                                                       "flows": None if flows is None else [int(flows)]}, **fields)
 
 
 def run_live(testbed_file: str, record: dict, *, runs_dir, campaign: str, **spec_args) -> dict[str, list[int]]:
-    """Both placements on a testbed.yaml whose receiver has the capability; raises MissingCapability
-    first. Each placement runs the declared sweep on the testbed with the receiver's application
-    moved, stored under its own label (numa-nic-local, numa-nic-remote). spec_args: spec()'s."""
+    """The declared sweep on a testbed.yaml whose receiver has the capability (its grid key
+    `placement` moves the receiver's application per point); raises MissingCapability first, from
+    the campaign's record. Returns the receiver CPUs of each placement. spec_args: spec()'s."""
     if not testbed_file:
         placement_plan(record["numa"]["embedded machine"])  # raises: the embedded testbed is one machine of veth
     sweep = spec(**spec_args)
     with using(testbed_file) as tb:
         plan = placement_plan(record["numa"][tb.endpoints["receiver"].host.name])
-        for placement, cpus in plan.items():
-            run_configs(_with_receiver_cpus(tb, cpus), dataclasses.replace(sweep, label=f"{EXPERIMENT}-{placement}"),
-                        runs_dir=runs_dir, campaign=campaign)
+        run_configs(tb, sweep, runs_dir=runs_dir, campaign=campaign)
     return plan
 
 
@@ -102,17 +73,14 @@ def collect(mode: str, *, runs_dir, campaign: str = "", testbed: str = "embedded
 
 
 def load(runs_dir, campaign: str) -> tuple[pd.DataFrame, list[dict], dict]:
-    """Tidy data of both placements (empty where nothing ran), manifests, the capability record."""
+    """Tidy data of both placements, a column from each run's point (empty where nothing ran),
+    manifests, the capability record."""
     record = store.Campaign(runs_dir, campaign).capabilities()
-    frames, manifests = [], store.Manifests()
-    for placement in PLACEMENTS:
-        exp = f"{EXPERIMENT}-{placement}"
-        ms = store.load_manifests(runs_dir, campaign, exp)
-        if ms:
-            tidy, ms = common.load(runs_dir, campaign, exp)
-            frames.append(tidy.assign(placement=placement))
-            manifests += ms
-    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), manifests, record
+    if not store.load_manifests(runs_dir, campaign, EXPERIMENT):
+        return pd.DataFrame(), store.Manifests(), record
+    tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT)
+    placement = {m["run_id"]: m["point"]["placement"] for m in manifests}
+    return tidy.assign(placement=tidy.run_id.map(placement)), manifests, record
 
 
 def nodes_table(record: dict, reference_dir) -> pd.DataFrame:

@@ -17,6 +17,10 @@ from .base import rehearsal_label
 from .capabilities import Capability
 from . import servers
 
+# grid.placement's points: the receiver's application on a core of the NIC's NUMA node, or of another
+NUMA_PLACEMENTS = ("nic-local", "nic-remote")
+
+
 def parse_cpulist(text: str) -> list[int]:
     """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
     cpus: list[int] = []
@@ -45,6 +49,27 @@ def numa_layout(host: Host, iface: str | None) -> dict:
         except (HostError, ValueError):
             nic_node = None
     return {"nodes": {str(k): v for k, v in nodes.items()} or {"0": []}, "nic_node": nic_node, "iface": iface}
+
+
+def placement_plan(layout: dict) -> dict[str, list[int]]:
+    """Receiver application CPUs per placement (grid.placement, §3.6 Fig. 10c): one core on the NIC's
+    node, one on another node. Raises MissingCapability where the layout has no such pair."""
+    nodes = {int(k): v for k, v in layout["nodes"].items()}
+    problems = []
+    if len(nodes) < 2:
+        problems.append(f"one NUMA node ({len(nodes)} in /sys/devices/system/node): nothing is NIC-remote")
+    if layout.get("nic_node") is None:
+        what = layout.get("iface") or "the embedded testbed's veth"
+        problems.append(f"{what} has no NIC reporting a NUMA node (/sys/class/net/IFACE/device/numa_node)")
+    if problems:
+        raise capabilities.MissingCapability("; ".join(problems))
+    local = nodes.get(layout["nic_node"])
+    remote = [n for n in sorted(nodes) if n != layout["nic_node"] and nodes[n]]
+    if not local:
+        raise capabilities.MissingCapability(f"NUMA node {layout['nic_node']} (the NIC's) has no CPUs")
+    if not remote:
+        raise capabilities.MissingCapability(f"no NUMA node other than the NIC's ({layout['nic_node']}) has CPUs")
+    return {"nic-local": local[:1], "nic-remote": nodes[remote[0]][:1]}
 
 
 def detect_testbed(testbed_file: str = "") -> tuple[str, dict[str, Host], dict[str, str | None]]:

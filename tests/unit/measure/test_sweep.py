@@ -568,3 +568,38 @@ def test_rate_mbps_paces_the_long_flows_of_a_point_and_is_refused_where_iperf3_d
         SweepSpec.of_configs(["tsogro"], rate_mbps=20, rpc_size=4096, workload="single-flow")
     with pytest.raises(sweep.SweepError, match="rate_mbps"):
         SweepSpec.from_dict({"experiment": "single-flow", "configs": ["tsogro"], "grid": {"rate_mbps": [0]}})
+
+
+def _numa_host(nodes: dict[int, str], nic_node: str = "1"):
+    from conftest import FakeHost
+    listing = "".join(f"/sys/devices/system/node/node{n}\n" for n in nodes)
+    return FakeHost("rx", files={**{f"/sys/devices/system/node/node{n}/cpulist": f"{c}\n" for n, c in nodes.items()},
+                                 "/sys/class/net/enp37s0f1/device/numa_node": f"{nic_node}\n"},
+                    handlers={"sh": lambda argv, h: (0, listing, "")})
+
+
+def test_a_placement_point_runs_with_the_one_receivers_application_moved(tmp_path):
+    """grid.placement (sweeps/numa.yaml): the receiver's NUMA layout read once at preflight, and each
+    point's run on the testbed with the receiver's application on a core of the NIC's node or of
+    another; a point without it runs on the testbed as it is."""
+    from conftest import servers_testbed
+    spec = sweep.declared("numa")
+    tb = servers_testbed(_numa_host({0: "0-1", 1: "12-13"}))
+    placements, problems = sweep.receiver_placements(tb, spec.points())
+    assert placements == {"nic-local": [12], "nic-remote": [0]} and problems == []
+    c = sweep._Campaign(spec, spec.points(), {}, "sockperf", {}, {}, store.Campaign(tmp_path, "c"), {}, placements)
+    local, remote = (c.testbed_for(tb, p) for p in spec.points())
+    assert local.endpoints["receiver"].cpus == [12] and remote.endpoints["receiver"].cpus == [0]
+    assert tb.endpoints["receiver"].cpus == [12, 13] and remote.endpoints["sender"] is tb.endpoints["sender"]
+    assert c.testbed_for(tb, {"config": "all-opts"}) is tb
+    assert sweep.receiver_placements(tb, [{"config": "all-opts"}]) == ({}, [])
+
+
+def test_a_placement_sweep_where_no_numa_node_is_nic_remote_is_refused_naming_why():
+    from conftest import servers_testbed
+    points = sweep.declared("numa").points()
+    assert sweep.receiver_placements(servers_testbed(_numa_host({0: "0-3"}, nic_node="0")), points) == (
+        {}, ["grid.placement: rx: one NUMA node (1 in /sys/devices/system/node): nothing is NIC-remote"])
+    _, [problem] = sweep.receiver_placements(servers_testbed(_numa_host({0: "0-1", 1: "2-3"}, nic_node="-1")),
+                                             points)
+    assert "enp37s0f1 has no NIC reporting a NUMA node" in problem

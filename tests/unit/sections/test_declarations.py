@@ -86,8 +86,8 @@ def test_a_notebooks_defaults_give_its_sections_declared_sweep(path):
 
 def test_every_section_names_a_declared_sweep_or_a_label_a_declared_sweep_stores():
     """The registry's `experiment` is what a section's campaigns hold: the name of its declared
-    sweep (numa: stored per placement under numa-nic-local and numa-nic-remote) or a name some
-    declared sweep's runs are stored under (rx-buffer's runs are single-flow ones)."""
+    sweep or a name some declared sweep's runs are stored under (rx-buffer's runs are single-flow
+    ones, the time budget's batching points udp-batch)."""
     names = declarations.declared_names()
     stored = {label for name in names for label in declared(name).stored_names}
     for section in SECTIONS.values():

@@ -1,8 +1,6 @@
 """Notebook 09 (NUMA, F13): refused where the hardware is missing, the placement plan built where it
 exists (fake hosts), the live path's sweeps on a capable fake server, and verdicts from the recorded
 check and measured tables."""
-import dataclasses
-
 import pandas as pd
 import pytest
 
@@ -71,17 +69,33 @@ def test_numa_verdict_from_measured_placements(remote, verdict):
     assert v["verdict"] == verdict and "10.00 →" in v["this run shows"]
 
 
-def test_numa_live_builds_an_rpc_incast_per_placement(tmp_path, monkeypatch):
-    """The live path on a capable (fake) server: a valid sweep per placement, receiver moved, journal restored."""
+def test_numa_live_runs_the_declared_sweep_whose_placement_points_move_the_receiver(tmp_path, monkeypatch):
+    """The live path on a capable (fake) server: sweeps/numa.yaml as declared, stored as numa, one
+    point per placement (the sweep moves the receiver per point: test_sweep), journal restored."""
     tb = servers_testbed(FakeHost("rx"))
     specs = capture_sweeps(monkeypatch, tmp_path, tb)
     record = {"numa": {"rx": {"nodes": {"0": [0, 1], "1": [12, 13]}, "nic_node": 1, "iface": "enp37s0f1"}}}
     plan = numa.run_live("testbed.yaml", record, runs_dir=tmp_path, campaign="c", duration=5, warmup=2,
                          repetitions=3, rpc_size=4096)
     assert plan == {"nic-local": [12], "nic-remote": [0]}
-    assert [s.stored_as for _, s in specs] == ["numa-nic-local", "numa-nic-remote"]
-    # the declared sweep (sweeps/numa.yaml), labelled per placement
-    assert all(dataclasses.replace(s, label="") == numa.spec() for _, s in specs)
-    assert numa.spec().workload == "incast" and numa.spec().grid == {"rpc_size": [4096], "flows": [16]}
-    assert [t.endpoints["receiver"].cpus for t, _ in specs] == [[12], [0]]
+    (t, spec), = specs
+    assert t is tb and spec == numa.spec() and spec.stored_as == "numa" and spec.workload == "incast"
+    assert [p["placement"] for p in spec.points()] == ["nic-local", "nic-remote"]
     assert tb.journal.restored == 1
+
+
+def test_numa_loads_each_runs_placement_from_its_point(tmp_path):
+    from hostnet import store
+    runs = tmp_path / "runs"
+    for i, placement in enumerate(("nic-local", "nic-remote")):
+        rd = store.Campaign(runs, "c").new_run(f"p{i}-r0")
+        rd.manifest.update(experiment="numa", point={"config": "all-opts", "placement": placement},
+                           config={"name": "all-opts"}, repetition=0)
+        rd.finish("ok", pd.DataFrame([{"run_id": f"p{i}-r0", "campaign": "c", "experiment": "numa",
+                                       "config": "all-opts", "repetition": 0, "side": "both", "metric": "tpc_gbps",
+                                       "category": "", "flow": "", "value": 10.0 - i}]))
+    store.Campaign(runs, "c").write_capabilities({"numa": {}, "testbed": "t", "capabilities": {}})
+    tidy, manifests, _ = numa.load(runs, "c")
+    assert dict(zip(tidy.placement, tidy.value, strict=True)) == {"nic-local": 10.0, "nic-remote": 9.0}
+    assert numa.measured_table(tidy).set_index("placement").tpc_gbps.to_dict() == {"nic-local": 10.0,
+                                                                                  "nic-remote": 9.0}
