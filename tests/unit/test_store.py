@@ -162,6 +162,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     import os
 
     from hostnet import cli
+    from hostnet.cli import profiles  # main imports only the asked command's module: here, before it is patched
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -172,7 +173,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(target)
     assert list(tmp_path.iterdir()) == []
 
-    monkeypatch.setattr(cli.profiles, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
+    monkeypatch.setattr(profiles, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["compare", "a", "b"])
     err = capsys.readouterr().err
