@@ -75,7 +75,7 @@ def _read_manifest(path: Path) -> tuple[dict | None, str]:
     return _cached_manifest(str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@functools.lru_cache(maxsize=1024)  # ~35 KB a manifest in memory; the largest campaign has 116 runs
+@functools.lru_cache(maxsize=4096)  # ~35 KB a manifest in memory; data/runs holds ~2,000 (explore lists them all)
 def _cached_manifest(path: str, *_identity: int) -> tuple[dict | None, str]:
     return _parse_manifest(Path(path))
 
