@@ -9,10 +9,12 @@ from . import ParseError, require_complete
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _BUCKET = re.compile(r"^\[(?P<lo>-?[\d]+[KMGT]?)(?:, (?P<hi>[\d]+[KMGT]?|\.\.\.))?[)\]]\s+(?P<n>\d+)\s*\|")
 _STATS = re.compile(r"^count (\d+), average (-?\d+), total (-?\d+)$")
+_NUM = re.compile(r"(-?\d+)([KMGT]?)")  # compiled once: two numbers a bucket line
+_INT = re.compile(r"-?\d+")
 
 
 def _num(text: str) -> int:
-    m = re.fullmatch(r"(-?\d+)([KMGT]?)", text)
+    m = _NUM.fullmatch(text)
     if not m:
         raise ValueError(text)
     return int(m.group(1)) * _SUFFIX[m.group(2)]
@@ -99,7 +101,7 @@ def _map_line(line: str, source: str, n: int) -> tuple[str, dict | int | None]:
         if count < 0 or (count and average != _c_div(total, count)) or (not count and (average or total)):
             raise ParseError(source, f"@{name}: average {average} is not total {total} / count {count}", n)
         return name, {"count": count, "average": average, "total": total}
-    if re.fullmatch(r"-?\d+", rest):
+    if _INT.fullmatch(rest):
         return name, int(rest)
     raise ParseError(source, f"unrecognised value for @{name}: {rest!r}", n)
 
