@@ -88,17 +88,20 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
     head, frames = None, []
     seen = skipping = mixed = in_chain = False  # in_chain: the line before was a call-chain line
     no_dso = None  # (line, n) of a frame printed without a DSO, until the next line says why
+    seen_frames = meta.setdefault("frames", {})  # _frame's memo, looked up here first (a call a frame line)
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
-        if in_chain and line and not line.strip(" \t"):  # perf's blank line is empty: blanks alone are
-            raise ParseError(source, "a line of blanks in a call chain: cut short?", n)  # a frame line cut
-        if not line.strip():
-            if no_dso is not None:
-                raise _no_dso(source, no_dso)
-            if head is not None and not skipping and not mixed:
-                yield _finish(head, frames, source, meta, ended=True)
-            head, frames, in_chain = None, [], False
-            continue
+        # a line ending in a printing character is neither blank nor empty: the two tests below skipped
+        if not line or line[-1].isspace():
+            if in_chain and line and not line.strip(" \t"):  # perf's blank line is empty: blanks alone are
+                raise ParseError(source, "a line of blanks in a call chain: cut short?", n)  # a frame line cut
+            if not line.strip():
+                if no_dso is not None:
+                    raise _no_dso(source, no_dso)
+                if head is not None and not skipping and not mixed:
+                    yield _finish(head, frames, source, meta, ended=True)
+                head, frames, in_chain = None, [], False
+                continue
         if line.startswith("#") and not seen:  # perf script --header
             if m := _RELEASE.match(line):
                 meta["release"] = m["release"]
@@ -122,7 +125,12 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
                 raise _no_dso(source, no_dso)
             in_chain = meta["chains"] = head["chained"] = True  # a srcline line is none: a text without
             if not skipping:                                      # call chains may print them too
-                frame = _frame(line, source, n, meta)
+                if (known := seen_frames.get(line)) is not None:  # as _frame answers a line seen before
+                    if known[1]:
+                        meta["by_address"] += 1
+                    frame = known[0]
+                else:
+                    frame = _frame(line, source, n, meta)
                 if frame == _NO_DSO:
                     no_dso = (line, n)  # inlined, if a srcline line ending in " (inlined)" follows
                 else:

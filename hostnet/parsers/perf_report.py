@@ -64,6 +64,7 @@ def parse_perf_report(text: str, source: str = "perf_report.txt") -> list[Symbol
 
 
 _NO_CPU = ("-001", "-1")
+_OVERHEAD = re.compile(r"\d+\.\d+%")  # compiled once: a row's check
 
 
 def _row(line: str, source: str, n: int) -> tuple[SymbolSamples, float]:
@@ -78,7 +79,7 @@ def _row(line: str, source: str, n: int) -> tuple[SymbolSamples, float]:
         cpu = "-1"
     elif not is_count(cpu):
         raise ParseError(source, f"bad CPU {cpu!r} in {line.strip()[:100]!r}", n)
-    if not (re.fullmatch(r"\d+\.\d+%", pct) and is_count(samples) and comm):
+    if not (_OVERHEAD.fullmatch(pct) and is_count(samples) and comm):
         raise ParseError(source, f"bad overhead, sample count, CPU or command in {line.strip()[:100]!r}", n)
     if int(samples) <= 0:
         raise ParseError(source, f"a row with {samples} samples", n)

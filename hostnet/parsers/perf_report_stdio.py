@@ -203,9 +203,12 @@ class _Fields:
         return {c: f.strip() for c, f in zip(self.columns, fields, strict=True)}
 
 
+_SHARE = re.compile(r"\d+\.\d+%")  # compiled once: a row's check
+
+
 def _report_row(cells: dict, source: str, n: int) -> ReportRow:
     share = cells.get("Self", cells.get("Overhead", ""))
-    if not re.fullmatch(r"\d+\.\d+%", share):
+    if not _SHARE.fullmatch(share):
         raise ParseError(source, f"bad overhead {share!r}", n)
     marker, _, name = cells["Symbol"].partition(" ")
     if marker not in _MARKERS or not name.strip():

@@ -81,7 +81,8 @@ def table(tidy: pd.DataFrame, refused_algorithms: dict[str, str] | None = None, 
     verdicts keep this order."""
     algorithms = algorithms or spec().grid["congestion_control"]
     rows = []
-    for cc in [a for a in algorithms if a in set(tidy.congestion_control) or a in (refused_algorithms or {})]:
+    present = set(tidy.congestion_control)
+    for cc in [a for a in algorithms if a in present or a in (refused_algorithms or {})]:
         if cc in (refused_algorithms or {}):
             rows.append({"congestion_control": cc, "flows": None, "status": "not available on this host"})
             continue

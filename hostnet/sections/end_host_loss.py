@@ -83,8 +83,12 @@ def table(tidy: pd.DataFrame) -> pd.DataFrame:
     loss_pct over them (loss_min_pct, loss_max_pct) and lost datagrams per location."""
     rows = []
     for (placement, kb, target), g in tidy.groupby(["placement", "buffer_kb", "target_gbps"]):
-        def med(metric, side, category="", g=g):
-            return g[(g.metric == metric) & (g.side == side) & (g.category == category)].value.median()
+        # the group's rows split once by (metric, side, category): a filter of the group per cell was
+        # nearly all of the table's time (2 s for 16 rows)
+        at, values = g.groupby(["metric", "side", "category"], sort=False).indices, g.value
+
+        def med(metric, side, category="", at=at, values=values):
+            return values.iloc[at.get((metric, side, category), [])].median()
         row = {"placement": placement, "buffer_kb": int(kb), "target_gbps": float(target),
                "offered_gbps": med("offered_gbps", "both"), "delivered_gbps": med("delivered_gbps", "both"),
                "loss_pct": med("loss_pct", "both")}

@@ -46,7 +46,8 @@ def load(runs_dir, campaign: str, include_contaminated: bool = False) -> tuple[p
     tidy, manifests = common.load(runs_dir, campaign, EXPERIMENT, include_contaminated)
     point = {m["run_id"]: m.get("point", {}) for m in manifests}
     tidy = tidy.assign(rx_buffer_kb=tidy.run_id.map({r: p.get("rx_buffer_kb") for r, p in point.items()}))
-    ringed = {"rx_ring" in p for r, p in point.items() if r in set(tidy.run_id)}
+    present = set(tidy.run_id)
+    ringed = {"rx_ring" in p for r, p in point.items() if r in present}
     if ringed == {True, False}:  # e.g. resumed with rx_rings: its no-ring points would group as nothing
         raise ValueError(f"campaign {campaign} mixes points with and without rx_ring; a ring sweep is a campaign "
                          "of its own (run it with rx_rings from the start)")

@@ -2,8 +2,13 @@
 out by name), tidy tables checked against their manifest, and a campaign's or every campaign's runs."""
 from __future__ import annotations
 
+import functools
 import io
 import json
+import marshal
+import os
+import stat
+import time
 import warnings
 from pathlib import Path
 
@@ -49,8 +54,33 @@ MANIFEST_TYPES = {"schema": int, "run_id": str, "campaign": str, "status": str, 
                   "ended": (int, float)}
 
 
+# Manifests parsed once per version of the file: one campaign's load reads each run's manifest seven
+# times (list_runs, unreadable_runs, load_tidy, load_manifests), and a notebook or the test suite
+# loads a campaign again and again. The key is the file's identity, so a rewrite is a new key
+# (write_atomic gives a new inode; an edit in place moves mtime and ctime). A file changed less than
+# RACY_NS ago is read, not cached: an edit within the filesystem's timestamp granularity could keep
+# every stamp (git's "racily clean" files). What is cached is shared: load_manifest hands out copies.
+RACY_NS = 2_000_000_000
+
+
 def _read_manifest(path: Path) -> tuple[dict | None, str]:
-    """The manifest, or None and why it cannot be read as one."""
+    """The manifest, or None and why it cannot be read as one (shared with the cache: not to be
+    changed, nor handed out)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return _parse_manifest(path)  # says why
+    if not stat.S_ISREG(st.st_mode) or time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+        return _parse_manifest(path)
+    return _cached_manifest(str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@functools.lru_cache(maxsize=4096)  # ~35 KB a manifest in memory; data/runs holds ~2,000 (explore lists them all)
+def _cached_manifest(path: str, *_identity: int) -> tuple[dict | None, str]:
+    return _parse_manifest(Path(path))
+
+
+def _parse_manifest(path: Path) -> tuple[dict | None, str]:
     try:
         data = json.loads(regular_bytes(path, MANIFEST_MAX_BYTES).decode("utf-8"))
     except DamagedRun as exc:
@@ -84,6 +114,13 @@ def manifest_problem(run: Path) -> str:
 
 
 def load_manifest(run: Path) -> dict:
+    """The run's manifest (upgraded to SCHEMA_VERSION), the caller's own to change."""
+    # marshal round-trips JSON's types exactly (key order, floats' bits) in half the time of parsing
+    return marshal.loads(marshal.dumps(_manifest(run)))
+
+
+def _manifest(run: Path) -> dict:
+    """load_manifest's value shared with the cache: for this module's readers, which change nothing."""
     data, why = _read_manifest(Path(run) / "manifest.json")
     if why:
         raise ValueError(f"{run}: manifest.json {why}")
@@ -96,7 +133,7 @@ def load_manifest(run: Path) -> dict:
 def read_tidy(run: Path) -> pd.DataFrame:
     """A run's tidy table; schema-1 tables get an empty flow column. DamagedRun when the table is
     not the one the run wrote (its manifest's checks)."""
-    manifest = load_manifest(run)
+    manifest = _manifest(run)
     if why := damage(run, manifest):
         raise DamagedRun(f"{run}: {why}")
     return _table(run, manifest)
@@ -104,16 +141,34 @@ def read_tidy(run: Path) -> pd.DataFrame:
 
 def _table(run: Path, manifest: dict) -> pd.DataFrame:
     """The run's tidy.csv; DamagedRun when it is not a table hostnet writes (tidy_problem)."""
+    # what tidy_problem reads of the manifest, as it reads it
+    identity = tuple(None if (want := manifest.get(col)) is None else str(want) for col in IDENTITY)
     try:
-        t = pd.read_csv(io.BytesIO(regular_bytes(Path(run) / "tidy.csv")), dtype={"category": str, "flow": str},
+        data = regular_bytes(Path(run) / "tidy.csv")
+    except ValueError as exc:  # DamagedRun is one: a link, a FIFO, too large
+        raise DamagedRun(f"{run}: tidy.csv cannot be read ({str(exc)[:200]})") from exc
+    t, why = _parsed_table(data, identity)
+    if why:
+        raise DamagedRun(f"{run}: tidy.csv {why}")
+    return t.copy()
+
+
+# Tables parsed and checked once per content: parsing and checking take ~7 ms a run, and a campaign
+# is loaded again and again (load_tidy, then load_manifests for runs without recorded checks; a
+# notebook's cells, the test suite). Keyed by the file's bytes themselves (and what the check reads
+# of the manifest), so no rewrite can be missed; what is cached is copied out (_table).
+@functools.lru_cache(maxsize=512)  # ~130 KB a run (the bytes and the frame)
+def _parsed_table(data: bytes, identity: tuple[str | None, ...]) -> tuple[pd.DataFrame | None, str]:
+    try:
+        t = pd.read_csv(io.BytesIO(data), dtype={"category": str, "flow": str},
                         keep_default_na=False, na_values={"value": [""]})
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
-        raise DamagedRun(f"{run}: tidy.csv cannot be read ({str(exc)[:200]})") from exc
-    if why := tidy_problem(t, manifest):
-        raise DamagedRun(f"{run}: tidy.csv {why}")
+        return None, f"cannot be read ({str(exc)[:200]})"
+    if why := tidy_problem(t, dict(zip(IDENTITY, identity, strict=True))):
+        return None, why
     if "flow" not in t.columns:
         t["flow"] = ""
-    return t[TIDY_COLUMNS]
+    return t[TIDY_COLUMNS], ""
 
 
 # The identity columns a run's every row shares with its manifest
@@ -156,7 +211,7 @@ def list_runs(runs_dir, campaign: str | None = None, experiment: str | None = No
                               f"(a resumed sweep redoes it)", stacklevel=2)
             if status in (None, INCOMPLETE):
                 continue
-            if experiment and load_manifest(run).get("experiment") != experiment:
+            if experiment and _manifest(run).get("experiment") != experiment:
                 continue
             runs.append(run)
     return runs
@@ -173,7 +228,7 @@ def load_tidy(runs_dir, campaign: str | None = None, experiment: str | None = No
     """Concatenate the tidy tables of every successful run (failed runs have none)."""
     frames = []
     for r in list_runs(runs_dir, campaign, experiment):
-        m = load_manifest(r)
+        m = _manifest(r)
         if m["status"] != "ok":
             continue
         try:

@@ -162,6 +162,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     import os
 
     from hostnet import cli
+    from hostnet.cli import profiles  # main imports only the asked command's module: here, before it is patched
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -172,7 +173,7 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_written_tmp(tmp_path, mon
     assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(target)
     assert list(tmp_path.iterdir()) == []
 
-    monkeypatch.setattr(cli.profiles, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
+    monkeypatch.setattr(profiles, "cmd_compare", lambda args: store.write_atomic(target, "{}"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["compare", "a", "b"])
     err = capsys.readouterr().err
@@ -719,3 +720,59 @@ def test_checks_of_another_shape_are_a_damaged_run_not_a_traceback(tmp_path):
     for checks in ({"tidy.csv": "abc"}, {"tidy.csv": {"rows": 3}}, {"tidy.csv": {"sha256": 5}}):
         assert store.damage(run, {**m, "checks": checks}) == \
             "its manifest's checks of tidy.csv are not hostnet's (no sha256)"
+
+
+def test_a_manifest_is_parsed_once_per_version_of_its_file_and_each_caller_gets_its_own(tmp_path, monkeypatch):
+    """store.reading caches parsed manifests by the file's identity: a manifest read again is not
+    parsed again, one rewritten (write_atomic: a new inode) or edited in place is read as it now
+    is, and what load_manifest returns is the caller's to change."""
+    parsed = []
+    parse = store.reading._parse_manifest
+    monkeypatch.setattr(store.reading, "_parse_manifest", lambda path: parsed.append(path) or parse(path))
+    monkeypatch.setattr(store.reading, "RACY_NS", 0)  # a file written just now is cached too (the rule: below)
+    run = _ok_run(tmp_path, "r")
+    m = store.load_manifest(run)
+    assert store.list_runs(tmp_path, "c") == [run] and store.load_manifest(run) == m and len(parsed) == 1
+    m["status"] = "failed"
+    m["checks"]["tidy.csv"]["rows"] = 99
+    assert store.load_manifest(run)["status"] == "ok" and store.load_manifest(run)["checks"]["tidy.csv"]["rows"] == 3
+
+    store.write_atomic(run / "manifest.json", json.dumps({**store.load_manifest(run), "status": "failed"}))
+    assert store.load_manifest(run)["status"] == "failed" and store.list_runs(tmp_path, "c") == [run]
+    (run / "manifest.json").write_text(json.dumps({**store.load_manifest(run), "status": "okay"}))  # in place
+    assert store.load_manifest(run)["status"] == "okay" and len(parsed) == 3
+
+
+def test_a_manifest_edited_within_the_timestamp_granularity_is_read_again(tmp_path, monkeypatch):
+    """A file changed less than RACY_NS ago is not cached: an edit in place of the same size within
+    one tick of the filesystem's clock could keep every stamp the cache is keyed by."""
+    run = _ok_run(tmp_path, "r")
+    text = (run / "manifest.json").read_text()
+    assert store.load_manifest(run)["status"] == "ok"
+    (run / "manifest.json").write_text(text.replace('"status": "ok"', '"status": "no"'))  # the same size
+    assert store.load_manifest(run)["status"] == "no"
+    parsed = []
+    parse = store.reading._parse_manifest
+    monkeypatch.setattr(store.reading, "_parse_manifest", lambda path: parsed.append(path) or parse(path))
+    store.load_manifest(run)
+    store.load_manifest(run)
+    assert len(parsed) == 2
+
+
+def test_a_tidy_table_is_parsed_once_per_content_and_each_caller_gets_its_own(tmp_path):
+    """store.reading caches checked tables by their bytes: a table read again is not parsed again,
+    one rewritten is read as it now is, and what load_tidy returns is the caller's to change."""
+    run = _ok_run(tmp_path, "r")
+    m = store.load_manifest(run)
+    m.pop("checks")  # the table's digest is not what is tested here
+    (run / "manifest.json").write_text(json.dumps(m))
+    before = store.reading._parsed_table.cache_info()
+    tidy = store.load_tidy(tmp_path, "c")
+    assert list(tidy.value) == [0.0, 1.0, 2.0] and list(store.read_tidy(run).value) == [0.0, 1.0, 2.0]
+    after = store.reading._parsed_table.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    tidy.loc[0, "value"] = 7.0
+    assert store.read_tidy(run).value.iloc[0] == 0.0
+    text = (run / "tidy.csv").read_text()
+    (run / "tidy.csv").write_text(text.replace(",2.0\n", ",5.0\n"))  # in place, the same size
+    assert list(store.load_tidy(tmp_path, "c").value) == [0.0, 1.0, 5.0]

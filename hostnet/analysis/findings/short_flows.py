@@ -12,7 +12,8 @@ LAYERS = [c for c in CATEGORIES if c != "etc"]  # etc is glue, and cpu-clock's I
 
 
 def sides(tidy: pd.DataFrame) -> list[str]:
-    return [s for s in ("sender", "receiver") if s in set(tidy.side)]
+    present = set(tidy.side)
+    return [s for s in ("sender", "receiver") if s in present]
 
 
 def f11(tidy: pd.DataFrame, metric: str, sizes: list[int], size: int = 4096) -> verdicts.Judgement | None:

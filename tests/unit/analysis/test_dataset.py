@@ -1,5 +1,6 @@
 """hostnet.load(): the recorded runs as one frame, with each point's parameters, units and each
 run's quality as columns; and the data dictionary (hostnet.dictionary) that names every metric."""
+import csv
 import json
 import shutil
 
@@ -44,8 +45,11 @@ def test_a_flagged_run_is_kept_and_marked_and_a_missing_campaign_is_said(tmp_pat
 
 def test_every_metric_of_the_committed_campaigns_is_in_the_data_dictionary_with_a_unit():
     metrics = set()
-    for table in RUNS.glob("*/*/tidy.csv"):
-        metrics |= set(pd.read_csv(table, usecols=["metric"]).metric)
+    for table in RUNS.glob("*/*/tidy.csv"):  # ~2,000 tables: the csv module reads them in a fifth of pandas' time
+        with table.open(newline="") as fh:
+            rows = csv.reader(fh)
+            column = next(rows).index("metric")
+            metrics |= {row[column] for row in rows}
     assert len(metrics) > 80
     assert sorted(m for m in metrics if dictionary.meaning(m) is None) == []
     assert sorted(m for m in metrics if not dictionary.unit(m)) == []

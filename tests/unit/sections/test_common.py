@@ -86,13 +86,20 @@ def test_a_rehearsal_campaign_is_shown_whole_labelled_and_every_verdict_reads_re
     assert (shown["steady runs only"] == "").all()
 
 
-def test_rehearsal_runs_beside_measured_ones_are_left_out_like_any_flagged_run(tmp_path):
-    runs, campaign = _rehearsal(tmp_path, lambda m: m.get("repetition") == 0)
-    tidy, manifests = single_flow.load(runs, campaign)
+@pytest.fixture(scope="module")
+def first_repetition_rehearsed(tmp_path_factory):
+    """The ladder campaign with its first repetition a rehearsal's, loaded and judged: (runs,
+    campaign, tidy, manifests, verdict table), read by two tests (judging it takes a second)."""
+    runs, campaign = _rehearsal(tmp_path_factory.mktemp("rehearsal"), lambda m: m.get("repetition") == 0)
+    tidy, manifests = single_flow.load(runs, campaign)  # the rehearsal runs left out
+    return runs, campaign, tidy, manifests, single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
+
+
+def test_rehearsal_runs_beside_measured_ones_are_left_out_like_any_flagged_run(first_repetition_rehearsed):
+    runs, campaign, tidy, manifests, verdict = first_repetition_rehearsed
     rehearsed = {m["run_id"] for m in manifests if m.get("rehearsal")}
     assert rehearsed and not set(tidy.run_id) & rehearsed
     assert common.rehearsal_of(manifests) == "" and "REHEARSAL" not in common.testbed_label(manifests)
-    verdict = single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
     assert common.judged(verdict, tidy, manifests) is verdict
     # kept on request (include_contaminated), they make every verdict a rehearsal's
     every, manifests = single_flow.load(runs, campaign, include_contaminated=True)
@@ -112,11 +119,9 @@ def test_a_rehearsal_verdict_asks_for_no_runs_and_is_a_verdict():
         verdicts.Judgement("rehearsed", "x")
 
 
-def test_a_second_campaigns_rehearsal_runs_make_the_verdicts_a_rehearsals(tmp_path):
+def test_a_second_campaigns_rehearsal_runs_make_the_verdicts_a_rehearsals(first_repetition_rehearsed):
     """Notebooks 14 and 15 judge two campaigns in one table (also=); notebook 13 passes no tidy."""
-    runs, campaign = _rehearsal(tmp_path, lambda m: m.get("repetition") == 0)
-    tidy, manifests = single_flow.load(runs, campaign)  # the rehearsal runs left out
-    verdict = single_flow.verdict_table(tidy, REPO / "data" / "reference", manifests)
+    runs, campaign, tidy, manifests, verdict = first_repetition_rehearsed  # the rehearsal runs left out
     every, all_manifests = single_flow.load(runs, campaign, include_contaminated=True)
     assert (common.judged(verdict, tidy, manifests, also=[(every, all_manifests)]).verdict
             == verdicts.REHEARSAL).all()
