@@ -93,8 +93,9 @@ def script_samples(lines: Iterable[str], source: str = "perf script", meta: dict
         line = line.rstrip("\r\n")
         # a line ending in a printing character is neither blank nor empty: the two tests below skipped
         if not line or line[-1].isspace():
-            if in_chain and line and not line.strip(" \t"):  # perf's blank line is empty: blanks alone are
-                raise ParseError(source, "a line of blanks in a call chain: cut short?", n)  # a frame line cut
+            # perf's blank line is empty: blanks alone under a header are a frame line cut (its first too)
+            if head is not None and line and not line.strip(" \t"):
+                raise ParseError(source, "a line of blanks in a call chain: cut short?", n)
             if not line.strip():
                 if no_dso is not None:
                     raise _no_dso(source, no_dso)

@@ -191,6 +191,7 @@ UNDAMAGED = numbers(profile_files.read_profile(LAYOUTS / "default.txt.gz"))
 @given(damage=st.sampled_from(["crlf", "bad byte", "gz cut", "gz flipped", "cut", "interleaved"]),
        at=st.floats(0.01, 0.99), byte=st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\x80"]))
 @example(damage="cut", at=0.12755190134840919, byte=b"\xff")  # inside a frame line's indent: blanks alone
+@example(damage="cut", at=0.0221, byte=b"\xff")  # the same in a sample's first frame line: not a frameless sample
 def test_damage_gives_the_undamaged_numbers_or_one_line_naming_the_file(tmp_path, damage, at, byte):
     """CRLF line ends read as LF; a byte that is not UTF-8 anywhere, a cut or a flipped block in the
     .gz, a plain text cut anywhere but between two samples, and one sample's lines put inside
