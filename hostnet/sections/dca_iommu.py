@@ -33,7 +33,6 @@ from ..testbed.capabilities import MissingCapability
 EXPERIMENT = "dca-iommu"  # the declaration's label: what the runs are stored under
 # grid.ddio's points (sweeps/dca-iommu.yaml) as the tables, charts and verdicts name them
 DDIO_SHOWN = {OWN_MASK: "ddio-on", LOWEST_WAY: "ddio-minimal", DDIO_HOST: "ddio-host"}
-DDIO_CONFIGS = (DDIO_SHOWN[OWN_MASK], DDIO_SHOWN[LOWEST_WAY])
 # the point of a host whose DDIO hostnet cannot set (AMD, a VM, the NIC rehearsal's guests): the
 # host's own state, untouched, so the IOMMU's two-boot comparison still has its Default runs
 DDIO_UNSET = DDIO_SHOWN[DDIO_HOST]
